@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# repoctx setup: installs what is missing, never anything into the checkout.
+#
+#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
+#
+# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them.
+# 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
+#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx).
+# 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused.
+#
+# Re-running is cheap: every step checks a stamp file first. Exit codes: 0 ok, 2 bad usage,
+# 3 apt failed, 4 npm fetch/verify failed, 5 llama.cpp build failed.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+DEPS="${REPOCTX_DEPS:-$HOME/.cache/repoctx}"
+do_apt=1
+do_llama=1
+python_libs=0
+for arg in "$@"; do
+  case "$arg" in
+    --no-apt) do_apt=0 ;;
+    --no-llama) do_llama=0 ;;
+    --python-libs) python_libs=1 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+mkdir -p "$DEPS/src" "$DEPS/tmp"
+exec 9>"$DEPS/.setup.lock"
+flock 9  # two setups at once (CI and a shell) must not unpack into the same folder
+
+# ---------------------------------------------------------------- apt
+apt_install() {
+  local lock="$here/apt.lock" want=() missing=() pinned=()
+  while read -r line; do
+    line="${line%%#*}"; [ -n "${line// }" ] || continue
+    local group="${line%%:*}" spec="${line#*:}"
+    spec="$(echo "$spec" | xargs)"
+    [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
+    want+=("$spec")
+  done < "$lock"
+  for spec in "${want[@]}"; do
+    local pkg="${spec%%=*}"
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg"); pinned+=("$spec")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && { log "apt: all ${#want[@]} packages present"; return 0; }
+  log "apt: installing ${missing[*]}"
+  local SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq || { log "apt-get update failed: check network access to the Debian mirror"; exit 3; }
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${pinned[@]}"; then
+    # Debian mirrors keep only the newest point release of a suite; a pinned version can vanish.
+    log "apt: pinned versions unavailable, installing the suite's current versions (see scripts/apt.lock)"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}" \
+      || { log "apt-get install failed for: ${missing[*]}"; exit 3; }
+  fi
+}
+[ "$do_apt" = 1 ] && apt_install
+
+# ---------------------------------------------------------------- npm sources
+npm_fetch() {  # name version integrity -> $DEPS/src/<name>-<version>/
+  local name="$1" ver="$2" integrity="$3" dest="$DEPS/src/$1-$2"
+  [ -f "$dest/.repoctx-ok" ] && return 0
+  log "npm: fetching $name@$ver"
+  local tmp; tmp="$(mktemp -d "$DEPS/tmp/npm.XXXXXX")"
+  (cd "$tmp" && npm pack --silent "$name@$ver" >/dev/null 2>"$tmp/err") \
+    || { cat "$tmp/err" >&2; log "npm pack $name@$ver failed: is the npm registry reachable?"; exit 4; }
+  local tgz; tgz="$(ls "$tmp"/*.tgz)"
+  local got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+  if [ "$got" != "$integrity" ]; then
+    log "npm: integrity mismatch for $name@$ver: expected $integrity, got $got"; exit 4
+  fi
+  rm -rf "$dest"; mkdir -p "$dest"
+  tar xzf "$tgz" -C "$dest" --strip-components=1
+  cp "$tgz" "$dest/.package.tgz"
+  touch "$dest/.repoctx-ok"
+  rm -rf "$tmp"
+}
+while read -r name ver integ; do
+  case "$name" in ''|'#'*) continue ;; esac
+  npm_fetch "$name" "$ver" "$integ"
+done < "$here/deps.lock"
+
+# ---------------------------------------------------------------- llama.cpp
+# shellcheck source=llama.lock
+. "$here/llama.lock"
+llama_src="$DEPS/src/llama.cpp-$LLAMA_COMMIT"
+llama_prefix="$DEPS/llama.cpp-$LLAMA_COMMIT-${REPOCTX_LLAMA_VARIANT:-cpu}"
+build_llama() {
+  if [ ! -f "$llama_src/.repoctx-ok" ]; then
+    local pkg="$DEPS/src/node-llama-cpp-$NODE_LLAMA_CPP_VERSION/.package.tgz"
+    local tmp; tmp="$(mktemp -d "$DEPS/tmp/llama.XXXXXX")"
+    tar xzf "$pkg" -C "$tmp" package/llama/gitRelease.bundle
+    local got; got="$(sha256sum "$tmp/package/llama/gitRelease.bundle" | cut -d' ' -f1)"
+    [ "$got" = "$LLAMA_BUNDLE_SHA256" ] || { log "llama.cpp bundle sha256 mismatch: $got"; exit 4; }
+    rm -rf "$llama_src"
+    git clone -q "$tmp/package/llama/gitRelease.bundle" "$llama_src"
+    (cd "$llama_src" && git -c advice.detachedHead=false checkout -q "$LLAMA_COMMIT")
+    touch "$llama_src/.repoctx-ok"; rm -rf "$tmp"
+  fi
+  if [ ! -f "$llama_prefix/.repoctx-ok" ]; then
+    local jobs="${REPOCTX_JOBS:-$(nproc)}"
+    local gpu_flags=()
+    [ "${REPOCTX_LLAMA_VARIANT:-cpu}" = cuda ] && gpu_flags=(-DGGML_CUDA=ON)
+    log "llama.cpp: building $LLAMA_COMMIT into $llama_prefix (once; 5-10 min on 2 cores)"
+    cmake -S "$llama_src" -B "$llama_prefix.build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$llama_prefix" -DBUILD_SHARED_LIBS=ON \
+      -DCMAKE_INSTALL_RPATH="$llama_prefix/lib" -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_COMMON=ON -DLLAMA_BUILD_TOOLS=ON \
+      -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_APP=OFF -DLLAMA_TOOLS_INSTALL=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
+      -DLLAMA_OPENSSL=OFF -DGGML_CCACHE=OFF -DGGML_NATIVE=OFF \
+      "${gpu_flags[@]}" >"$DEPS/tmp/llama-configure.log" 2>&1 \
+      || { tail -30 "$DEPS/tmp/llama-configure.log" >&2; log "llama.cpp configure failed"; exit 5; }
+    cmake --build "$llama_prefix.build" -j "$jobs" --target llama llama-common llama-server \
+      >"$DEPS/tmp/llama-build.log" 2>&1 \
+      || { tail -30 "$DEPS/tmp/llama-build.log" >&2; log "llama.cpp build failed (log: $DEPS/tmp/llama-build.log)"; exit 5; }
+    cmake --install "$llama_prefix.build" >"$DEPS/tmp/llama-install.log" 2>&1 \
+      || { tail -30 "$DEPS/tmp/llama-install.log" >&2; log "llama.cpp install failed"; exit 5; }
+    # llama-common (JSON schema -> GBNF grammar) has no installed headers upstream; ship the ones we use.
+    mkdir -p "$llama_prefix/bin" "$llama_prefix/include/llama-common" "$llama_prefix/share/vocab"
+    cp "$llama_src"/common/*.h "$llama_prefix/include/llama-common/"
+    cp "$llama_prefix.build/bin/llama-server" "$llama_prefix/bin/"
+    cp "$llama_src"/models/ggml-vocab-qwen2.gguf "$llama_src"/models/ggml-vocab-llama-spm.gguf \
+      "$llama_prefix/share/vocab/"
+    touch "$llama_prefix/.repoctx-ok"
+    rm -rf "$llama_prefix.build"
+  fi
+  log "llama.cpp: $llama_prefix"
+}
+[ "$do_llama" = 1 ] && build_llama
+
+echo "$DEPS"

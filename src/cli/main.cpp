@@ -1,0 +1,327 @@
+// repoctx command line: index, inspect and retrieve from a repository.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "index/index.h"
+#include "index/schema.h"
+#include "retrieve/aligncoder_snippets.h"
+#include "repo/parser.h"
+#include "retrieve/retriever.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/text.h"
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace repoctx {
+namespace {
+
+struct Common {
+  std::string repo;
+  std::string db;
+  bool quiet = false;
+  bool json_out = false;
+  bool no_refresh = false;
+  double max_file_mb = 4.0;
+  bool follow_symlinks = false;
+  bool keep_vendored = false;
+  bool keep_generated = false;
+  int threads = 0;
+  int snippet_lines = 15;
+};
+
+void add_common(CLI::App* c, Common& o, bool with_index_opts) {
+  c->add_option("repo", o.repo, "repository root (a folder of Python or Java sources)")->required();
+  c->add_option("--db", o.db, "index database (default: <repo>/.repoctx/index.db for git trees, else ~/.cache/repoctx/indexes/...)");
+  c->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
+  c->add_flag("--json", o.json_out, "machine-readable output on stdout");
+  if (with_index_opts) {
+    c->add_option("--max-file-mb", o.max_file_mb, "skip (with a warning) source files larger than this")->capture_default_str();
+    c->add_flag("--follow-symlinks", o.follow_symlinks, "follow directory symlinks (loops are detected)");
+    c->add_flag("--keep-vendored", o.keep_vendored, "index vendored trees (vendor/, third_party/, extern/, ...)");
+    c->add_flag("--keep-generated", o.keep_generated, "index files marked as generated (\"do not edit\", *_pb2.py)");
+    c->add_option("--threads", o.threads, "parser threads (0 = all cores)")->capture_default_str();
+    c->add_option("--snippet-lines", o.snippet_lines, "AlignCoder split-aggregate snippet length L")->capture_default_str();
+  }
+}
+
+IndexOptions index_options(const Common& o) {
+  IndexOptions io;
+  io.db_path = o.db;
+  io.threads = o.threads;
+  io.snippet_lines = o.snippet_lines;
+  io.walk.max_file_bytes = static_cast<uint64_t>(o.max_file_mb * 1048576.0);
+  io.walk.follow_symlinks = o.follow_symlinks;
+  io.walk.skip_vendored = !o.keep_vendored;
+  io.walk.skip_generated = !o.keep_generated;
+  io.progress = !o.quiet;
+  return io;
+}
+
+std::string db_path_for(const Common& o) { return o.db.empty() ? default_index_path(o.repo) : o.db; }
+
+// Queries see the tree as it is now: an incremental index run first (cheap when nothing changed).
+std::unique_ptr<Engine> open_engine(const Common& o) {
+  if (!fs::exists(o.repo)) throw Error(ExitCode::not_found, "repository path '" + o.repo + "' does not exist");
+  std::string db = db_path_for(o);
+  if (!o.no_refresh) {
+    IndexOptions io = index_options(o);
+    io.progress = false;
+    IndexStats st = build_index(o.repo, io);
+    if (st.parsed > 0 && !o.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
+  }
+  return Engine::open(db);
+}
+
+json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx) {
+  const auto& v = e.view();
+  json j;
+  j["rank"] = rank;
+  j["type"] = h.type == Hit::Type::entity ? "entity" : h.type == Hit::Type::snippet ? "snippet" : "file";
+  j["file"] = h.file >= 0 ? v.files()[h.file].path : "";
+  if (h.entity >= 0) {
+    const auto& en = v.entities()[h.entity];
+    j["qualname"] = en.qualname;
+    j["kind"] = kind_name(en.kind);
+    j["target"] = e.target_name(h.entity);
+  }
+  j["start_line"] = h.start_line;
+  j["end_line"] = h.end_line;
+  j["score"] = h.score;
+  if (!h.label.empty()) j["label"] = h.label;
+  if (!h.features.empty()) j["features"] = h.features;
+  if (with_text) {
+    std::string text = h.text;
+    if (text.empty() && h.file >= 0) {
+      bool masked = ctx && h.file == ctx->target.file;
+      const std::string& content = masked ? ctx->masked_content : v.content(h.file);
+      auto starts = line_starts(content);
+      text = std::string(line_range(content, starts, h.start_line, h.end_line));
+    }
+    j["text"] = sanitize_utf8(text);
+  }
+  return j;
+}
+
+int cmd_index(const Common& o, bool force) {
+  IndexOptions io = index_options(o);
+  io.force = force;
+  IndexStats st = build_index(o.repo, io);
+  if (o.json_out) {
+    json j = {{"db", st.db_path},         {"files", st.files_seen},   {"parsed", st.parsed},
+              {"unchanged", st.unchanged}, {"touched", st.touched},   {"removed", st.removed},
+              {"skipped", st.skipped},     {"with_errors", st.files_with_errors}, {"bytes", st.bytes_parsed},
+              {"entities", st.entities},   {"references", st.references}, {"snippets", st.snippets},
+              {"seconds", st.seconds},     {"complete", st.complete}};
+    std::cout << j.dump(2) << "\n";
+  } else if (!o.quiet) {
+    fmt::print(stderr,
+               "indexed {} in {:.2f}s: {} files ({} parsed, {} unchanged, {} removed, {} skipped), {} entities, {} "
+               "references, {} snippets{}\n  index: {}\n",
+               o.repo, st.seconds, st.files_seen, st.parsed, st.unchanged, st.removed, st.skipped, st.entities,
+               st.references, st.snippets, st.complete ? "" : " (interrupted: run again to finish)", st.db_path);
+  }
+  return st.complete ? 0 : static_cast<int>(ExitCode::interrupted);
+}
+
+int cmd_symbols(const Common& o, const std::string& kind, const std::string& file, bool jsonl) {
+  auto eng = open_engine(o);
+  const auto& v = eng->view();
+  json arr = json::array();
+  for (const auto& e : v.entities()) {
+    const auto& f = v.files()[e.file];
+    if (!kind.empty() && kind != kind_name(e.kind)) continue;
+    if (!file.empty() && f.path != file) continue;
+    json j = {{"file", f.path},          {"module", f.module},     {"qualname", e.qualname},
+              {"kind", kind_name(e.kind)}, {"start_line", e.start_line}, {"end_line", e.end_line},
+              {"decorated_start_line", e.decorated_start_line}, {"signature", sanitize_utf8(e.signature)}};
+    if (jsonl) std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    else if (o.json_out) arr.push_back(std::move(j));
+    else fmt::print("{}:{}-{}  {:<9} {}\n", f.path, e.start_line, e.end_line, kind_name(e.kind), e.qualname);
+  }
+  if (o.json_out && !jsonl) std::cout << arr.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  return 0;
+}
+
+int cmd_files(const Common& o, bool errors_only) {
+  auto eng = open_engine(o);
+  const auto& v = eng->view();
+  json arr = json::array();
+  for (const auto& f : v.files()) {
+    if (errors_only && f.n_errors == 0) continue;
+    if (o.json_out)
+      arr.push_back({{"path", f.path}, {"module", f.module}, {"language", language_name(f.language)},
+                     {"lines", f.line_count}, {"entities", f.n_entities}, {"syntax_errors", f.n_errors}});
+    else
+      fmt::print("{}  {}  {} lines  {} entities{}\n", f.path, f.module, f.line_count, f.n_entities,
+                 f.n_errors ? fmt::format("  {} syntax error regions", f.n_errors) : "");
+  }
+  if (o.json_out) std::cout << arr.dump(2) << "\n";
+  return 0;
+}
+
+int cmd_retrieve(const Common& o, const std::string& target, const std::string& query, const std::string& strategy,
+                 int top_k, const RetrieverOptions& ro, bool with_text) {
+  auto eng = open_engine(o);
+  RetrievalQuery q;
+  q.top_k = top_k;
+  q.text = query;
+  if (!target.empty()) q.target = eng->resolve_target(target);
+  if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
+  auto r = make_retriever(strategy, *eng, ro);
+  auto hits = r->retrieve(q);
+  std::optional<TargetContext> ctx;
+  if (q.target && with_text) ctx = eng->make_context(*q.target);
+  if (o.json_out) {
+    json j;
+    j["strategy"] = strategy;
+    if (q.target) j["target"] = eng->target_name(q.target->entity);
+    j["query"] = sanitize_utf8(query_text(*eng, q, ctx ? &*ctx : nullptr));
+    j["results"] = json::array();
+    int rank = 1;
+    for (const auto& h : hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx ? &*ctx : nullptr));
+    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    return 0;
+  }
+  int rank = 1;
+  for (const auto& h : hits) {
+    json j = hit_json(*eng, h, rank, with_text, ctx ? &*ctx : nullptr);
+    std::string name = j.contains("qualname") ? j["qualname"].get<std::string>() : j["type"].get<std::string>();
+    fmt::print("{:>3}. {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
+               h.end_line, name, h.label.empty() ? "" : " [" + h.label + "]");
+    if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
+    ++rank;
+  }
+  return 0;
+}
+
+int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
+  auto eng = open_engine(o);
+  const auto& v = eng->view();
+  auto f = v.file_by_path(file);
+  if (!f) throw Error(ExitCode::not_found, "file '" + file + "' is not in the index");
+  json arr = json::array();
+  if (dependency) {
+    for (const auto& d : dependency_snippets(*eng, *f)) arr.push_back({{"label", d.label}, {"text", d.text}});
+  } else {
+    const FileRec& fr = v.files()[*f];
+    for (int s = fr.first_snippet; s < fr.first_snippet + fr.n_snippets; ++s)
+      arr.push_back({{"start_line", v.snippets()[s].start_line}, {"end_line", v.snippets()[s].end_line},
+                     {"text", sanitize_utf8(eng->snippet_text(s))}});
+  }
+  if (o.json_out) {
+    std::cout << arr.dump(2) << "\n";
+  } else {
+    for (const auto& s : arr) {
+      if (s.contains("label")) fmt::print("--- {}\n{}\n", s["label"].get<std::string>(), s["text"].get<std::string>());
+      else fmt::print("--- lines {}-{}\n{}\n", s["start_line"].get<int>(), s["end_line"].get<int>(), s["text"].get<std::string>());
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace repoctx
+
+int main(int argc, char** argv) {
+  using namespace repoctx;
+  std::signal(SIGINT, [](int) { g_interrupted = true; });
+  std::signal(SIGTERM, [](int) { g_interrupted = true; });
+
+  CLI::App app{"repoctx: finds the repository context an LLM needs to write code"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "repoctx 0.1.0");
+
+  Common o;
+  bool force = false;
+  auto* idx = app.add_subcommand("index", "index a repository (incremental; safe to interrupt and re-run)");
+  add_common(idx, o, true);
+  idx->add_flag("--force", force, "re-parse every file");
+
+  std::string kind, file;
+  bool jsonl = false;
+  auto* sym = app.add_subcommand("symbols", "list the definitions of an indexed repository");
+  add_common(sym, o, true);
+  sym->add_option("--kind", kind, "only this kind (class, function, method, variable, attribute, ...)");
+  sym->add_option("--file", file, "only this file (path relative to the root)");
+  sym->add_flag("--jsonl", jsonl, "one JSON object per line");
+  sym->add_flag("--no-refresh", o.no_refresh, "use the index as it is, without an incremental update first");
+
+  bool errors_only = false;
+  auto* fil = app.add_subcommand("files", "list indexed files");
+  add_common(fil, o, true);
+  fil->add_flag("--errors", errors_only, "only files with syntax errors");
+  fil->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
+
+  std::string target, query, strategy = "sparse";
+  int top_k = 20;
+  bool with_text = false;
+  RetrieverOptions ro;
+  auto* ret = app.add_subcommand("retrieve", "retrieve context for a target function (its body hidden) or a query");
+  add_common(ret, o, true);
+  ret->add_option("--target", target, "path/to/file.py::Qualified.name");
+  ret->add_option("--query", query, "free-text query (instead of, or overriding, the target's signature+docstring)");
+  ret->add_option("-s,--strategy", strategy, "retrieval strategy (see `repoctx strategies`)")->capture_default_str();
+  ret->add_option("-k,--top-k", top_k, "number of results")->capture_default_str();
+  ret->add_option("--corpus", ro.corpus, "sparse: entities or snippets")->capture_default_str();
+  ret->add_option("--k1", ro.bm25.k1, "BM25 k1")->capture_default_str();
+  ret->add_option("--b", ro.bm25.b, "BM25 b")->capture_default_str();
+  ret->add_flag("--pool-methods", ro.pool_methods, "imports: also rank methods of pool classes");
+  ret->add_flag("--with-text", with_text, "include each result's text");
+  ret->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
+
+  std::string snip_file;
+  bool dependency = false;
+  auto* sn = app.add_subcommand("snippets", "show a file's split-aggregate snippets or its dependency snippets");
+  add_common(sn, o, true);
+  sn->add_option("--file", snip_file, "path relative to the root")->required();
+  sn->add_flag("--dependency", dependency, "AlignCoder dependency snippets of the file's imports");
+  sn->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
+
+  auto* strat = app.add_subcommand("strategies", "list retrieval strategies");
+  std::string tree_file;
+  auto* dtree = app.add_subcommand("debug-tree", "print tree-sitter's syntax tree of a file");
+  dtree->add_option("file", tree_file)->required();
+  dtree->group("");  // hidden
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (o.quiet) g_log_level = static_cast<int>(LogLevel::warn);
+
+  try {
+    if (*idx) return cmd_index(o, force);
+    if (*sym) return cmd_symbols(o, kind, file, jsonl);
+    if (*fil) return cmd_files(o, errors_only);
+    if (*ret) return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text);
+    if (*sn) return cmd_snippets(o, snip_file, dependency);
+    if (*dtree) {
+      std::ifstream in(tree_file, std::ios::binary);
+      if (!in) throw Error(ExitCode::not_found, "cannot read '" + tree_file + "'");
+      std::string src((std::istreambuf_iterator<char>(in)), {});
+      fmt::print("{}\n", syntax_tree(src, language_from_path(tree_file)));
+      return 0;
+    }
+    if (*strat) {
+      for (const auto& r : retriever_registry()) fmt::print("{:<22} {}\n", r.name, r.description);
+      return 0;
+    }
+  } catch (const Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return static_cast<int>(ExitCode::failure);
+  }
+  return 0;
+}

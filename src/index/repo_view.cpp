@@ -1,0 +1,233 @@
+#include "index/repo_view.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "index/schema.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace repoctx {
+
+std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec))
+    throw Error(ExitCode::not_found, "no index at '" + db_path + "': run `repoctx index <repo>` first");
+  std::unique_ptr<RepoView> v(new RepoView());
+  v->db_path_ = db_path;
+  v->db_ = std::make_unique<sql::Db>(db_path, true);
+  sql::Db& db = *v->db_;
+  {
+    sql::Stmt s(db, "SELECT value FROM meta WHERE key='schema_version'");
+    if (!s.step() || s.str(0) != std::to_string(1))
+      throw Error(ExitCode::bad_input, "index '" + db_path + "' has another schema version: re-run `repoctx index`");
+  }
+  v->root_ = meta_get(db, "root");
+  v->complete_ = meta_get(db, "complete") == "1";
+
+  std::unordered_map<int64_t, int> file_index;
+  {
+    sql::Stmt s(db, "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path");
+    while (s.step()) {
+      FileRec f;
+      f.id = s.i64(0);
+      f.path = s.str(1);
+      f.module = s.str(2);
+      f.package = s.str(3);
+      std::string lang = s.str(4);
+      f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
+      f.hash = s.str(5);
+      f.line_count = s.i32(6);
+      auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
+      f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
+      file_index[f.id] = static_cast<int>(v->files_.size());
+      v->by_path_[f.path] = static_cast<int>(v->files_.size());
+      if (!f.module.empty()) v->by_module_.emplace(f.module, static_cast<int>(v->files_.size()));
+      v->files_.push_back(std::move(f));
+    }
+  }
+  {
+    sql::Stmt s(db,
+                "SELECT e.id, e.file_id, e.ord, e.parent_ord, e.name, e.qualname, e.kind, e.start_line, e.end_line, "
+                "e.decorated_start_line, e.header_end_line, e.doc_start_line, e.doc_end_line, e.body_start_line, "
+                "e.body_end_line, e.start_byte, e.end_byte, e.body_start_byte, e.signature, e.docstring, "
+                "e.decorators, e.bases, e.params, e.is_async, e.doc_len FROM entities e "
+                "JOIN files f ON f.id = e.file_id ORDER BY f.path, e.ord");
+    int last_file = -1;
+    while (s.step()) {
+      EntityRec e;
+      e.id = s.i64(0);
+      e.file = file_index.at(s.i64(1));
+      e.ord = s.i32(2);
+      e.parent = s.i32(3);
+      e.name = s.str(4);
+      e.qualname = s.str(5);
+      e.kind = kind_from_name(s.str(6)).value_or(EntityKind::function);
+      e.start_line = s.i32(7);
+      e.end_line = s.i32(8);
+      e.decorated_start_line = s.i32(9);
+      e.header_end_line = s.i32(10);
+      e.doc_start_line = s.i32(11);
+      e.doc_end_line = s.i32(12);
+      e.body_start_line = s.i32(13);
+      e.body_end_line = s.i32(14);
+      e.start_byte = static_cast<uint32_t>(s.i64(15));
+      e.end_byte = static_cast<uint32_t>(s.i64(16));
+      e.body_start_byte = static_cast<uint32_t>(s.i64(17));
+      e.signature = s.str(18);
+      e.docstring = s.str(19);
+      e.decorators = decode_strings(s.str(20));
+      e.bases = decode_strings(s.str(21));
+      e.params = decode_params(s.str(22));
+      e.is_async = s.i32(23) != 0;
+      e.doc_len = static_cast<uint32_t>(s.i64(24));
+      int idx = static_cast<int>(v->entities_.size());
+      FileRec& f = v->files_[e.file];
+      if (e.file != last_file) {
+        f.first_entity = idx;
+        last_file = e.file;
+      }
+      ++f.n_entities;
+      e.parent_index = e.parent >= 0 ? f.first_entity + e.parent : -1;
+      v->by_name_[e.name].push_back(idx);
+      v->entities_.push_back(std::move(e));
+    }
+  }
+  {
+    sql::Stmt s(db,
+                "SELECT s.file_id, s.ord, s.start_line, s.end_line, s.doc_len FROM snippets s "
+                "JOIN files f ON f.id = s.file_id ORDER BY f.path, s.ord");
+    int last_file = -1;
+    while (s.step()) {
+      SnippetRec r;
+      r.file = file_index.at(s.i64(0));
+      r.ord = s.i32(1);
+      r.start_line = s.i32(2);
+      r.end_line = s.i32(3);
+      r.doc_len = static_cast<uint32_t>(s.i64(4));
+      FileRec& f = v->files_[r.file];
+      if (r.file != last_file) {
+        f.first_snippet = static_cast<int>(v->snippets_.size());
+        last_file = r.file;
+      }
+      ++f.n_snippets;
+      v->snippets_.push_back(r);
+    }
+  }
+  v->imports_.resize(v->files_.size());
+  {
+    sql::Stmt s(db, "SELECT file_id, line, scope_ord, module, level, name, alias, star, conditional FROM imports");
+    while (s.step()) {
+      Import im;
+      int f = file_index.at(s.i64(0));
+      im.line = s.i32(1);
+      im.scope = s.i32(2);
+      im.module = s.str(3);
+      im.level = s.i32(4);
+      im.name = s.str(5);
+      im.alias = s.str(6);
+      im.star = s.i32(7) != 0;
+      im.conditional = s.i32(8) != 0;
+      v->imports_[f].push_back(std::move(im));
+    }
+    for (auto& ims : v->imports_)
+      std::sort(ims.begin(), ims.end(), [](const Import& a, const Import& b) { return a.line < b.line; });
+  }
+  v->refs_.resize(v->files_.size());
+  v->contents_.resize(v->files_.size());
+  if (!v->complete_)
+    log_warn("the index at '{}' is incomplete (an indexing run was interrupted); results cover the files indexed so far. "
+             "Run `repoctx index` again to finish it.", db_path);
+  return v;
+}
+
+std::optional<int> RepoView::file_by_path(const std::string& path) const {
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int> RepoView::file_by_module(const std::string& module) const {
+  auto it = by_module_.find(module);
+  if (it == by_module_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<int> RepoView::find_entities(int file, const std::string& qualname) const {
+  std::vector<int> out;
+  const FileRec& f = files_[file];
+  for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)
+    if (entities_[i].qualname == qualname) out.push_back(i);
+  return out;
+}
+
+std::vector<int> RepoView::entities_named(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? std::vector<int>{} : it->second;
+}
+
+const std::vector<Reference>& RepoView::references(int file) const {
+  std::lock_guard lk(mu_);
+  auto& slot = refs_[file];
+  if (!slot) {
+    sql::Stmt s(*db_, "SELECT data FROM refs WHERE file_id=?");
+    s.bind(1, files_[file].id);
+    slot = std::make_unique<std::vector<Reference>>(s.step() ? decode_references(s.blob(0)) : std::vector<Reference>{});
+  }
+  return *slot;
+}
+
+const std::string& RepoView::content(int file) const {
+  std::lock_guard lk(mu_);
+  auto& slot = contents_[file];
+  if (!slot) {
+    sql::Stmt s(*db_, "SELECT content FROM files WHERE id=?");
+    s.bind(1, files_[file].id);
+    slot = std::make_unique<std::string>(s.step() ? std::string(s.blob(0)) : std::string());
+  }
+  return *slot;
+}
+
+void RepoView::load_all_terms() const {
+  std::lock_guard lk(mu_);
+  if (terms_loaded_) return;
+  entity_terms_.assign(entities_.size(), {});
+  snippet_terms_.assign(snippets_.size(), {});
+  std::unordered_map<int64_t, int> fidx;
+  for (size_t i = 0; i < files_.size(); ++i) fidx[files_[i].id] = static_cast<int>(i);
+  {
+    sql::Stmt s(*db_, "SELECT file_id, ord, doc_len, terms FROM entities");
+    while (s.step()) {
+      const FileRec& f = files_[fidx.at(s.i64(0))];
+      entity_terms_[f.first_entity + s.i32(1)] = TermVec::deserialize(s.blob(3), static_cast<uint32_t>(s.i64(2)));
+    }
+  }
+  {
+    sql::Stmt s(*db_, "SELECT file_id, ord, doc_len, terms FROM snippets");
+    while (s.step()) {
+      const FileRec& f = files_[fidx.at(s.i64(0))];
+      snippet_terms_[f.first_snippet + s.i32(1)] = TermVec::deserialize(s.blob(3), static_cast<uint32_t>(s.i64(2)));
+    }
+  }
+  terms_loaded_ = true;
+}
+
+const TermVec& RepoView::entity_terms(int entity) const {
+  load_all_terms();
+  return entity_terms_[entity];
+}
+
+const TermVec& RepoView::snippet_terms(int snippet) const {
+  load_all_terms();
+  return snippet_terms_[snippet];
+}
+
+bool RepoView::is_within(int e, int outer) const {
+  for (int cur = e; cur >= 0; cur = entities_[cur].parent_index)
+    if (cur == outer) return true;
+  return false;
+}
+
+}  // namespace repoctx

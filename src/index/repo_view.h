@@ -1,0 +1,95 @@
+// A read-only, in-memory view of an index: files, entities and imports loaded eagerly (small), references,
+// contents and term vectors loaded per file on demand. Everything downstream (resolution, retrieval,
+// evaluation) reads the repository through this class.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "index/sqlite.h"
+#include "repo/documents.h"
+#include "repo/model.h"
+
+namespace repoctx {
+
+struct FileRec {
+  int64_t id = 0;
+  std::string path, module, package, hash;
+  Language language = Language::unknown;
+  int line_count = 0;
+  int n_errors = 0;
+  int first_entity = 0, n_entities = 0;  // entities[first_entity, first_entity + n_entities)
+  int first_snippet = 0, n_snippets = 0;
+};
+
+struct EntityRec : Entity {
+  int64_t id = 0;
+  int file = 0;          // index into files()
+  int ord = 0;           // position within its file
+  int parent_index = -1; // global index of the parent entity, -1 = module level
+  uint32_t doc_len = 0;
+};
+
+struct SnippetRec {
+  int file = 0;
+  int ord = 0;
+  int start_line = 0, end_line = 0;
+  uint32_t doc_len = 0;
+};
+
+class RepoView {
+ public:
+  // Throws Error(not_found) with a hint to run `repoctx index` when the database is missing.
+  static std::unique_ptr<RepoView> open(const std::string& db_path);
+
+  const std::string& root() const { return root_; }
+  const std::string& db_path() const { return db_path_; }
+  bool complete() const { return complete_; }
+
+  const std::vector<FileRec>& files() const { return files_; }
+  const std::vector<EntityRec>& entities() const { return entities_; }
+  const std::vector<SnippetRec>& snippets() const { return snippets_; }
+  const std::vector<Import>& imports(int file) const { return imports_[file]; }
+
+  std::optional<int> file_by_path(const std::string& path) const;
+  std::optional<int> file_by_module(const std::string& module) const;
+  bool module_exists(const std::string& module) const { return file_by_module(module).has_value(); }
+  // Entities of a file with this qualname (several when redefined), in line order.
+  std::vector<int> find_entities(int file, const std::string& qualname) const;
+  std::vector<int> entities_named(const std::string& name) const;  // by short name, repository-wide
+
+  // On demand, cached, thread-safe.
+  const std::vector<Reference>& references(int file) const;
+  const std::string& content(int file) const;
+  const TermVec& entity_terms(int entity) const;
+  const TermVec& snippet_terms(int snippet) const;
+  // Loads every term vector at once (BM25 index construction); cheaper than one query per row.
+  void load_all_terms() const;
+
+  // Is entity `e` inside entity `outer` (or equal to it)?
+  bool is_within(int e, int outer) const;
+
+ private:
+  RepoView() = default;
+  std::string root_, db_path_;
+  bool complete_ = false;
+  std::vector<FileRec> files_;
+  std::vector<EntityRec> entities_;
+  std::vector<SnippetRec> snippets_;
+  std::vector<std::vector<Import>> imports_;
+  std::unordered_map<std::string, int> by_path_, by_module_;
+  std::unordered_map<std::string, std::vector<int>> by_name_;
+
+  mutable std::unique_ptr<sql::Db> db_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<std::vector<Reference>>> refs_;
+  mutable std::vector<std::unique_ptr<std::string>> contents_;
+  mutable std::vector<TermVec> entity_terms_, snippet_terms_;
+  mutable bool terms_loaded_ = false;
+};
+
+}  // namespace repoctx

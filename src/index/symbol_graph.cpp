@@ -1,0 +1,492 @@
+#include "index/symbol_graph.h"
+
+#include <algorithm>
+#include <deque>
+#include <functional>
+
+#include "util/text.h"
+
+namespace repoctx {
+
+namespace {
+
+const std::unordered_set<std::string>& builtins() {
+  // dir(builtins) of CPython 3.11.
+  static const std::unordered_set<std::string> names = [] {
+    const char* all =
+        "ArithmeticError AssertionError AttributeError BaseException BaseExceptionGroup BlockingIOError "
+        "BrokenPipeError BufferError BytesWarning ChildProcessError ConnectionAbortedError ConnectionError "
+        "ConnectionRefusedError ConnectionResetError DeprecationWarning EOFError Ellipsis EncodingWarning "
+        "EnvironmentError Exception ExceptionGroup False FileExistsError FileNotFoundError FloatingPointError "
+        "FutureWarning GeneratorExit IOError ImportError ImportWarning IndentationError IndexError "
+        "InterruptedError IsADirectoryError KeyError KeyboardInterrupt LookupError MemoryError "
+        "ModuleNotFoundError NameError None NotADirectoryError NotImplemented NotImplementedError OSError "
+        "OverflowError PendingDeprecationWarning PermissionError ProcessLookupError RecursionError "
+        "ReferenceError ResourceWarning RuntimeError RuntimeWarning StopAsyncIteration StopIteration "
+        "SyntaxError SyntaxWarning SystemError SystemExit TabError TimeoutError True TypeError "
+        "UnboundLocalError UnicodeDecodeError UnicodeEncodeError UnicodeError UnicodeTranslateError "
+        "UnicodeWarning UserWarning ValueError Warning ZeroDivisionError __build_class__ __debug__ __doc__ "
+        "__import__ __loader__ __name__ __package__ __spec__ __file__ __builtins__ abs aiter all anext any "
+        "ascii bin bool breakpoint bytearray bytes callable chr classmethod compile complex copyright credits "
+        "delattr dict dir divmod enumerate eval exec exit filter float format frozenset getattr globals "
+        "hasattr hash help hex id input int isinstance issubclass iter len license list locals map max "
+        "memoryview min next object oct open ord pow print property quit range repr reversed round set "
+        "setattr slice sorted staticmethod str sum super tuple type vars zip";
+    std::unordered_set<std::string> s;
+    std::string_view v(all);
+    size_t i = 0;
+    while (i < v.size()) {
+      size_t j = v.find(' ', i);
+      if (j == std::string_view::npos) j = v.size();
+      s.emplace(v.substr(i, j - i));
+      i = j + 1;
+    }
+    return s;
+  }();
+  return names;
+}
+
+std::vector<std::string> split_chain(const std::string& chain) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i <= chain.size()) {
+    size_t j = chain.find('.', i);
+    if (j == std::string::npos) j = chain.size();
+    parts.push_back(chain.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+bool has_decorator(const Entity& e, std::string_view name) {
+  return std::any_of(e.decorators.begin(), e.decorators.end(), [&](const std::string& d) { return d == name; });
+}
+
+}  // namespace
+
+bool SymbolGraph::is_builtin(const std::string& name) { return builtins().count(name) > 0; }
+
+SymbolGraph::SymbolGraph(const RepoView& view) : v_(view) {
+  const auto& files = v_.files();
+  const auto& ents = v_.entities();
+  top_level_.resize(files.size());
+  for (size_t i = 0; i < ents.size(); ++i)
+    if (ents[i].parent_index < 0) top_level_[ents[i].file][ents[i].name] = static_cast<int>(i);
+  for (const auto& f : files) {
+    if (f.module.empty()) continue;
+    std::string m = f.module;
+    for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
+      m.resize(dot);
+      packages_.insert(m);
+    }
+    if (ends_with(f.path, "__init__.py")) packages_.insert(f.module);
+  }
+}
+
+int SymbolGraph::top_level(int file, const std::string& name) const {
+  auto it = top_level_[file].find(name);
+  return it == top_level_[file].end() ? -1 : it->second;
+}
+
+int SymbolGraph::enclosing_class(int entity) const {
+  const auto& ents = v_.entities();
+  for (int e = entity >= 0 ? ents[entity].parent_index : -1; e >= 0; e = ents[e].parent_index)
+    if (is_type(ents[e].kind)) return e;
+  return -1;
+}
+
+std::string SymbolGraph::import_module(int file, const Import& im) const {
+  if (im.level == 0) return im.module;
+  const FileRec& f = v_.files()[file];
+  std::string pkg = f.module;
+  bool is_init = ends_with(f.path, "__init__.py") || ends_with(f.path, "__init__.pyi");
+  if (!is_init) {
+    size_t dot = pkg.rfind('.');
+    pkg = dot == std::string::npos ? std::string() : pkg.substr(0, dot);
+  }
+  for (int i = 1; i < im.level; ++i) {
+    if (pkg.empty()) return "";
+    size_t dot = pkg.rfind('.');
+    pkg = dot == std::string::npos ? std::string() : pkg.substr(0, dot);
+  }
+  if (im.module.empty()) return pkg;
+  return pkg.empty() ? im.module : pkg + "." + im.module;
+}
+
+SymbolGraph::Value SymbolGraph::module_value(const std::string& module) const {
+  Value v;
+  if (module.empty()) return v;
+  if (auto f = v_.file_by_module(module)) {
+    v.kind = Value::Kind::module;
+    v.file = *f;
+    v.module = module;
+  } else if (packages_.count(module)) {
+    v.kind = Value::Kind::package;
+    v.module = module;
+  } else {
+    v.kind = Value::Kind::external;
+    v.module = module;
+  }
+  return v;
+}
+
+SymbolGraph::Value SymbolGraph::from_resolution(const Resolution& r) const {
+  Value v;
+  switch (r.kind) {
+    case Resolution::Kind::entity:
+      v.entity = r.entity;
+      v.kind = is_type(v_.entities()[r.entity].kind) ? Value::Kind::klass : Value::Kind::entity;
+      break;
+    case Resolution::Kind::module:
+      v.kind = Value::Kind::module;
+      v.file = r.file;
+      v.module = v_.files()[r.file].module;
+      break;
+    case Resolution::Kind::builtin: v.kind = Value::Kind::builtin; break;
+    case Resolution::Kind::external: v.kind = Value::Kind::external; break;
+    default: break;
+  }
+  return v;
+}
+
+SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& im, const std::string& bound) const {
+  if (im.name.empty()) {
+    // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c.
+    if (!im.alias.empty()) return module_value(im.module);
+    (void)bound;
+    return module_value(im.module.substr(0, im.module.find('.')));
+  }
+  std::string target = import_module(file, im);
+  if (target.empty() && im.level > 0) return Value{};
+  Value mod = module_value(target);
+  if (mod.kind == Value::Kind::module) {
+    Resolution r = module_member(mod.file, im.name);
+    if (r.kind != Resolution::Kind::none) return from_resolution(r);
+  }
+  Value sub = module_value(target + "." + im.name);
+  if (sub.kind == Value::Kind::module || sub.kind == Value::Kind::package) return sub;
+  Value out;
+  if (mod.kind == Value::Kind::external) out.kind = Value::Kind::external;
+  return out;
+}
+
+Resolution SymbolGraph::module_member(int file, const std::string& name) const {
+  std::string key = std::to_string(file) + '\x1f' + name;
+  {
+    std::lock_guard lk(mu_);
+    auto it = member_cache_.find(key);
+    if (it != member_cache_.end()) return it->second;
+  }
+  std::unordered_set<std::string> seen;
+  Resolution r = module_member_impl(file, name, seen);
+  std::lock_guard lk(mu_);
+  member_cache_.emplace(key, r);
+  return r;
+}
+
+Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
+                                           std::unordered_set<std::string>& seen) const {
+  Resolution r;
+  std::string key = std::to_string(file) + '\x1f' + name;
+  if (!seen.insert(key).second) return r;  // import cycle
+  if (int e = top_level(file, name); e >= 0) {
+    r.kind = Resolution::Kind::entity;
+    r.entity = e;
+    return r;
+  }
+  const auto& imps = v_.imports(file);
+  for (auto it = imps.rbegin(); it != imps.rend(); ++it) {
+    const Import& im = *it;
+    if (im.scope != -1 || im.star) continue;
+    if (im.bound_name() != name) continue;
+    Value val;
+    if (im.name.empty()) {
+      val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.'))) : module_value(im.module);
+    } else {
+      std::string target = import_module(file, im);
+      Value mod = module_value(target);
+      if (mod.kind == Value::Kind::module) {
+        Resolution inner = module_member_impl(mod.file, im.name, seen);
+        if (inner.kind != Resolution::Kind::none) return inner;
+      }
+      Value sub = module_value(target + "." + im.name);
+      if (sub.kind == Value::Kind::module) val = sub;
+      else if (mod.kind == Value::Kind::external) val.kind = Value::Kind::external;
+    }
+    if (val.kind == Value::Kind::module) {
+      r.kind = Resolution::Kind::module;
+      r.file = val.file;
+      return r;
+    }
+    if (val.kind == Value::Kind::external) {
+      r.kind = Resolution::Kind::external;
+      return r;
+    }
+  }
+  for (const Import& im : imps) {
+    if (im.scope != -1 || !im.star) continue;
+    Value mod = module_value(import_module(file, im));
+    if (mod.kind != Value::Kind::module) continue;
+    Resolution inner = module_member_impl(mod.file, name, seen);
+    if (inner.kind == Resolution::Kind::entity || inner.kind == Resolution::Kind::module) return inner;
+  }
+  const std::string& m = v_.files()[file].module;
+  if (!m.empty()) {
+    if (auto sub = v_.file_by_module(m + "." + name)) {
+      r.kind = Resolution::Kind::module;
+      r.file = *sub;
+    }
+  }
+  return r;
+}
+
+std::vector<int> SymbolGraph::mro(int cls) const {
+  {
+    std::lock_guard lk(mu_);
+    auto it = mro_cache_.find(cls);
+    if (it != mro_cache_.end()) return it->second;
+  }
+  std::vector<int> out{cls};
+  std::vector<int> stack{cls};
+  std::unordered_set<int> seen{cls};
+  // Depth-first, left to right: equal to C3 for the single-inheritance chains that dominate real code,
+  // and never wrong about *which* classes are in the hierarchy (what the checks and features need).
+  std::function<void(int)> visit = [&](int c) {
+    const EntityRec& ce = v_.entities()[c];
+    int scope = ce.parent_index;
+    for (std::string base : ce.bases) {
+      size_t br = base.find('[');
+      if (br != std::string::npos) base.resize(br);
+      base = std::string(trim(base));
+      if (base.empty() || base.find('(') != std::string::npos) continue;
+      Resolution r = resolve(ce.file, scope, base);
+      if (r.kind != Resolution::Kind::entity || !is_type(v_.entities()[r.entity].kind)) continue;
+      if (!seen.insert(r.entity).second) continue;
+      out.push_back(r.entity);
+      visit(r.entity);
+    }
+  };
+  visit(cls);
+  std::lock_guard lk(mu_);
+  mro_cache_.emplace(cls, out);
+  return out;
+}
+
+std::optional<int> SymbolGraph::class_member(int cls, const std::string& name) const {
+  const auto& ents = v_.entities();
+  for (int c : mro(cls)) {
+    const FileRec& f = v_.files()[ents[c].file];
+    int found = -1;
+    for (int i = c + 1; i < f.first_entity + f.n_entities; ++i) {
+      if (ents[i].start_line > ents[c].end_line) break;
+      if (ents[i].parent_index == c && ents[i].name == name) found = i;  // the last definition wins
+    }
+    if (found >= 0) return found;
+  }
+  return std::nullopt;
+}
+
+std::vector<int> SymbolGraph::class_members(int cls) const {
+  const auto& ents = v_.entities();
+  std::vector<int> out;
+  std::unordered_set<std::string> names;
+  for (int c : mro(cls)) {
+    const FileRec& f = v_.files()[ents[c].file];
+    std::vector<int> here;
+    for (int i = c + 1; i < f.first_entity + f.n_entities; ++i) {
+      if (ents[i].start_line > ents[c].end_line) break;
+      if (ents[i].parent_index == c) here.push_back(i);
+    }
+    for (auto it = here.rbegin(); it != here.rend(); ++it)
+      if (names.insert(ents[*it].name).second) out.push_back(*it);
+  }
+  return out;
+}
+
+SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name) const {
+  Value out;
+  switch (v.kind) {
+    case Value::Kind::module: return from_resolution(module_member(v.file, name));
+    case Value::Kind::package: return module_value(v.module + "." + name);
+    case Value::Kind::klass:
+    case Value::Kind::instance: {
+      auto m = class_member(v.entity, name);
+      if (!m) return out;
+      out.entity = *m;
+      out.kind = is_type(v_.entities()[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
+      return out;
+    }
+    case Value::Kind::external: out.kind = Value::Kind::external; return out;
+    default: return out;
+  }
+}
+
+SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::string& root,
+                                            const HiddenBody* hidden) const {
+  const auto& ents = v_.entities();
+  // self / cls: the first parameter of the nearest enclosing method that declares it.
+  for (int e = scope; e >= 0; e = ents[e].parent_index) {
+    const EntityRec& en = ents[e];
+    if (en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == root &&
+        en.params[0].kind <= Parameter::positional && !has_decorator(en, "staticmethod")) {
+      Value v;
+      v.entity = en.parent_index;
+      v.receiver = true;
+      if (v.entity < 0 || !is_type(ents[v.entity].kind)) return Value{};
+      v.kind = has_decorator(en, "classmethod") || en.name == "__new__" || en.name == "__init_subclass__" ||
+                       en.name == "__class_getitem__"
+                   ? Value::Kind::klass
+                   : Value::Kind::instance;
+      return v;
+    }
+  }
+  // Names in a class body see the class's own earlier definitions.
+  if (scope >= 0 && is_type(ents[scope].kind)) {
+    auto m = class_member(scope, root);
+    if (m && ents[*m].parent_index == scope) {
+      Value v;
+      v.entity = *m;
+      v.kind = is_type(ents[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
+      return v;
+    }
+  }
+  // Imports inside enclosing functions.
+  const auto& imps = v_.imports(file);
+  const FileRec& f = v_.files()[file];
+  for (int e = scope; e >= 0; e = ents[e].parent_index) {
+    if (!is_callable(ents[e].kind)) continue;
+    int ord = e - f.first_entity;
+    for (auto it = imps.rbegin(); it != imps.rend(); ++it) {
+      if (it->scope != ord || it->star || it->bound_name() != root) continue;
+      if (hidden && hidden->file == file && hidden->entity >= 0 && v_.is_within(e, hidden->entity)) continue;
+      return resolve_import_binding(file, *it, root);
+    }
+  }
+  Resolution r = module_member(file, root);
+  if (r.kind != Resolution::Kind::none) return from_resolution(r);
+  Value none;
+  if (is_builtin(root)) none.kind = Value::Kind::builtin;
+  return none;
+}
+
+Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden) const {
+  Resolution res;
+  auto parts = split_chain(chain);
+  if (parts.empty()) return res;
+  Value cur;
+  size_t i = 1;
+  if (parts[0] == "super()") {
+    int cls = scope >= 0 && is_type(v_.entities()[scope].kind) ? scope : enclosing_class(scope);
+    if (cls < 0 || parts.size() < 2) return res;
+    auto order = mro(cls);
+    for (size_t k = 1; k < order.size() && cur.kind == Value::Kind::none; ++k) {
+      Value c;
+      c.kind = Value::Kind::klass;
+      c.entity = order[k];
+      auto m = class_member(order[k], parts[1]);
+      if (m && v_.entities()[*m].parent_index == order[k]) cur = member(c, parts[1]);
+    }
+    if (cur.kind == Value::Kind::none) return res;
+    i = 2;
+  } else {
+    cur = lookup_root(file, scope, parts[0], hidden);
+  }
+  auto note = [&](const Value& v) {
+    if (v.entity >= 0 && !v.receiver && (v.kind == Value::Kind::klass || v.kind == Value::Kind::entity)) res.along.push_back(v.entity);
+  };
+  note(cur);
+  for (; i < parts.size(); ++i) {
+    Value nxt = member(cur, parts[i]);
+    if (nxt.kind == Value::Kind::none) break;
+    note(nxt);
+    cur = nxt;
+  }
+  if (cur.receiver) return res;  // a bare `self` names no repository symbol
+  switch (cur.kind) {
+    case Value::Kind::klass:
+    case Value::Kind::entity:
+      res.kind = Resolution::Kind::entity;
+      res.entity = cur.entity;
+      break;
+    case Value::Kind::module:
+      res.kind = Resolution::Kind::module;
+      res.file = cur.file;
+      break;
+    case Value::Kind::builtin: res.kind = Resolution::Kind::builtin; break;
+    case Value::Kind::external: res.kind = Resolution::Kind::external; break;
+    default: break;
+  }
+  return res;
+}
+
+std::vector<int> SymbolGraph::referenced_entities(int entity, const HiddenBody* hidden) const {
+  const auto& ents = v_.entities();
+  const EntityRec& me = ents[entity];
+  const FileRec& f = v_.files()[me.file];
+  std::vector<int> out;
+  for (const Reference& r : v_.references(me.file)) {
+    if (r.scope < 0) continue;
+    int scope = f.first_entity + r.scope;
+    if (!v_.is_within(scope, entity)) continue;
+    if (hidden && hidden->file == me.file && v_.is_within(scope, hidden->entity)) continue;
+    Resolution res = resolve(me.file, scope, r.chain, hidden);
+    for (int e : res.along)
+      if (!v_.is_within(e, entity)) out.push_back(e);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
+  std::vector<int> out;
+  std::string target = import_module(file, im);
+  if (target.empty()) return out;
+  // Importing a.b.c executes a/__init__, a/b/__init__ and a/b/c.
+  std::string prefix;
+  for (const auto& part : split_chain(target)) {
+    prefix = prefix.empty() ? part : prefix + "." + part;
+    if (auto f = v_.file_by_module(prefix)) out.push_back(*f);
+  }
+  if (!im.name.empty()) {
+    if (auto f = v_.file_by_module(target + "." + im.name)) out.push_back(*f);
+  }
+  if (im.star) {
+    // `from pkg import *` also loads the submodules listed in pkg.__all__; they are reached through
+    // pkg/__init__'s own imports in practice.
+  }
+  return out;
+}
+
+std::vector<int> SymbolGraph::imported_files(int file, const HiddenBody* hidden) const {
+  std::vector<int> out;
+  const FileRec& f = v_.files()[file];
+  for (const Import& im : v_.imports(file)) {
+    if (hidden && hidden->file == file && im.scope >= 0 && v_.is_within(f.first_entity + im.scope, hidden->entity))
+      continue;
+    for (int g : import_files(file, im))
+      if (g != file) out.push_back(g);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<int> SymbolGraph::accessible_files(int file, const HiddenBody* hidden) const {
+  std::vector<int> order{file};
+  std::unordered_set<int> seen{file};
+  std::deque<int> q{file};
+  while (!q.empty()) {
+    int cur = q.front();
+    q.pop_front();
+    for (int g : imported_files(cur, cur == file ? hidden : nullptr)) {
+      if (seen.insert(g).second) {
+        order.push_back(g);
+        q.push_back(g);
+      }
+    }
+  }
+  return order;
+}
+
+}  // namespace repoctx

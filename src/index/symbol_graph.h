@@ -1,0 +1,97 @@
+// Cross-file resolution over the index: module members (with re-exports through imports and __init__),
+// class hierarchies (MRO of in-repository bases), self/cls/super() members, function-level imports, and
+// the transitive import closure of a file (ProjAgent 4.3's "accessible files").
+//
+// Resolution is conservative: a chain is followed only while each step is certain (a module, a class, an
+// instance of a class through its receiver); anything else stops it. It is computed on demand from the
+// per-file facts of the index, so a re-index of one file never invalidates stored results.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "index/repo_view.h"
+
+namespace repoctx {
+
+struct Resolution {
+  enum class Kind { none, entity, module, builtin, external };
+  Kind kind = Kind::none;
+  int entity = -1;               // kind == entity
+  int file = -1;                 // kind == module (the module's file)
+  std::vector<int> along;        // every repository entity named explicitly along the chain, in order
+};
+
+// What the body of a hidden target must not contribute: references, imports and nested entities inside it.
+struct HiddenBody {
+  int entity = -1;
+  int file = -1;
+};
+
+class SymbolGraph {
+ public:
+  explicit SymbolGraph(const RepoView& view);
+
+  const RepoView& view() const { return v_; }
+
+  // Resolves `chain` ("a.b.c", "self.x", "super().m") as written in `scope` (global entity index, or -1
+  // for module level) of `file`.
+  Resolution resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden = nullptr) const;
+
+  // The repository entities a scope (an entity and everything nested in it) references.
+  std::vector<int> referenced_entities(int entity, const HiddenBody* hidden = nullptr) const;
+
+  // Method resolution order of a class (itself first), in-repository bases only.
+  std::vector<int> mro(int cls) const;
+  // Member `name` of class `cls` through its MRO (methods, class attributes, nested classes).
+  std::optional<int> class_member(int cls, const std::string& name) const;
+  // All members of a class through its MRO (nearest definition of each name).
+  std::vector<int> class_members(int cls) const;
+  // Name `name` as seen at module level of `file`: its definitions, then its imports (re-exports).
+  Resolution module_member(int file, const std::string& name) const;
+
+  // Absolute module an import refers to ("" when a relative import climbs above the root).
+  std::string import_module(int file, const Import& im) const;
+  // Repository files an import statement loads (the module, its parent packages, imported submodules).
+  std::vector<int> import_files(int file, const Import& im) const;
+  // Files directly imported by `file` (any scope), excluding the ones hidden.
+  std::vector<int> imported_files(int file, const HiddenBody* hidden = nullptr) const;
+  // Transitive closure of imported_files, starting file included (ProjAgent 4.3).
+  std::vector<int> accessible_files(int file, const HiddenBody* hidden = nullptr) const;
+
+  // The class enclosing an entity (nearest), or -1.
+  int enclosing_class(int entity) const;
+  // Top-level definition of `name` in `file` (the last one when redefined), or -1.
+  int top_level(int file, const std::string& name) const;
+
+  static bool is_builtin(const std::string& name);
+
+ private:
+  struct Value {
+    enum class Kind { none, module, package, klass, instance, entity, builtin, external };
+    Kind kind = Kind::none;
+    int file = -1, entity = -1;
+    std::string module;  // package without __init__.py
+    bool receiver = false;  // self/cls itself (not a symbol of its own)
+  };
+  Value lookup_root(int file, int scope, const std::string& root, const HiddenBody* hidden) const;
+  Value member(const Value& v, const std::string& name) const;
+  Value module_value(const std::string& module) const;
+  Resolution module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen) const;
+  Value from_resolution(const Resolution& r) const;
+  Value resolve_import_binding(int file, const Import& im, const std::string& bound) const;
+
+  const RepoView& v_;
+  std::vector<std::unordered_map<std::string, int>> top_level_;  // per file: name -> last top-level def
+  std::unordered_set<std::string> packages_;                     // dotted names of every package prefix
+  mutable std::mutex mu_;
+  mutable std::unordered_map<int, std::vector<int>> mro_cache_;
+  mutable std::unordered_map<std::string, Resolution> member_cache_;  // "file\x1fname"
+};
+
+}  // namespace repoctx

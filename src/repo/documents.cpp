@@ -1,0 +1,127 @@
+#include "repo/documents.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "util/hash.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+std::string TermVec::serialize() const {
+  std::string out(terms.size() * 12, '\0');
+  char* p = out.data();
+  for (const auto& [id, tf] : terms) {
+    std::memcpy(p, &id, 8);
+    std::memcpy(p + 8, &tf, 4);
+    p += 12;
+  }
+  return out;
+}
+
+TermVec TermVec::deserialize(std::string_view blob, uint32_t length) {
+  TermVec tv;
+  tv.length = length;
+  size_t n = blob.size() / 12;
+  tv.terms.resize(n);
+  const char* p = blob.data();
+  for (size_t i = 0; i < n; ++i, p += 12) {
+    std::memcpy(&tv.terms[i].first, p, 8);
+    std::memcpy(&tv.terms[i].second, p + 8, 4);
+  }
+  return tv;
+}
+
+TermVec term_vector(std::string_view text) {
+  thread_local std::vector<std::string> toks;
+  toks.clear();
+  tokenize_code(text, toks);
+  thread_local std::vector<uint64_t> ids;
+  ids.clear();
+  ids.reserve(toks.size());
+  for (const auto& t : toks) ids.push_back(hash64(t));
+  std::sort(ids.begin(), ids.end());
+  TermVec tv;
+  tv.length = static_cast<uint32_t>(ids.size());
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j < ids.size() && ids[j] == ids[i]) ++j;
+    tv.terms.emplace_back(ids[i], static_cast<uint32_t>(j - i));
+    i = j;
+  }
+  return tv;
+}
+
+std::vector<SnippetSpan> split_aggregate(std::string_view source, int max_lines) {
+  if (max_lines < 1) max_lines = 1;
+  auto lines = split_lines(source);
+  // Mini-blocks (eq. 14), long ones pre-cut into max_lines chunks.
+  std::vector<SnippetSpan> blocks;
+  int n = static_cast<int>(lines.size());
+  for (int i = 0; i < n;) {
+    if (is_blank(lines[i])) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < n && !is_blank(lines[j])) ++j;
+    for (int a = i; a < j; a += max_lines) {
+      int b = std::min(j, a + max_lines);
+      blocks.push_back({a + 1, b, b - a});
+    }
+    i = j;
+  }
+  // Aggregation (eq. 15-16): extend while the sum of block lengths stays <= L.
+  std::vector<SnippetSpan> out;
+  for (size_t i = 0; i < blocks.size();) {
+    SnippetSpan s = blocks[i];
+    size_t j = i + 1;
+    while (j < blocks.size() && s.code_lines + blocks[j].code_lines <= max_lines) {
+      s.end_line = blocks[j].end_line;
+      s.code_lines += blocks[j].code_lines;
+      ++j;
+    }
+    out.push_back(s);
+    i = j;
+  }
+  return out;
+}
+
+std::string entity_signature_block(const Entity& e) {
+  std::string out;
+  for (const auto& d : e.decorators) out += "@" + d + "\n";
+  out += e.signature;
+  if (!e.docstring.empty()) {
+    out += "\n    \"\"\"";
+    bool first = true;
+    for (auto line : split_lines(e.docstring)) {
+      if (!first) out += "\n    ";
+      out.append(line);
+      first = false;
+    }
+    out += "\"\"\"";
+  }
+  return out;
+}
+
+std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& starts,
+                            int idx) {
+  const Entity& e = pf.entities[idx];
+  if (!is_type(e.kind)) return std::string(line_range(source, starts, e.decorated_start_line, e.end_line));
+  std::string out = entity_signature_block(e);
+  for (size_t i = 0; i < pf.entities.size(); ++i) {
+    const Entity& m = pf.entities[i];
+    if (m.parent != idx) continue;
+    out += "\n    ";
+    if (m.kind == EntityKind::attribute || m.kind == EntityKind::field) {
+      auto text = source.substr(m.start_byte, std::min<size_t>(m.end_byte - m.start_byte, 200));
+      out.append(text.substr(0, text.find('\n')));
+    } else {
+      out += m.signature;
+    }
+  }
+  return out;
+}
+
+}  // namespace repoctx

@@ -1,0 +1,65 @@
+#include "repo/modules.h"
+
+#include <unordered_set>
+
+#include "util/text.h"
+
+namespace repoctx {
+
+static std::string parent_dir(const std::string& p) {
+  size_t s = p.rfind('/');
+  return s == std::string::npos ? std::string() : p.substr(0, s);
+}
+
+std::string module_from_relpath(const std::string& rel) {
+  std::string m = rel;
+  if (ends_with(m, ".pyi")) m.resize(m.size() - 4);
+  else if (ends_with(m, ".py")) m.resize(m.size() - 3);
+  if (m == "__init__") return "";
+  if (ends_with(m, "/__init__")) m.resize(m.size() - 9);
+  for (auto& c : m)
+    if (c == '/') c = '.';
+  return m;
+}
+
+std::unordered_map<std::string, std::string> python_module_names(const std::vector<std::string>& rel_paths,
+                                                                 const std::string& root_name) {
+  std::unordered_set<std::string> packages;  // directories ("" = root) holding an __init__.py
+  for (const auto& p : rel_paths) {
+    if (p == "__init__.py" || ends_with(p, "/__init__.py")) packages.insert(parent_dir(p));
+  }
+  bool root_is_package = packages.count("");
+  std::unordered_map<std::string, std::string> out;
+  for (const auto& p : rel_paths) {
+    if (!ends_with(p, ".py") && !ends_with(p, ".pyi")) continue;
+    std::string dir = parent_dir(p);
+    // Climb while the directory is a package: the import root is the parent of the top-most one.
+    std::string top;
+    bool in_package = false;
+    std::string d = dir;
+    while (packages.count(d)) {
+      in_package = true;
+      top = d;
+      if (d.empty()) break;
+      d = parent_dir(d);
+      if (!packages.count(d)) break;
+    }
+    std::string rel_mod;
+    if (in_package && top.empty()) {
+      rel_mod = module_from_relpath(p);
+      out[p] = rel_mod.empty() ? root_name : root_name + "." + rel_mod;
+      continue;
+    }
+    if (in_package) {
+      std::string import_root = parent_dir(top);
+      std::string sub = import_root.empty() ? p : p.substr(import_root.size() + 1);
+      out[p] = module_from_relpath(sub);
+      continue;
+    }
+    std::string m = module_from_relpath(p);
+    out[p] = root_is_package ? (m.empty() ? root_name : root_name + "." + m) : m;
+  }
+  return out;
+}
+
+}  // namespace repoctx

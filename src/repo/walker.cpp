@@ -1,0 +1,334 @@
+#include "repo/walker.h"
+
+#include <re2/re2.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <functional>
+#include <unordered_set>
+
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/log.h"
+#include "util/text.h"
+
+namespace fs = std::filesystem;
+
+namespace repoctx {
+
+// ---------------------------------------------------------------- gitignore rules
+// Hand-written: libgit2 only evaluates ignore rules inside a git repository, and most trees repoctx
+// indexes (installed packages, source tarballs) are not one. Patterns are translated to RE2 regexes
+// following gitignore(5): '*' and '?' stop at '/', "**" spans directories, a pattern with an inner '/'
+// is anchored at its .gitignore's directory, a trailing '/' matches directories only, '!' re-includes.
+struct IgnoreRules::Rule {
+  std::unique_ptr<RE2> re;
+  bool negate = false;
+  bool dir_only = false;
+};
+
+IgnoreRules::IgnoreRules(std::string base_rel) : base_(std::move(base_rel)) {}
+IgnoreRules::~IgnoreRules() = default;
+IgnoreRules::IgnoreRules(IgnoreRules&&) noexcept = default;
+
+void IgnoreRules::add_lines(const std::string& text) {
+  for (auto line : split_lines(text)) add_pattern(std::string(line));
+}
+
+static std::string glob_to_regex(const std::string& pat) {
+  std::string re;
+  size_t i = 0, n = pat.size();
+  while (i < n) {
+    char c = pat[i];
+    if (c == '*') {
+      if (i + 1 < n && pat[i + 1] == '*') {
+        bool at_start = i == 0 || pat[i - 1] == '/';
+        bool at_end = i + 2 == n || pat[i + 2] == '/';
+        if (at_start && at_end) {
+          if (i + 2 == n) re += ".*";                 // "a/**" -> everything inside
+          else { re += "(?:.*/)?"; i += 3; continue; }  // "**/" -> zero or more directories
+          i += 2;
+          continue;
+        }
+        re += "[^/]*";
+        i += 2;
+        continue;
+      }
+      re += "[^/]*";
+    } else if (c == '?') {
+      re += "[^/]";
+    } else if (c == '[') {
+      size_t j = i + 1;
+      if (j < n && (pat[j] == '!' || pat[j] == '^')) ++j;
+      if (j < n && pat[j] == ']') ++j;
+      while (j < n && pat[j] != ']') ++j;
+      if (j >= n) {
+        re += "\\[";
+      } else {
+        std::string cls = pat.substr(i + 1, j - i - 1);
+        if (!cls.empty() && cls[0] == '!') cls[0] = '^';
+        re += "[" + cls + "]";
+        i = j;
+      }
+    } else if (c == '\\' && i + 1 < n) {
+      re += RE2::QuoteMeta(std::string(1, pat[i + 1]));
+      ++i;
+    } else {
+      re += RE2::QuoteMeta(std::string(1, c));
+    }
+    ++i;
+  }
+  return re;
+}
+
+void IgnoreRules::add_pattern(const std::string& raw) {
+  std::string p = raw;
+  if (!p.empty() && p.back() == '\r') p.pop_back();
+  if (p.empty() || p[0] == '#') return;
+  // Trailing spaces are ignored unless escaped.
+  while (!p.empty() && p.back() == ' ' && !(p.size() >= 2 && p[p.size() - 2] == '\\')) p.pop_back();
+  if (p.empty()) return;
+  auto rule = std::make_unique<Rule>();
+  if (p[0] == '!') {
+    rule->negate = true;
+    p = p.substr(1);
+  } else if (p.size() > 1 && p[0] == '\\' && (p[1] == '!' || p[1] == '#')) {
+    p = p.substr(1);
+  }
+  if (!p.empty() && p.back() == '/') {
+    rule->dir_only = true;
+    p.pop_back();
+  }
+  if (p.empty()) return;
+  bool anchored = p.find('/') != std::string::npos;
+  if (!p.empty() && p[0] == '/') p = p.substr(1);
+  std::string re = glob_to_regex(p);
+  std::string full = anchored ? "^" + re + "$" : "^(?:.*/)?" + re + "$";
+  RE2::Options o;
+  o.set_log_errors(false);
+  rule->re = std::make_unique<RE2>(full, o);
+  if (!rule->re->ok()) return;
+  rules_.push_back(std::move(rule));
+}
+
+int IgnoreRules::match(const std::string& rel, bool is_dir) const {
+  std::string local;
+  if (base_.empty()) {
+    local = rel;
+  } else {
+    if (rel.size() <= base_.size() || rel.compare(0, base_.size(), base_) != 0 || rel[base_.size()] != '/') return 0;
+    local = rel.substr(base_.size() + 1);
+  }
+  for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
+    const Rule& r = **it;
+    if (r.dir_only && !is_dir) continue;
+    if (RE2::FullMatch(local, *r.re)) return r.negate ? -1 : 1;
+  }
+  return 0;
+}
+
+// ---------------------------------------------------------------- rules by name
+namespace {
+
+const std::unordered_set<std::string> kAlwaysSkipDirs = {
+  ".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
+  ".pytest_cache", ".ruff_cache", ".eggs", ".repoctx", ".idea", ".vscode", "site-packages", "dist-packages",
+  // (virtual environments are recognised by their pyvenv.cfg, not by name: the stdlib has a venv package)
+};
+const std::unordered_set<std::string> kVendoredDirs = {
+  "vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "extern", "externals",
+};
+
+bool is_source_name(const std::string& name) {
+  return ends_with(name, ".py") || ends_with(name, ".java");
+}
+
+std::string read_head(const std::string& path, size_t n) {
+  std::ifstream in(path, std::ios::binary);
+  std::string buf(n, '\0');
+  in.read(buf.data(), static_cast<std::streamsize>(n));
+  buf.resize(static_cast<size_t>(in.gcount()));
+  return buf;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+bool looks_generated(const std::string& head) {
+  // Only the first lines count: a "do not edit" far down a file is usually prose.
+  size_t cut = 0;
+  for (int i = 0; i < 5 && cut != std::string::npos; ++i) cut = head.find('\n', cut + 1);
+  std::string top = head.substr(0, cut == std::string::npos ? head.size() : cut);
+  std::string low;
+  for (char c : top) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return low.find("@generated") != std::string::npos || low.find("do not edit") != std::string::npos ||
+         low.find("automatically generated") != std::string::npos || low.find("autogenerated") != std::string::npos ||
+         low.find("generated by the protocol buffer compiler") != std::string::npos;
+}
+
+WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
+  std::error_code ec;
+  fs::path root = fs::absolute(root_in, ec);
+  if (ec || !fs::exists(root, ec)) {
+    throw Error(ExitCode::not_found, "repository path '" + root_in + "' does not exist; pass the folder that holds the sources");
+  }
+  if (!fs::is_directory(root, ec)) {
+    throw Error(ExitCode::not_found, "repository path '" + root_in + "' is not a directory");
+  }
+  root = fs::canonical(root, ec);
+
+  WalkResult res;
+  std::vector<IgnoreRules> stack;
+  {
+    IgnoreRules base("");
+    for (const char* f : {".git/info/exclude", ".gitignore", ".repoctxignore"}) {
+      fs::path p = root / f;
+      if (fs::is_regular_file(p, ec)) base.add_lines(read_all(p.string()));
+    }
+    for (const auto& pat : opt.extra_ignore_patterns) base.add_pattern(pat);
+    stack.push_back(std::move(base));
+  }
+  auto ignored = [&](const std::string& rel, bool is_dir) {
+    // Deeper .gitignore files take precedence over shallower ones (gitignore(5)).
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      int m = it->match(rel, is_dir);
+      if (m != 0) return m > 0;
+    }
+    return false;
+  };
+
+  std::set<std::pair<dev_t, ino_t>> visited;  // directory identities, for symlink loops
+
+  std::function<void(const fs::path&, const std::string&)> walk = [&](const fs::path& dir, const std::string& rel) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) == 0) {
+      if (!visited.insert({st.st_dev, st.st_ino}).second) {
+        res.skipped.push_back({rel, "symlink loop (directory already visited)"});
+        return;
+      }
+    }
+    size_t depth = stack.size();
+    if (!rel.empty()) {
+      IgnoreRules local(rel);
+      bool any = false;
+      for (const char* f : {".gitignore", ".repoctxignore"}) {
+        fs::path p = dir / f;
+        std::error_code e2;
+        if (fs::is_regular_file(p, e2)) {
+          local.add_lines(read_all(p.string()));
+          any = true;
+        }
+      }
+      if (any) stack.push_back(std::move(local));
+    }
+    std::vector<fs::directory_entry> entries;
+    std::error_code e3;
+    fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, e3);
+    if (e3) {
+      res.skipped.push_back({rel.empty() ? "." : rel, "unreadable directory: " + e3.message()});
+      log_warn("cannot read directory '{}': {} (skipped)", (dir).string(), e3.message());
+      while (stack.size() > depth) stack.pop_back();
+      return;
+    }
+    for (; it != fs::directory_iterator(); it.increment(e3)) {
+      if (e3) break;
+      entries.push_back(*it);
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });
+    for (const auto& ent : entries) {
+      std::string name = ent.path().filename().string();
+      std::string child_rel = rel.empty() ? name : rel + "/" + name;
+      std::error_code e4;
+      bool is_link = ent.is_symlink(e4);
+      bool is_dir = ent.is_directory(e4);  // follows symlinks
+      if (is_dir) {
+        if (kAlwaysSkipDirs.count(name) || ends_with(name, ".egg-info")) continue;
+        if (fs::exists(ent.path() / "pyvenv.cfg", e4)) continue;  // a virtual environment
+        if (opt.skip_vendored && kVendoredDirs.count(name)) {
+          res.skipped.push_back({child_rel + "/", "vendored tree"});
+          continue;
+        }
+        if (opt.skip_tests && (name == "tests" || name == "test" || name == "testing")) continue;
+        if (ignored(child_rel, true)) continue;
+        if (is_link && !opt.follow_symlinks) {
+          res.skipped.push_back({child_rel + "/", "directory symlink (use --follow-symlinks)"});
+          continue;
+        }
+        walk(ent.path(), child_rel);
+        continue;
+      }
+      if (!is_source_name(name)) continue;
+      if (ignored(child_rel, false)) continue;
+      if (is_link) {
+        std::error_code e5;
+        if (!fs::exists(ent.path(), e5)) {
+          res.skipped.push_back({child_rel, "dangling symlink"});
+          log_warn("'{}' is a symlink to a missing file (skipped)", child_rel);
+          continue;
+        }
+        fs::path target = fs::canonical(ent.path(), e5);
+        std::string t = target.string(), r = root.string() + "/";
+        if (e5 || t.compare(0, r.size(), r) != 0) {
+          res.skipped.push_back({child_rel, "symlink pointing outside the repository"});
+          continue;
+        }
+      }
+      if (!ent.is_regular_file(e4)) {
+        res.skipped.push_back({child_rel, "not a regular file"});
+        continue;
+      }
+      struct stat fst {};
+      if (::stat(ent.path().c_str(), &fst) != 0) {
+        res.skipped.push_back({child_rel, std::string("cannot stat: ") + std::strerror(errno)});
+        continue;
+      }
+      uint64_t size = static_cast<uint64_t>(fst.st_size);
+      if (size > opt.max_file_bytes) {
+        res.skipped.push_back({child_rel, "larger than the size limit (" + std::to_string(size >> 10) + " KiB > " +
+                                              std::to_string(opt.max_file_bytes >> 10) + " KiB)"});
+        log_warn("skipping '{}': {:.1f} MB is above the {:.1f} MB limit (raise it with --max-file-mb)", child_rel,
+                 static_cast<double>(size) / 1048576.0, static_cast<double>(opt.max_file_bytes) / 1048576.0);
+        continue;
+      }
+      if (::access(ent.path().c_str(), R_OK) != 0) {
+        res.skipped.push_back({child_rel, std::string("unreadable: ") + std::strerror(errno)});
+        log_warn("cannot read '{}': {} (skipped)", child_rel, std::strerror(errno));
+        continue;
+      }
+      std::string head = read_head(ent.path().string(), 8192);
+      if (head.find('\0') != std::string::npos) {
+        res.skipped.push_back({child_rel, "binary content (NUL bytes)"});
+        log_warn("skipping '{}': binary content", child_rel);
+        continue;
+      }
+      if (opt.skip_generated && (ends_with(name, "_pb2.py") || ends_with(name, "_pb2_grpc.py") || looks_generated(head))) {
+        res.skipped.push_back({child_rel, "generated file"});
+        continue;
+      }
+      WalkedFile wf;
+      wf.rel = child_rel;
+      wf.abs = ent.path().string();
+      wf.size = size;
+      wf.mtime_ns = static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000LL + fst.st_mtim.tv_nsec;
+      wf.language = language_from_path(name);
+      res.files.push_back(std::move(wf));
+    }
+    while (stack.size() > depth) stack.pop_back();
+  };
+  walk(root, "");
+  std::sort(res.files.begin(), res.files.end(), [](const auto& a, const auto& b) { return a.rel < b.rel; });
+  return res;
+}
+
+}  // namespace repoctx

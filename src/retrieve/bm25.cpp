@@ -1,0 +1,174 @@
+#include "retrieve/bm25.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "util/hash.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+std::vector<std::pair<uint64_t, uint32_t>> query_terms(std::string_view text) {
+  TermVec tv = term_vector(text);
+  return std::move(tv.terms);
+}
+
+void Bm25Index::build(const std::vector<const TermVec*>& docs) {
+  doc_ptrs_ = docs;
+  postings_.clear();
+  doc_len_.assign(docs.size(), 0);
+  present_.assign(docs.size(), 0);
+  n_docs_ = 0;
+  total_len_ = 0;
+  std::unordered_map<uint64_t, uint32_t> counts;
+  for (const TermVec* d : docs)
+    if (d)
+      for (const auto& [t, tf] : d->terms) ++counts[t];
+  postings_.reserve(counts.size());
+  for (const auto& [t, c] : counts) postings_[t].reserve(c);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const TermVec* d = docs[i];
+    if (!d) continue;
+    present_[i] = 1;
+    ++n_docs_;
+    doc_len_[i] = d->length;
+    total_len_ += d->length;
+    for (const auto& [t, tf] : d->terms) postings_[t].push_back({static_cast<uint32_t>(i), tf});
+  }
+}
+
+uint32_t Bm25Index::df(uint64_t term) const {
+  auto it = postings_.find(term);
+  return it == postings_.end() ? 0 : static_cast<uint32_t>(it->second.size());
+}
+
+static uint32_t tf_in(const TermVec& d, uint64_t term) {
+  auto it = std::lower_bound(d.terms.begin(), d.terms.end(), std::make_pair(term, uint32_t{0}));
+  return it != d.terms.end() && it->first == term ? it->second : 0;
+}
+
+Bm25Index::Stats Bm25Index::stats(const Bm25Overrides* ov) const {
+  int64_t n = static_cast<int64_t>(n_docs_);
+  int64_t total = static_cast<int64_t>(total_len_);
+  if (ov) {
+    for (int d : ov->removed) {
+      if (d < 0 || static_cast<size_t>(d) >= present_.size() || !present_[d]) continue;
+      --n;
+      total -= doc_len_[d];
+    }
+    for (const auto& [d, tv] : ov->replaced) {
+      if (d >= 0 && static_cast<size_t>(d) < present_.size() && present_[d]) total -= doc_len_[d];
+      else ++n;
+      total += tv->length;
+    }
+  }
+  return {static_cast<double>(n), n > 0 ? static_cast<double>(total) / static_cast<double>(n) : 0.0};
+}
+
+double Bm25Index::idf(uint64_t term, const Stats& s, const Bm25Overrides* ov) const {
+  int64_t d = df(term);
+  if (ov) {
+    for (int r : ov->removed)
+      if (r >= 0 && static_cast<size_t>(r) < present_.size() && present_[r] && tf_in(*doc_ptrs_[r], term)) --d;
+    for (const auto& [r, tv] : ov->replaced) {
+      if (r >= 0 && static_cast<size_t>(r) < present_.size() && present_[r] && tf_in(*doc_ptrs_[r], term)) --d;
+      if (tf_in(*tv, term)) ++d;
+    }
+  }
+  double dd = static_cast<double>(d);
+  return std::log(1.0 + (s.n - dd + 0.5) / (dd + 0.5));
+}
+
+std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
+                                            const Bm25Overrides* ov, const std::vector<char>* allowed) const {
+  Stats s = stats(ov);
+  if (s.n <= 0 || s.avgdl <= 0) return {};
+  const double c1 = p.k1 * (1.0 - p.b), c2 = p.k1 * p.b / s.avgdl, kp1 = p.k1 + 1.0;
+  thread_local std::vector<double> acc;
+  thread_local std::vector<uint32_t> touched;
+  thread_local std::vector<char> skip;
+  if (acc.size() < doc_len_.size()) {
+    acc.assign(doc_len_.size(), 0.0);
+    skip.assign(doc_len_.size(), 0);
+  }
+  touched.clear();
+  if (ov) {
+    for (int d : ov->removed)
+      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
+    for (const auto& [d, tv] : ov->replaced)
+      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
+  }
+  for (const auto& [term, qtf] : q) {
+    auto it = postings_.find(term);
+    if (it == postings_.end() && !ov) continue;
+    double w = idf(term, s, ov) * static_cast<double>(qtf);
+    if (it == postings_.end()) continue;
+    for (const Posting& po : it->second) {
+      if (skip[po.doc]) continue;
+      if (allowed && !(*allowed)[po.doc]) continue;
+      double tf = static_cast<double>(po.tf);
+      double add = w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(doc_len_[po.doc]));
+      if (acc[po.doc] == 0.0) touched.push_back(po.doc);
+      acc[po.doc] += add;
+    }
+  }
+  std::vector<ScoredDoc> out;
+  out.reserve(touched.size() + (ov ? ov->replaced.size() : 0));
+  for (uint32_t d : touched) {
+    out.push_back({static_cast<int>(d), acc[d]});
+    acc[d] = 0.0;
+  }
+  if (ov) {
+    for (const auto& [d, tv] : ov->replaced) {
+      if (allowed && d >= 0 && static_cast<size_t>(d) < allowed->size() && !(*allowed)[d]) continue;
+      double sc = score_doc(q, *tv, p, ov);
+      if (sc > 0) out.push_back({d, sc});
+    }
+    for (int d : ov->removed)
+      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 0;
+    for (const auto& [d, tv] : ov->replaced)
+      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 0;
+  }
+  return out;
+}
+
+double Bm25Index::score_doc(const std::vector<std::pair<uint64_t, uint32_t>>& q, const TermVec& doc,
+                            const Bm25Params& p, const Bm25Overrides* ov) const {
+  Stats s = stats(ov);
+  if (s.n <= 0 || s.avgdl <= 0) return 0;
+  const double c1 = p.k1 * (1.0 - p.b), c2 = p.k1 * p.b / s.avgdl, kp1 = p.k1 + 1.0;
+  double score = 0;
+  for (const auto& [term, qtf] : q) {
+    uint32_t tf = tf_in(doc, term);
+    if (!tf) continue;
+    double w = idf(term, s, ov) * static_cast<double>(qtf);
+    double t = static_cast<double>(tf);
+    score += w * t * kp1 / (t + c1 + c2 * static_cast<double>(doc.length));
+  }
+  return score;
+}
+
+size_t Bm25Index::memory_bytes() const {
+  size_t b = doc_len_.size() * 5;
+  for (const auto& [t, v] : postings_) b += 32 + v.capacity() * sizeof(Posting);
+  return b;
+}
+
+std::vector<double> normalize_scores(const std::vector<double>& s) {
+  std::vector<double> out(s.size(), 0.0);
+  if (s.empty()) return out;
+  auto [lo, hi] = std::minmax_element(s.begin(), s.end());
+  double a = *lo, b = *hi;
+  for (size_t i = 0; i < s.size(); ++i) out[i] = b > a ? (s[i] - a) / (b - a) : (b > 0 ? 1.0 : 0.0);
+  return out;
+}
+
+std::vector<double> hybrid_scores(const std::vector<double>& bm25, const std::vector<double>& dense, double w) {
+  auto nb = normalize_scores(bm25);
+  auto nd = normalize_scores(dense);
+  std::vector<double> out(bm25.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = w * nb[i] + (1.0 - w) * (i < nd.size() ? nd[i] : 0.0);
+  return out;
+}
+
+}  // namespace repoctx

@@ -1,0 +1,161 @@
+#include "retrieve/engine.h"
+
+#include <algorithm>
+
+#include "util/error.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+Bm25Overrides TargetContext::entity_overrides() const {
+  Bm25Overrides ov;
+  ov.removed = removed_entities;
+  if (target.entity >= 0) ov.replaced.emplace_back(target.entity, &target_terms);
+  for (const auto& [e, tv] : ancestor_terms) ov.replaced.emplace_back(e, &tv);
+  return ov;
+}
+
+Bm25Overrides TargetContext::snippet_overrides() const {
+  Bm25Overrides ov;
+  for (const auto& [s, tv] : snippet_terms) ov.replaced.emplace_back(s, &tv);
+  return ov;
+}
+
+bool TargetContext::is_hidden_entity(int e) const {
+  if (e == target.entity) return true;
+  return std::binary_search(removed_entities.begin(), removed_entities.end(), e);
+}
+
+Engine::Engine(std::unique_ptr<RepoView> view) : view_(std::move(view)), graph_(*view_) {}
+
+std::unique_ptr<Engine> Engine::open(const std::string& db_path) {
+  return std::make_unique<Engine>(RepoView::open(db_path));
+}
+
+const Bm25Index& Engine::entity_bm25() const {
+  std::call_once(entity_once_, [&] {
+    view_->load_all_terms();
+    std::vector<const TermVec*> docs(view_->entities().size());
+    for (size_t i = 0; i < docs.size(); ++i) docs[i] = &view_->entity_terms(static_cast<int>(i));
+    entity_bm25_.build(docs);
+  });
+  return entity_bm25_;
+}
+
+const Bm25Index& Engine::snippet_bm25() const {
+  std::call_once(snippet_once_, [&] {
+    view_->load_all_terms();
+    std::vector<const TermVec*> docs(view_->snippets().size());
+    for (size_t i = 0; i < docs.size(); ++i) docs[i] = &view_->snippet_terms(static_cast<int>(i));
+    snippet_bm25_.build(docs);
+  });
+  return snippet_bm25_;
+}
+
+static size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+TargetRef Engine::resolve_target(const std::string& spec) const {
+  size_t sep = spec.find("::");
+  if (sep == std::string::npos)
+    throw Error(ExitCode::usage, "target '" + spec + "' is not of the form path/to/file.py::Qualified.name");
+  std::string path = spec.substr(0, sep), qual = spec.substr(sep + 2);
+  while (starts_with(path, "./")) path = path.substr(2);
+  auto f = view_->file_by_path(path);
+  if (!f) {
+    std::vector<std::pair<size_t, std::string>> close;
+    for (const auto& fr : view_->files()) {
+      if (ends_with(fr.path, "/" + path) || ends_with(path, "/" + fr.path)) close.emplace_back(0, fr.path);
+      else {
+        std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+        if (ends_with(fr.path, base)) close.emplace_back(1, fr.path);
+      }
+    }
+    std::sort(close.begin(), close.end());
+    std::string hint;
+    for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + close[i].second;
+    throw Error(ExitCode::not_found, "file '" + path + "' is not in the index" +
+                                         (hint.empty() ? std::string(" (paths are relative to the repository root)")
+                                                       : " (did you mean " + hint + "?)"));
+  }
+  auto ents = view_->find_entities(*f, qual);
+  std::vector<int> callables;
+  for (int e : ents)
+    if (is_callable(view_->entities()[e].kind)) callables.push_back(e);
+  if (callables.empty()) {
+    std::vector<std::pair<size_t, std::string>> close;
+    const FileRec& fr = view_->files()[*f];
+    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
+      const auto& e = view_->entities()[i];
+      if (!is_callable(e.kind)) continue;
+      close.emplace_back(edit_distance(e.qualname, qual), e.qualname);
+    }
+    std::sort(close.begin(), close.end());
+    std::string hint;
+    for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + close[i].second;
+    throw Error(ExitCode::not_found, "no function or method '" + qual + "' in " + path +
+                                         (hint.empty() ? std::string() : " (closest: " + hint + ")"));
+  }
+  // A name defined twice (property setters, if/else variants): the last definition is the live one.
+  return TargetRef{*f, callables.back()};
+}
+
+TargetContext Engine::make_context(const TargetRef& t) const {
+  TargetContext c;
+  c.target = t;
+  c.hidden = HiddenBody{t.entity, t.file};
+  const auto& ents = view_->entities();
+  const EntityRec& te = ents[t.entity];
+  const FileRec& f = view_->files()[t.file];
+  const std::string& content = view_->content(t.file);
+  c.masked_content = mask_body(content, te);
+  for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)
+    if (i != t.entity && view_->is_within(i, t.entity)) c.removed_entities.push_back(i);
+  auto starts = line_starts(c.masked_content);
+  c.target_terms = term_vector(line_range(c.masked_content, starts, te.decorated_start_line, te.end_line));
+  // Callables around a nested target contain its body in their own documents (classes do not: their
+  // documents are skeletons of member signatures).
+  for (int a = te.parent_index; a >= 0; a = ents[a].parent_index)
+    if (!is_type(ents[a].kind))
+      c.ancestor_terms.emplace_back(a, term_vector(line_range(c.masked_content, starts, ents[a].decorated_start_line,
+                                                              ents[a].end_line)));
+  if (te.body_start_line > 0) {
+    for (int s = f.first_snippet; s < f.first_snippet + f.n_snippets; ++s) {
+      const SnippetRec& sr = view_->snippets()[s];
+      if (sr.end_line < te.body_start_line || sr.start_line > te.body_end_line) continue;
+      c.snippet_terms.emplace_back(s, term_vector(line_range(c.masked_content, starts, sr.start_line, sr.end_line)));
+    }
+  }
+  c.visible_text = entity_signature_block(te);
+  return c;
+}
+
+std::string Engine::entity_text(int entity) const {
+  const auto& e = view_->entities()[entity];
+  const std::string& content = view_->content(e.file);
+  auto starts = line_starts(content);
+  return std::string(line_range(content, starts, e.decorated_start_line, e.end_line));
+}
+
+std::string Engine::snippet_text(int snippet) const {
+  const auto& s = view_->snippets()[snippet];
+  const std::string& content = view_->content(s.file);
+  auto starts = line_starts(content);
+  return std::string(line_range(content, starts, s.start_line, s.end_line));
+}
+
+std::string Engine::target_name(int entity) const {
+  const auto& e = view_->entities()[entity];
+  return view_->files()[e.file].path + "::" + e.qualname;
+}
+
+}  // namespace repoctx

@@ -1,0 +1,70 @@
+// `imports`: ProjAgent 4.3's semantic pool. From the target file, imports are followed transitively to
+// every accessible repository file; the pool holds their functions, classes and module-level constants
+// (the target file's own included), ranked by BM25 for the query. With a dense scorer the hybrid
+// v = 0.5 * norm(BM25) + 0.5 * norm(dense) of eq. 6 applies (see retrieve/bm25.h hybrid_scores).
+#include <unordered_set>
+
+#include "retrieve/retriever.h"
+#include "util/error.h"
+
+namespace repoctx {
+namespace {
+
+class ImportsRetriever : public Retriever {
+ public:
+  ImportsRetriever(const Engine& e, const RetrieverOptions& o) : e_(e), o_(o) {}
+  std::string name() const override { return "imports"; }
+
+  std::vector<Hit> retrieve(const RetrievalQuery& q) override {
+    if (!q.target) throw Error(ExitCode::usage, "the imports strategy needs --target (its file's imports are the start)");
+    TargetContext ctx = e_.make_context(*q.target);
+    auto files = e_.graph().accessible_files(q.target->file, &ctx.hidden);
+    const auto& ents = e_.view().entities();
+    std::vector<char> allowed(ents.size(), 0);
+    size_t pool = 0;
+    for (int f : files) {
+      const FileRec& fr = e_.view().files()[f];
+      for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
+        const EntityRec& e = ents[i];
+        bool in_pool = e.parent_index < 0 &&
+                       (e.kind == EntityKind::function || is_type(e.kind) || e.kind == EntityKind::variable);
+        if (o_.pool_methods && e.kind == EntityKind::method && e.parent_index >= 0 &&
+            ents[e.parent_index].parent_index < 0)
+          in_pool = true;
+        if (in_pool && !ctx.is_hidden_entity(i)) {
+          allowed[i] = 1;
+          ++pool;
+        }
+      }
+    }
+    auto terms = query_terms(query_text(e_, q, &ctx));
+    Bm25Overrides ov = ctx.entity_overrides();
+    auto scored = e_.entity_bm25().score_all(terms, o_.bm25, &ov, &allowed);
+    std::vector<Hit> hits;
+    for (const auto& sd : scored) {
+      Hit h;
+      h.entity = sd.doc;
+      h.file = ents[sd.doc].file;
+      h.start_line = ents[sd.doc].decorated_start_line;
+      h.end_line = ents[sd.doc].end_line;
+      h.score = sd.score;
+      h.features["pool_size"] = static_cast<double>(pool);
+      h.features["accessible_files"] = static_cast<double>(files.size());
+      hits.push_back(h);
+    }
+    rank_entity_hits(e_, hits, q.top_k);
+    return hits;
+  }
+
+ private:
+  const Engine& e_;
+  RetrieverOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Retriever> make_imports(const Engine& e, const RetrieverOptions& o) {
+  return std::make_unique<ImportsRetriever>(e, o);
+}
+
+}  // namespace repoctx

@@ -1,0 +1,74 @@
+// One interface for every retrieval strategy, selected by name (like FAISS's index factory):
+//   make_retriever("sparse", engine, opts)->retrieve(query)
+// Strategies live one per file in this folder; retriever_names() lists them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "retrieve/engine.h"
+
+namespace repoctx {
+
+struct RetrievalQuery {
+  std::optional<TargetRef> target;  // retrieval for this function, its body hidden
+  std::string text;                 // free text; empty = the target's visible signature and docstring
+  int top_k = 20;
+};
+
+struct Hit {
+  enum class Type { entity, snippet, file };
+  Type type = Type::entity;
+  int file = -1;
+  int entity = -1;   // Type::entity
+  int snippet = -1;  // Type::snippet (-1 for snippets made at query time, e.g. dependency snippets)
+  int start_line = 0, end_line = 0;
+  double score = 0;
+  std::string label;  // e.g. "dependency" for AlignCoder dependency snippets
+  std::string text;   // filled when the strategy produces text that is not a span of an indexed file
+  std::map<std::string, double> features;  // why it ranked (strategy specific)
+};
+
+struct RetrieverOptions {
+  Bm25Params bm25;
+  std::string corpus = "entities";  // sparse: "entities" or "snippets"
+  bool pool_methods = false;        // imports: also rank methods of pool classes (the paper's pool has none)
+  std::string model_path;           // structural: feature weights (JSON); empty = the shipped default
+  int neighbours = 20;              // structural: similar functions whose references vote
+};
+
+class Retriever {
+ public:
+  virtual ~Retriever() = default;
+  virtual std::string name() const = 0;
+  virtual std::vector<Hit> retrieve(const RetrievalQuery& q) = 0;
+};
+
+using RetrieverFactory = std::function<std::unique_ptr<Retriever>(const Engine&, const RetrieverOptions&)>;
+struct RetrieverInfo {
+  std::string name;
+  std::string description;
+  RetrieverFactory make;
+};
+
+// Throws Error(usage) listing the valid names when `name` is unknown.
+std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const RetrieverOptions& opt = {});
+const std::vector<RetrieverInfo>& retriever_registry();
+
+// Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities
+// (score, then path, line, qualified name: ties never depend on internal ids).
+std::string query_text(const Engine& e, const RetrievalQuery& q, const TargetContext* ctx);
+void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k);
+
+// Strategy factories (one file each).
+std::unique_ptr<Retriever> make_sparse(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_same_file(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_imports(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_structural(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const RetrieverOptions&);
+
+}  // namespace repoctx

@@ -1,0 +1,74 @@
+// `sparse`: Okapi BM25 over entity documents (default) or split-aggregate snippets; REPOCOD's SPARSE
+// baseline. For a target, the query is its visible signature and docstring and the index statistics are
+// those of the repository without the target's body (TargetContext overrides).
+#include "retrieve/retriever.h"
+
+namespace repoctx {
+namespace {
+
+class SparseRetriever : public Retriever {
+ public:
+  SparseRetriever(const Engine& e, const RetrieverOptions& o) : e_(e), o_(o) {}
+  std::string name() const override { return "sparse"; }
+
+  std::vector<Hit> retrieve(const RetrievalQuery& q) override {
+    std::optional<TargetContext> ctx;
+    if (q.target) ctx = e_.make_context(*q.target);
+    auto terms = query_terms(query_text(e_, q, ctx ? &*ctx : nullptr));
+    std::vector<Hit> hits;
+    if (o_.corpus == "snippets") {
+      Bm25Overrides ov;
+      if (ctx) ov = ctx->snippet_overrides();
+      auto scored = e_.snippet_bm25().score_all(terms, o_.bm25, ctx ? &ov : nullptr);
+      const auto& sn = e_.view().snippets();
+      const auto& files = e_.view().files();
+      for (const auto& sd : scored) {
+        Hit h;
+        h.type = Hit::Type::snippet;
+        h.snippet = sd.doc;
+        h.file = sn[sd.doc].file;
+        h.start_line = sn[sd.doc].start_line;
+        h.end_line = sn[sd.doc].end_line;
+        h.score = sd.score;
+        hits.push_back(h);
+      }
+      auto better = [&](const Hit& a, const Hit& b) {
+        if (a.score != b.score) return a.score > b.score;
+        if (a.file != b.file) return files[a.file].path < files[b.file].path;
+        return a.start_line < b.start_line;
+      };
+      size_t k = std::min<size_t>(hits.size(), static_cast<size_t>(std::max(q.top_k, 0)));
+      std::partial_sort(hits.begin(), hits.begin() + static_cast<long>(k), hits.end(), better);
+      hits.resize(k);
+      return hits;
+    }
+    Bm25Overrides ov;
+    if (ctx) ov = ctx->entity_overrides();
+    auto scored = e_.entity_bm25().score_all(terms, o_.bm25, ctx ? &ov : nullptr);
+    const auto& ents = e_.view().entities();
+    for (const auto& sd : scored) {
+      if (ctx && ctx->is_hidden_entity(sd.doc)) continue;
+      Hit h;
+      h.entity = sd.doc;
+      h.file = ents[sd.doc].file;
+      h.start_line = ents[sd.doc].decorated_start_line;
+      h.end_line = ents[sd.doc].end_line;
+      h.score = sd.score;
+      hits.push_back(h);
+    }
+    rank_entity_hits(e_, hits, q.top_k);
+    return hits;
+  }
+
+ private:
+  const Engine& e_;
+  RetrieverOptions o_;
+};
+
+}  // namespace
+
+std::unique_ptr<Retriever> make_sparse(const Engine& e, const RetrieverOptions& o) {
+  return std::make_unique<SparseRetriever>(e, o);
+}
+
+}  // namespace repoctx

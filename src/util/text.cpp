@@ -1,0 +1,253 @@
+#include "util/text.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace repoctx {
+
+namespace {
+
+inline bool is_word(unsigned char c) { return std::isalnum(c) || c == '_'; }
+inline bool is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+inline bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
+inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+// Splits one underscore-free part into subwords with the same semantics as the regex
+// [A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+ applied left to right (findall).
+template <class Emit>
+void split_camel(std::string_view p, Emit&& emit) {
+  size_t i = 0, n = p.size();
+  while (i < n) {
+    unsigned char c = p[i];
+    if (is_upper(c)) {
+      size_t j = i;
+      while (j < n && is_upper(p[j])) ++j;
+      size_t ups = j - i;
+      if (j < n && is_lower(p[j])) {
+        if (ups >= 2) {
+          // "HTTPServer": the upper run minus its last letter is one word (lookahead [A-Z][a-z]).
+          emit(p.substr(i, ups - 1));
+          i = j - 1;
+        }
+        // "[A-Z]?[a-z]+": one capital followed by lowercase letters.
+        size_t k = i + 1;
+        while (k < n && is_lower(p[k])) ++k;
+        emit(p.substr(i, k - i));
+        i = k;
+      } else {
+        emit(p.substr(i, ups));
+        i = j;
+      }
+    } else if (is_lower(c)) {
+      size_t k = i;
+      while (k < n && is_lower(p[k])) ++k;
+      emit(p.substr(i, k - i));
+      i = k;
+    } else if (is_digit(c)) {
+      size_t k = i;
+      while (k < n && is_digit(p[k])) ++k;
+      emit(p.substr(i, k - i));
+      i = k;
+    } else {
+      ++i;
+    }
+  }
+}
+
+}  // namespace
+
+void tokenize_code(std::string_view text, std::vector<std::string>& out) {
+  size_t i = 0, n = text.size();
+  std::string sub;
+  while (i < n) {
+    if (!is_word(static_cast<unsigned char>(text[i]))) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && is_word(static_cast<unsigned char>(text[j]))) ++j;
+    std::string_view run = text.substr(i, j - i);
+    size_t emitted = 0;
+    size_t p = 0;
+    while (p <= run.size()) {
+      size_t q = run.find('_', p);
+      if (q == std::string_view::npos) q = run.size();
+      if (q > p) {
+        split_camel(run.substr(p, q - p), [&](std::string_view w) {
+          if (w.size() < 2) return;
+          if (std::all_of(w.begin(), w.end(), [](char c) { return is_digit(c); })) return;
+          sub.assign(w);
+          for (auto& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          out.push_back(sub);
+          ++emitted;
+        });
+      }
+      p = q + 1;
+    }
+    if (emitted > 1) {
+      sub.assign(run);
+      for (auto& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      out.push_back(sub);
+    }
+    i = j;
+  }
+}
+
+std::vector<std::string> tokenize_code(std::string_view text) {
+  std::vector<std::string> out;
+  tokenize_code(text, out);
+  return out;
+}
+
+std::string normalize_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  bool space = false;
+  for (unsigned char c : text) {
+    if (std::isspace(c)) {
+      space = !out.empty();
+      continue;
+    }
+    if (std::ispunct(c)) continue;
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(static_cast<char>(std::tolower(c)));
+  }
+  return out;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = text.find('\n', i);
+    if (j == std::string_view::npos) {
+      if (i < text.size()) lines.push_back(text.substr(i));
+      break;
+    }
+    lines.push_back(text.substr(i, j - i));
+    i = j + 1;
+  }
+  return lines;
+}
+
+std::string_view trim(std::string_view s) {
+  size_t a = 0, b = s.size();
+  while (a < b && std::isspace(static_cast<unsigned char>(s[a]))) ++a;
+  while (b > a && std::isspace(static_cast<unsigned char>(s[b - 1]))) --b;
+  return s.substr(a, b - a);
+}
+
+bool is_blank(std::string_view line) { return trim(line).empty(); }
+
+std::string clean_docstring(std::string_view raw) {
+  // inspect.cleandoc: expand tabs, strip leading whitespace of the first line, remove the common
+  // indentation of the remaining lines, then drop leading and trailing blank lines.
+  std::string expanded;
+  expanded.reserve(raw.size());
+  size_t col = 0;
+  for (char c : raw) {
+    if (c == '\t') {
+      size_t pad = 8 - col % 8;
+      expanded.append(pad, ' ');
+      col += pad;
+    } else {
+      expanded.push_back(c);
+      col = (c == '\n') ? 0 : col + 1;
+    }
+  }
+  auto lines = split_lines(expanded);
+  if (!expanded.empty() && expanded.back() == '\n') lines.emplace_back();
+  size_t margin = std::string::npos;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    auto l = lines[i];
+    size_t content = l.find_first_not_of(' ');
+    if (content == std::string_view::npos) continue;
+    margin = std::min(margin, content);
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view l = lines[i];
+    if (i == 0) {
+      size_t a = l.find_first_not_of(" \t\r\f\v");
+      l = a == std::string_view::npos ? std::string_view{} : l.substr(a);
+    } else if (margin != std::string::npos) {
+      l = l.size() > margin ? l.substr(margin) : std::string_view{};
+    }
+    out.emplace_back(l);
+  }
+  // Like cleandoc, only lines that became empty are dropped at the edges (not whitespace-only ones).
+  while (!out.empty() && out.back().empty()) out.pop_back();
+  while (!out.empty() && out.front().empty()) out.erase(out.begin());
+  return join(out, "\n");
+}
+
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    for (size_t k = 1; k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) return false;
+    if (len == 2 && c < 0xC2) return false;  // overlong
+    i += len;
+  }
+  return true;
+}
+
+std::string sanitize_utf8(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = len != 0 && i + len <= n && !(len == 2 && c < 0xC2);
+    for (size_t k = 1; ok && k < len; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 2) ok = false;
+    if (ok) {
+      out.append(s.substr(i, len));
+      i += len;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<uint32_t> line_starts(std::string_view text) {
+  std::vector<uint32_t> starts{0};
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  return starts;
+}
+
+std::string_view line_range(std::string_view text, const std::vector<uint32_t>& starts, int first, int last) {
+  if (first < 1) first = 1;
+  if (last > static_cast<int>(starts.size())) last = static_cast<int>(starts.size());
+  if (first > last) return {};
+  size_t a = starts[first - 1];
+  size_t b = last < static_cast<int>(starts.size()) ? starts[last] : text.size();
+  if (b > a && b <= text.size() && text[b - 1] == '\n') --b;
+  if (a > text.size()) return {};
+  return text.substr(a, b - a);
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out.append(sep);
+    out.append(parts[i]);
+  }
+  return out;
+}
+
+}  // namespace repoctx

@@ -1,0 +1,42 @@
+// Text utilities shared by every stage: the code-aware tokenizer, line arithmetic, normalisation.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace repoctx {
+
+// Code-aware tokenizer (the contract bench/reference/ref_index.py implements too):
+// every [A-Za-z0-9_]+ run is split on '_' and at camelCase boundaries ("HTTPServer" -> http, server),
+// subwords are lowercased, subwords shorter than 2 characters or made only of digits are dropped, and
+// when a run yields more than one subword the whole run (lowercased) is emitted as well, so that an exact
+// identifier match outranks a match on its parts.
+// Hand-written: no tokenizer library in Debian splits identifiers this way, and BM25 quality depends on it.
+void tokenize_code(std::string_view text, std::vector<std::string>& out);
+std::vector<std::string> tokenize_code(std::string_view text);
+
+// Lowercase, newlines -> spaces, punctuation removed, whitespace collapsed (ProjAgent 4.1 step validation).
+std::string normalize_text(std::string_view text);
+
+// Python's inspect.cleandoc: strip the common indentation of lines after the first, trim blank edges.
+std::string clean_docstring(std::string_view raw);
+
+bool is_valid_utf8(std::string_view s);
+// Replace invalid UTF-8 sequences by U+FFFD so that JSON output never fails on odd bytes.
+std::string sanitize_utf8(std::string_view s);
+
+// Byte offsets of the start of every line (line i, 1-based, starts at offsets[i-1]).
+std::vector<uint32_t> line_starts(std::string_view text);
+// The text of lines [first, last] (1-based, inclusive), without the trailing newline of the last.
+std::string_view line_range(std::string_view text, const std::vector<uint32_t>& starts, int first, int last);
+
+bool is_blank(std::string_view line);
+std::string_view trim(std::string_view s);
+std::vector<std::string_view> split_lines(std::string_view text);
+bool starts_with(std::string_view s, std::string_view prefix);
+bool ends_with(std::string_view s, std::string_view suffix);
+std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+}  // namespace repoctx
