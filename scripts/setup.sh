@@ -98,7 +98,7 @@ build_llama() {
     local got; got="$(sha256sum "$tmp/package/llama/gitRelease.bundle" | cut -d' ' -f1)"
     [ "$got" = "$LLAMA_BUNDLE_SHA256" ] || { log "llama.cpp bundle sha256 mismatch: $got"; exit 4; }
     rm -rf "$llama_src"
-    git clone -q "$tmp/package/llama/gitRelease.bundle" "$llama_src"
+    git -c advice.detachedHead=false clone -q "$tmp/package/llama/gitRelease.bundle" "$llama_src"
     (cd "$llama_src" && git -c advice.detachedHead=false checkout -q "$LLAMA_COMMIT")
     touch "$llama_src/.repoctx-ok"; rm -rf "$tmp"
   fi
@@ -124,6 +124,10 @@ build_llama() {
     mkdir -p "$llama_prefix/bin" "$llama_prefix/include/llama-common" "$llama_prefix/share/vocab"
     cp "$llama_src"/common/*.h "$llama_prefix/include/llama-common/"
     cp "$llama_prefix.build/bin/llama-server" "$llama_prefix/bin/"
+    # llama-server links helper libraries that `cmake --install` does not install (LLAMA_TOOLS_INSTALL=OFF).
+    cp -a "$llama_prefix.build"/bin/*.so* "$llama_prefix/lib/"
+    "$llama_prefix/bin/llama-server" --version >/dev/null 2>&1 \
+      || { log "llama.cpp: the built llama-server does not run (missing libraries?)"; exit 5; }
     cp "$llama_src"/models/ggml-vocab-qwen2.gguf "$llama_src"/models/ggml-vocab-llama-spm.gguf \
       "$llama_prefix/share/vocab/"
     touch "$llama_prefix/.repoctx-ok"

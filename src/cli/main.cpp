@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "eval/retrieval_eval.h"
+#include "eval/train_structural.h"
 #include "index/index.h"
 #include "index/schema.h"
 #include "retrieve/aligncoder_snippets.h"
@@ -228,6 +230,60 @@ int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
   return 0;
 }
 
+int cmd_eval(const Common& o, const std::vector<std::string>& repos, EvalOptions eo, const std::string& strategies) {
+  eo.strategies.clear();
+  std::string cur;
+  for (char c : strategies + ",") {
+    if (c == ',') {
+      if (!cur.empty()) eo.strategies.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur.push_back(c);
+    }
+  }
+  std::vector<EvalReport> reports;
+  json all = json::array();
+  for (const auto& repo : repos) {
+    Common oc = o;
+    oc.repo = repo;
+    oc.db.clear();
+    auto eng = open_engine(oc);
+    EvalReport rep = run_retrieval_eval(*eng, eo);
+    json j = {{"repo", repo}, {"targets", rep.candidates}, {"mean_oracle_size", rep.mean_oracle}};
+    for (const auto& s : rep.scores) {
+      json sj = {{"strategy", s.strategy}, {"mrr", s.mrr}, {"ms_p50", s.ms_p50}, {"ms_mean", s.ms_mean}};
+      for (const auto& [k, r] : s.recall) sj["recall@" + std::to_string(k)] = r;
+      j["strategies"].push_back(sj);
+    }
+    all.push_back(j);
+    reports.push_back(std::move(rep));
+  }
+  if (o.json_out) std::cout << all.dump(2) << "\n";
+  else std::cout << eval_markdown(reports, eo.ks);
+  return 0;
+}
+
+int cmd_train(const Common& o, const std::vector<std::string>& repos, const TrainOptions& to, const std::string& out) {
+  std::vector<std::unique_ptr<Engine>> engines;
+  std::vector<const Engine*> ptrs;
+  for (const auto& repo : repos) {
+    Common oc = o;
+    oc.repo = repo;
+    oc.db.clear();
+    engines.push_back(open_engine(oc));
+    ptrs.push_back(engines.back().get());
+  }
+  TrainReport rep;
+  StructuralModel m = train_structural(ptrs, to, &rep);
+  std::ofstream f(out);
+  if (!f) throw Error(ExitCode::bad_input, "cannot write '" + out + "'");
+  f << m.to_json() << "\n";
+  if (!o.quiet)
+    fmt::print(stderr, "trained on {} targets ({} rows, {} positives) from {} repositories; log loss {:.4f}; wrote {}\n",
+               rep.targets, rep.rows, rep.positives, rep.repos.size(), rep.log_loss, out);
+  return 0;
+}
+
 }  // namespace
 }  // namespace repoctx
 
@@ -286,6 +342,31 @@ int main(int argc, char** argv) {
   sn->add_flag("--dependency", dependency, "AlignCoder dependency snippets of the file's imports");
   sn->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
 
+  std::vector<std::string> eval_repos;
+  EvalOptions eo;
+  std::string eval_strategies = "sparse,same-file,imports";
+  auto* ev = app.add_subcommand("eval", "LLM-free retrieval quality: Recall@k and MRR against the symbols real bodies use");
+  ev->add_option("repos", eval_repos, "repositories to evaluate on")->required();
+  ev->add_option("--strategies", eval_strategies, "comma-separated strategies")->capture_default_str();
+  ev->add_option("--samples", eo.samples, "targets per repository")->capture_default_str();
+  ev->add_option("--seed", eo.seed, "sampling seed")->capture_default_str();
+  ev->add_flag("--include-tests", eo.include_tests, "also sample functions from test files");
+  ev->add_flag("--json", o.json_out, "JSON instead of a Markdown table");
+  ev->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
+  ev->add_option("--model", eo.retriever.model_path, "structural: weights file (default: the shipped model)");
+  ret->add_option("--model", ro.model_path, "structural: weights file (default: the shipped model)");
+
+  std::vector<std::string> train_repos;
+  TrainOptions to;
+  std::string train_out = "models/structural.json";
+  auto* tr = app.add_subcommand("train-structural", "train the structural strategy's ranking model on repositories");
+  tr->add_option("repos", train_repos, "training repositories (keep evaluation repositories out)")->required();
+  tr->add_option("--samples", to.samples, "targets per repository")->capture_default_str();
+  tr->add_option("--seed", to.seed, "sampling seed")->capture_default_str();
+  tr->add_option("--l2", to.l2, "L2 regularisation")->capture_default_str();
+  tr->add_option("-o,--out", train_out, "model file to write")->capture_default_str();
+  tr->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
+
   auto* strat = app.add_subcommand("strategies", "list retrieval strategies");
   std::string tree_file;
   auto* dtree = app.add_subcommand("debug-tree", "print tree-sitter's syntax tree of a file");
@@ -305,6 +386,8 @@ int main(int argc, char** argv) {
     if (*fil) return cmd_files(o, errors_only);
     if (*ret) return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text);
     if (*sn) return cmd_snippets(o, snip_file, dependency);
+    if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies);
+    if (*tr) return cmd_train(o, train_repos, to, train_out);
     if (*dtree) {
       std::ifstream in(tree_file, std::ios::binary);
       if (!in) throw Error(ExitCode::not_found, "cannot read '" + tree_file + "'");

@@ -148,6 +148,35 @@ double Bm25Index::score_doc(const std::vector<std::pair<uint64_t, uint32_t>>& q,
   return score;
 }
 
+Bm25Index::Prepared Bm25Index::prepare(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
+                                       const Bm25Overrides* ov) const {
+  Prepared pq;
+  Stats s = stats(ov);
+  if (s.n <= 0 || s.avgdl <= 0) return pq;
+  pq.c1 = p.k1 * (1.0 - p.b);
+  pq.c2 = p.k1 * p.b / s.avgdl;
+  pq.kp1 = p.k1 + 1.0;
+  for (const auto& [term, qtf] : q) pq.weights.emplace_back(term, idf(term, s, ov) * static_cast<double>(qtf));
+  return pq;
+}
+
+double Bm25Index::score_prepared(const Prepared& pq, const TermVec& doc) {
+  double score = 0;
+  // Both sides are sorted by term id: a merge instead of a search per term.
+  size_t i = 0, j = 0;
+  while (i < pq.weights.size() && j < doc.terms.size()) {
+    if (pq.weights[i].first < doc.terms[j].first) ++i;
+    else if (pq.weights[i].first > doc.terms[j].first) ++j;
+    else {
+      double t = static_cast<double>(doc.terms[j].second);
+      score += pq.weights[i].second * t * pq.kp1 / (t + pq.c1 + pq.c2 * static_cast<double>(doc.length));
+      ++i;
+      ++j;
+    }
+  }
+  return score;
+}
+
 size_t Bm25Index::memory_bytes() const {
   size_t b = doc_len_.size() * 5;
   for (const auto& [t, v] : postings_) b += 32 + v.capacity() * sizeof(Posting);

@@ -54,6 +54,15 @@ class Bm25Index {
   std::vector<ScoredDoc> score_all(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
                                    const Bm25Overrides* ov = nullptr, const std::vector<char>* allowed = nullptr) const;
 
+  // A query's per-term weights under the statistics of `ov`, for scoring many single documents.
+  struct Prepared {
+    std::vector<std::pair<uint64_t, double>> weights;  // (term, idf * query count)
+    double c1 = 0, c2 = 0, kp1 = 0;
+  };
+  Prepared prepare(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
+                   const Bm25Overrides* ov = nullptr) const;
+  static double score_prepared(const Prepared& pq, const TermVec& doc);
+
   // Score of one document (with the same statistics as score_all under the same overrides).
   double score_doc(const std::vector<std::pair<uint64_t, uint32_t>>& q, const TermVec& doc, const Bm25Params& p,
                    const Bm25Overrides* ov = nullptr) const;

@@ -52,6 +52,26 @@ const Bm25Index& Engine::snippet_bm25() const {
   return snippet_bm25_;
 }
 
+const Bm25Index& Engine::visible_bm25() const {
+  std::call_once(visible_once_, [&] {
+    const auto& ents = view_->entities();
+    visible_terms_.resize(ents.size());
+    std::vector<const TermVec*> docs(ents.size(), nullptr);
+    for (size_t i = 0; i < ents.size(); ++i) {
+      if (!is_callable(ents[i].kind)) continue;
+      visible_terms_[i] = term_vector(entity_signature_block(ents[i]));
+      docs[i] = &visible_terms_[i];
+    }
+    visible_bm25_.build(docs);
+  });
+  return visible_bm25_;
+}
+
+const TermVec& Engine::visible_terms(int entity) const {
+  visible_bm25();
+  return visible_terms_[entity];
+}
+
 static size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;

@@ -44,6 +44,10 @@ class Engine {
   const SymbolGraph& graph() const { return graph_; }
   const Bm25Index& entity_bm25() const;
   const Bm25Index& snippet_bm25() const;
+  // Signature + docstring documents of every callable: "functions that look like the target" without
+  // reading any body (structural neighbour votes; the target's own entry is unchanged by hiding).
+  const Bm25Index& visible_bm25() const;
+  const TermVec& visible_terms(int entity) const;
 
   // "path/to/file.py::Qual.name" -> target; throws Error(not_found) naming close matches.
   TargetRef resolve_target(const std::string& spec) const;
@@ -56,8 +60,9 @@ class Engine {
  private:
   std::unique_ptr<RepoView> view_;
   SymbolGraph graph_;
-  mutable std::once_flag entity_once_, snippet_once_;
-  mutable Bm25Index entity_bm25_, snippet_bm25_;
+  mutable std::once_flag entity_once_, snippet_once_, visible_once_;
+  mutable Bm25Index entity_bm25_, snippet_bm25_, visible_bm25_;
+  mutable std::vector<TermVec> visible_terms_;
 };
 
 }  // namespace repoctx

@@ -11,6 +11,7 @@ const std::vector<RetrieverInfo>& retriever_registry() {
       {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", make_sparse},
       {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", make_same_file},
       {"imports", "symbol pool of the transitively imported files ranked by BM25; ProjAgent 4.3", make_imports},
+      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", make_structural},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
        make_aligncoder_snippets},
   };

@@ -1,0 +1,479 @@
+#include "retrieve/structural.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "retrieve/retriever.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+// The shipped model, embedded at build time from models/structural.json (see src/CMakeLists.txt).
+extern const char* const kDefaultStructuralModel;
+
+namespace {
+
+enum F : int {
+  f_class_direct, f_class_inherited, f_module, f_import, f_modattr, f_visible_member, f_accessible, f_global_bm25,
+  f_neighbour, f_kind_function, f_kind_method, f_kind_class, f_kind_variable, f_kind_attribute, f_private, f_dunder,
+  f_upper, f_bm25_rel, f_bm25_log, f_bm25_rank, f_name_in_query, f_name_overlap, f_vote, f_vote_count, f_vote_top5,
+  f_file_usage, f_file_usage_frac, f_class_usage, f_import_unused, f_import_uses, f_proximity, f_param_match,
+  f_method_of_own_class_private, f_count
+};
+
+const std::vector<std::string> kFeatureNames = {
+  "class_direct", "class_inherited", "module", "import", "modattr", "visible_member", "accessible", "global_bm25",
+  "neighbour", "kind_function", "kind_method", "kind_class", "kind_variable", "kind_attribute", "private", "dunder",
+  "upper", "bm25_rel", "bm25_log", "bm25_rank", "name_in_query", "name_overlap", "vote", "vote_count", "vote_top5",
+  "file_usage", "file_usage_frac", "class_usage", "import_unused", "import_uses", "proximity", "param_match",
+  "own_class_private_method",
+};
+
+std::unordered_set<std::string> identifiers(std::string_view text) {
+  std::unordered_set<std::string> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || c == '_') {
+      size_t j = i;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      out.emplace(text.substr(i, j - i));
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+// Subword tokens of a name, without the compound form.
+std::vector<std::string> name_parts(const std::string& name) {
+  std::vector<std::string> toks = tokenize_code(name), out;
+  for (auto& t : toks)
+    if (t.find('_') == std::string::npos && t != [&] {
+          std::string l;
+          for (char c : name) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+          return l;
+        }())
+      out.push_back(t);
+  if (out.empty() && !toks.empty()) out.push_back(toks.front());
+  return out;
+}
+
+// The outermost function or method containing an entity (the "unit" whose references are its usage).
+int unit_of(const RepoView& v, int e) {
+  const auto& ents = v.entities();
+  int unit = -1;
+  for (int cur = e; cur >= 0; cur = ents[cur].parent_index)
+    if (is_callable(ents[cur].kind)) unit = cur;
+  return unit;
+}
+
+}  // namespace
+
+const std::vector<std::string>& structural_feature_names() { return kFeatureNames; }
+
+// ---------------------------------------------------------------------------------------------- model
+double StructuralModel::score(const std::vector<double>& x) const {
+  double z = bias;
+  for (size_t i = 0; i < weights.size() && i < x.size(); ++i) z += weights[i] * (x[i] - mean[i]) / scale[i];
+  return z;
+}
+
+std::string StructuralModel::to_json() const {
+  nlohmann::json j;
+  j["features"] = features;
+  j["weights"] = weights;
+  j["mean"] = mean;
+  j["scale"] = scale;
+  j["bias"] = bias;
+  j["provenance"] = nlohmann::json::parse(provenance_json, nullptr, false);
+  return j.dump(1);
+}
+
+StructuralModel StructuralModel::from_json(const std::string& text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.contains("weights"))
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "' is not a model file (JSON with features and weights)");
+  StructuralModel m;
+  m.features = j["features"].get<std::vector<std::string>>();
+  m.weights = j["weights"].get<std::vector<double>>();
+  m.mean = j["mean"].get<std::vector<double>>();
+  m.scale = j["scale"].get<std::vector<double>>();
+  m.bias = j["bias"].get<double>();
+  if (j.contains("provenance")) m.provenance_json = j["provenance"].dump();
+  if (m.features != structural_feature_names())
+    throw Error(ExitCode::bad_input, "structural model '" + origin +
+                                         "' was trained on other features than this build computes; retrain it with "
+                                         "`repoctx train-structural`");
+  for (auto& s : m.scale)
+    if (s <= 0) s = 1;
+  return m;
+}
+
+StructuralModel StructuralModel::load(const std::string& path) {
+  if (path.empty()) {
+    if (!*kDefaultStructuralModel)
+      throw Error(ExitCode::not_found, "this build has no built-in structural model (models/structural.json was "
+                                       "missing at build time): train one with `repoctx train-structural` and pass --model");
+    return from_json(kDefaultStructuralModel, "built-in");
+  }
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::not_found, "cannot read structural model '" + path + "'");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  return from_json(text, path);
+}
+
+// ---------------------------------------------------------------------------------------------- features
+namespace {
+
+struct FileUsage {
+  // Per reference of the file: the unit (outermost callable, -1 = module/class level), the entity whose
+  // scope holds it, the chain root, and the repository entities it resolves to.
+  struct Use {
+    int unit;
+    int scope;
+    std::string root;
+    std::vector<int> along;
+  };
+  std::vector<Use> uses;
+  int units = 0;
+};
+
+class FeatureBuilder {
+ public:
+  FeatureBuilder(const Engine& e) : e_(e), v_(e.view()), g_(e.graph()) {}
+
+  const FileUsage& usage(int file) {
+    std::lock_guard lk(mu_);
+    auto it = usage_.find(file);
+    if (it != usage_.end()) return it->second;
+    FileUsage fu;
+    const FileRec& f = v_.files()[file];
+    std::unordered_set<int> units;
+    for (const Reference& r : v_.references(file)) {
+      int scope = r.scope >= 0 ? f.first_entity + r.scope : -1;
+      FileUsage::Use u;
+      u.scope = scope;
+      u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
+      u.root = r.chain.substr(0, r.chain.find('.'));
+      u.along = g_.resolve(file, scope, r.chain).along;
+      if (u.unit >= 0) units.insert(u.unit);
+      fu.uses.push_back(std::move(u));
+    }
+    fu.units = static_cast<int>(units.size());
+    return usage_.emplace(file, std::move(fu)).first->second;
+  }
+
+  const std::vector<int>& refs_of(int entity) {
+    std::lock_guard lk(mu_);
+    auto it = refs_.find(entity);
+    if (it != refs_.end()) return it->second;
+    auto r = g_.referenced_entities(entity);
+    return refs_.emplace(entity, std::move(r)).first->second;
+  }
+
+  StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
+
+ private:
+  const Engine& e_;
+  const RepoView& v_;
+  const SymbolGraph& g_;
+  std::mutex mu_;
+  std::unordered_map<int, FileUsage> usage_;
+  std::unordered_map<int, std::vector<int>> refs_;
+};
+
+struct Ranked {
+  int doc;
+  double score;
+};
+
+// Deterministic order independent of internal ids: score, then path, line, qualified name.
+void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
+  const auto& ents = v.entities();
+  const auto& files = v.files();
+  auto better = [&](const Ranked& a, const Ranked& b) {
+    if (a.score != b.score) return a.score > b.score;
+    const auto& ea = ents[a.doc];
+    const auto& eb = ents[b.doc];
+    if (ea.file != eb.file) return files[ea.file].path < files[eb.file].path;
+    if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
+    return ea.qualname < eb.qualname;
+  };
+  if (r.size() > keep) {
+    std::partial_sort(r.begin(), r.begin() + static_cast<long>(keep), r.end(), better);
+    r.resize(keep);
+  } else {
+    std::sort(r.begin(), r.end(), better);
+  }
+}
+
+StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query, const StructuralParams& p) {
+  const auto& ents = v_.entities();
+  const int t = ctx.target.entity;
+  const int file = ctx.target.file;
+  const EntityRec& te = ents[t];
+  const FileRec& tf = v_.files()[file];
+  StructuralCandidates out;
+  std::unordered_map<int, size_t> row_of;
+  auto row = [&](int c) -> std::vector<double>* {
+    if (c < 0 || ctx.is_hidden_entity(c)) return nullptr;
+    auto it = row_of.find(c);
+    if (it != row_of.end()) return &out.features[it->second];
+    row_of.emplace(c, out.entities.size());
+    out.entities.push_back(c);
+    out.features.emplace_back(f_count, 0.0);
+    return &out.features.back();
+  };
+
+  // Scope tiers.
+  int cls = g_.enclosing_class(t);
+  if (cls >= 0) {
+    int n = 0;
+    for (int m : g_.class_members(cls)) {
+      if (n++ >= p.max_class_members) break;
+      if (auto* r = row(m)) (*r)[ents[m].parent_index == cls ? f_class_direct : f_class_inherited] = 1;
+    }
+  }
+  for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+    if (ents[i].parent_index < 0)
+      if (auto* r = row(i)) (*r)[f_module] = 1;
+
+  const FileUsage& fu = usage(file);
+  // How often each bound name is used outside the hidden body (module-level code included).
+  std::unordered_map<std::string, int> name_uses;
+  std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
+  for (const auto& u : fu.uses) {
+    if (u.scope >= 0 && v_.is_within(u.scope, t)) continue;
+    ++name_uses[u.root];
+    for (int c : u.along) entity_units[c].insert(u.unit);
+  }
+  std::unordered_map<int, std::string> bound_by;  // candidate -> import binding that brings it in
+  std::vector<int> visible_classes;
+  for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+    if (ents[i].parent_index < 0 && is_type(ents[i].kind)) visible_classes.push_back(i);
+  for (const Import& im : v_.imports(file)) {
+    if (im.scope != -1 || im.star) continue;
+    std::string bound = im.bound_name();
+    Resolution r = g_.module_member(file, bound);
+    if (r.kind == Resolution::Kind::entity) {
+      if (auto* rw = row(r.entity)) {
+        (*rw)[f_import] = 1;
+        bound_by.emplace(r.entity, bound);
+        if (is_type(ents[r.entity].kind)) visible_classes.push_back(r.entity);
+      }
+    } else if (r.kind == Resolution::Kind::module) {
+      const FileRec& mf = v_.files()[r.file];
+      for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i) {
+        if (ents[i].parent_index >= 0) continue;
+        if (auto* rw = row(i)) {
+          (*rw)[f_modattr] = 1;
+          bound_by.emplace(i, bound);
+        }
+      }
+    }
+  }
+  for (int c : visible_classes) {
+    int n = 0;
+    for (int m : g_.class_members(c)) {
+      if (n++ >= p.max_class_members) break;
+      if (auto* r = row(m)) (*r)[f_visible_member] = 1;
+    }
+  }
+
+  // BM25 over entities (statistics of the repository without the hidden body).
+  auto q = query_terms(query);
+  Bm25Overrides eov = ctx.entity_overrides();
+  const Bm25Index& eb = e_.entity_bm25();
+  auto scored = eb.score_all(q, p.bm25, &eov);
+  std::vector<Ranked> global;
+  global.reserve(scored.size());
+  for (const auto& s : scored)
+    if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
+  sort_docs(v_, global, static_cast<size_t>(p.bm25_candidates));
+  for (size_t i = 0; i < global.size(); ++i)
+    if (auto* r = row(global[i].doc)) {
+      (*r)[f_global_bm25] = 1;
+      (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
+    }
+  {
+    auto files = g_.accessible_files(file, &ctx.hidden);
+    std::vector<char> allowed(ents.size(), 0);
+    for (int f : files) {
+      const FileRec& fr = v_.files()[f];
+      for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
+        if (ents[i].parent_index < 0) allowed[i] = 1;
+    }
+    auto acc = eb.score_all(q, p.bm25, &eov, &allowed);
+    std::vector<Ranked> ar;
+    for (const auto& s : acc)
+      if (!ctx.is_hidden_entity(s.doc)) ar.push_back({s.doc, s.score});
+    sort_docs(v_, ar, static_cast<size_t>(p.accessible_candidates));
+    for (const auto& a : ar)
+      if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
+  }
+
+  // Neighbours: the functions whose signature and docstring are most like the target's.
+  Bm25Overrides vov;
+  vov.removed = ctx.removed_entities;
+  auto ns = e_.visible_bm25().score_all(q, p.bm25, &vov);
+  std::vector<Ranked> nb;
+  for (const auto& s : ns)
+    if (s.doc != t && !ctx.is_hidden_entity(s.doc)) nb.push_back({s.doc, s.score});
+  sort_docs(v_, nb, static_cast<size_t>(p.neighbours));
+  std::unordered_map<int, double> vote, vote5;
+  std::unordered_map<int, int> vote_n;
+  double top = nb.empty() ? 1.0 : nb.front().score;
+  for (size_t i = 0; i < nb.size(); ++i) {
+    int n = nb[i].doc;
+    // A neighbour around the hidden target must not see its body: resolve it with the body hidden.
+    std::vector<int> refs = v_.is_within(t, n) ? g_.referenced_entities(n, &ctx.hidden) : refs_of(n);
+    double w = top > 0 ? nb[i].score / top : 0;
+    for (int c : refs) {
+      if (c == t) continue;
+      vote[c] += w;
+      vote_n[c] += 1;
+      if (i < 5) vote5[c] += w;
+      if (auto* r = row(c)) (*r)[f_neighbour] = 1;
+    }
+  }
+
+  // Per-candidate features.
+  auto pq = eb.prepare(q, p.bm25, &eov);
+  std::unordered_map<int, const TermVec*> replaced;
+  for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
+  auto qids = identifiers(query);
+  std::unordered_set<std::string> qtoks;
+  for (auto& tok : tokenize_code(query)) qtoks.insert(tok);
+  std::unordered_set<std::string> ptoks;
+  for (const auto& prm : te.params) {
+    for (auto& tok : tokenize_code(prm.name)) ptoks.insert(tok);
+    for (auto& tok : tokenize_code(prm.annotation)) ptoks.insert(tok);
+  }
+  int class_units = 0;
+  if (cls >= 0)
+    for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+      if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
+  double max_bm25 = 0;
+  std::vector<double> bm25(out.entities.size());
+  for (size_t k = 0; k < out.entities.size(); ++k) {
+    int c = out.entities[k];
+    auto it = replaced.find(c);
+    bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v_.entity_terms(c));
+    max_bm25 = std::max(max_bm25, bm25[k]);
+  }
+  int nn = std::max<int>(1, static_cast<int>(nb.size()));
+  for (size_t k = 0; k < out.entities.size(); ++k) {
+    int c = out.entities[k];
+    const EntityRec& ce = ents[c];
+    auto& x = out.features[k];
+    x[f_kind_function] = ce.kind == EntityKind::function;
+    x[f_kind_method] = ce.kind == EntityKind::method || ce.kind == EntityKind::constructor;
+    x[f_kind_class] = is_type(ce.kind);
+    x[f_kind_variable] = ce.kind == EntityKind::variable;
+    x[f_kind_attribute] = ce.kind == EntityKind::attribute || ce.kind == EntityKind::field;
+    bool dunder = starts_with(ce.name, "__") && ends_with(ce.name, "__");
+    x[f_dunder] = dunder;
+    x[f_private] = !dunder && starts_with(ce.name, "_");
+    x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(), [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
+    x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
+    x[f_bm25_log] = std::log1p(bm25[k]);
+    x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
+    auto parts = name_parts(ce.name);
+    int hit = 0, phit = 0;
+    for (const auto& pt : parts) {
+      hit += qtoks.count(pt) ? 1 : 0;
+      phit += ptoks.count(pt) ? 1 : 0;
+    }
+    x[f_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
+    x[f_param_match] = parts.empty() ? 0 : static_cast<double>(phit) / static_cast<double>(parts.size());
+    if (auto it = vote.find(c); it != vote.end()) {
+      x[f_vote] = it->second;
+      x[f_vote_count] = static_cast<double>(vote_n[c]) / nn;
+      x[f_vote_top5] = vote5.count(c) ? vote5[c] : 0;
+    }
+    if (auto it = entity_units.find(c); it != entity_units.end()) {
+      int users = 0, class_users = 0;
+      for (int u : it->second) {
+        if (u < 0) continue;
+        ++users;
+        if (cls >= 0 && ents[u].parent_index == cls) ++class_users;
+      }
+      x[f_file_usage] = std::log1p(users);
+      x[f_file_usage_frac] = fu.units > 0 ? static_cast<double>(users) / fu.units : 0;
+      x[f_class_usage] = class_units > 0 ? static_cast<double>(class_users) / class_units : 0;
+    }
+    if (auto it = bound_by.find(c); it != bound_by.end()) {
+      int uses = name_uses.count(it->second) ? name_uses[it->second] : 0;
+      x[f_import_unused] = uses == 0;
+      x[f_import_uses] = std::log1p(uses);
+    }
+    if (ce.file == file) x[f_proximity] = 1.0 / (1.0 + std::abs(ce.start_line - te.start_line) / 100.0);
+    x[f_method_of_own_class_private] = x[f_class_direct] * x[f_private];
+  }
+  return out;
+}
+
+class StructuralRetriever : public Retriever {
+ public:
+  StructuralRetriever(const Engine& e, const RetrieverOptions& o)
+      : e_(e), fb_(e), model_(StructuralModel::load(o.model_path)) {
+    params_.neighbours = o.neighbours;
+    params_.bm25 = o.bm25;
+  }
+  std::string name() const override { return "structural"; }
+
+  std::vector<Hit> retrieve(const RetrievalQuery& q) override {
+    if (!q.target) throw Error(ExitCode::usage, "the structural strategy needs --target (it ranks what a function's scope can reach)");
+    TargetContext ctx = e_.make_context(*q.target);
+    auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
+    const auto& ents = e_.view().entities();
+    std::vector<Hit> hits;
+    hits.reserve(cand.entities.size());
+    for (size_t i = 0; i < cand.entities.size(); ++i) {
+      Hit h;
+      h.entity = cand.entities[i];
+      h.file = ents[h.entity].file;
+      h.start_line = ents[h.entity].decorated_start_line;
+      h.end_line = ents[h.entity].end_line;
+      h.score = model_.score(cand.features[i]);
+      for (size_t f = 0; f < cand.features[i].size(); ++f)
+        if (cand.features[i][f] != 0) h.features[kFeatureNames[f]] = cand.features[i][f];
+      hits.push_back(std::move(h));
+    }
+    rank_entity_hits(e_, hits, q.top_k);
+    return hits;
+  }
+
+ private:
+  const Engine& e_;
+  FeatureBuilder fb_;
+  StructuralModel model_;
+  StructuralParams params_;
+};
+
+}  // namespace
+
+struct StructuralFeatures::Impl : FeatureBuilder {
+  using FeatureBuilder::FeatureBuilder;
+};
+StructuralFeatures::StructuralFeatures(const Engine& e) : impl_(std::make_unique<Impl>(e)) {}
+StructuralFeatures::~StructuralFeatures() = default;
+StructuralCandidates StructuralFeatures::build(const TargetContext& ctx, const std::string& query,
+                                               const StructuralParams& p) {
+  return impl_->build(ctx, query, p);
+}
+
+std::unique_ptr<Retriever> make_structural(const Engine& e, const RetrieverOptions& o) {
+  return std::make_unique<StructuralRetriever>(e, o);
+}
+
+}  // namespace repoctx

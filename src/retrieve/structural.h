@@ -1,0 +1,61 @@
+// The `structural` strategy's candidates and features, shared by the retriever and by its trainer.
+//
+// Candidates come from the scopes a body can see (its class and bases, its module, the names and modules
+// its file imports, the members of visible classes, the transitively importable files), from what the
+// most similar functions reference, and from BM25. Each candidate gets features that never read the
+// hidden body: scope tiers, kind, BM25, name overlap with the signature and docstring, votes of
+// neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file.
+// A logistic model over these features ranks them; its weights are data (models/structural.json),
+// trained by `repoctx train-structural` on other repositories than the ones it is evaluated on.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "retrieve/engine.h"
+
+namespace repoctx {
+
+struct StructuralParams {
+  int neighbours = 20;        // most similar functions (by signature + docstring) whose references vote
+  int bm25_candidates = 100;  // global BM25 candidates
+  int accessible_candidates = 50;
+  int max_class_members = 200;
+  Bm25Params bm25;
+};
+
+const std::vector<std::string>& structural_feature_names();
+
+struct StructuralCandidates {
+  std::vector<int> entities;
+  std::vector<std::vector<double>> features;  // one row per candidate, structural_feature_names() order
+};
+
+// Computes candidates and features; caches per-file usage and per-function references across queries.
+class StructuralFeatures {
+ public:
+  explicit StructuralFeatures(const Engine& e);
+  ~StructuralFeatures();
+  StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Logistic model over standardised features: p = sigmoid(bias + sum_i w_i * (x_i - mean_i) / scale_i).
+struct StructuralModel {
+  std::vector<std::string> features;
+  std::vector<double> weights, mean, scale;
+  double bias = 0;
+  std::string provenance_json = "{}";  // what it was trained on, and the command
+
+  double score(const std::vector<double>& x) const;
+  std::string to_json() const;
+  // Throws Error(bad_input) when the text is not a model or its features differ from this build's.
+  static StructuralModel from_json(const std::string& text, const std::string& origin);
+  static StructuralModel load(const std::string& path);  // empty path = the model built into repoctx
+};
+
+}  // namespace repoctx
