@@ -3,11 +3,13 @@
 that repoctx's speed can be reported as a ratio measured in the same run (stdlib only).
 
     ref_index.py ROOT --db OUT.sqlite [--queries Q.jsonl] [--k 20] [--json] [--dump-scores FILE]
+                 [--corpus entities|snippets]
 
 Pipeline: walk ROOT for *.py -> read bytes, blake2b-128 hash -> ast.parse -> entities (same rules as
 tests/oracle/ast_entities.py) with signature / docstring / source text, imports, references ->
 split-aggregate snippets -> tokenize -> BM25 inverted indexes (entity corpus, snippet corpus) ->
-SQLite (one transaction per batch of files).  Then queries against the in-memory entity index.
+SQLite (one transaction per batch of files).  Then queries against the in-memory entity index (or,
+with --corpus snippets, the snippet index).
 
 Conventions the C++ side must share for scores to be cross-checkable (see --dump-scores):
   * files in sorted relative-path order; entity doc ids in file order, entities in source pre-order
@@ -421,7 +423,8 @@ def parse(data):
 
 
 def build_index(root, db_path):
-    """Index ROOT into db_path; returns (entity BM25, entity meta, auto queries, stats)."""
+    """Index ROOT into db_path; returns (entity BM25, entity meta, auto queries, stats, snippet BM25,
+    snippet meta)."""
     t0 = time.perf_counter()
     stage = Counter()                       # seconds per stage
     paths = walk_py_files(root)
@@ -429,6 +432,7 @@ def build_index(root, db_path):
     conn = open_db(db_path)
     ent_index, snip_index = BM25Index(), BM25Index()
     meta = []                               # entity doc id -> (file, qualname, start_line)
+    snip_meta = []                          # snippet doc id -> (file, start_line, end_line)
     auto_queries = []
     n = Counter()
     batch = Batch()
@@ -476,6 +480,7 @@ def build_index(root, db_path):
             text = "".join(lines[s - 1:end])
             tf = term_freqs(text)
             doc = snip_index.add(tf)
+            snip_meta.append((rel, s, end))
             rows["snippets"].append((doc, file_id, s, end, text, snip_index.doc_len[doc]))
             rows["postings"] += [(1, term, doc, c) for term, c in tf.items()]
             n["postings"] += len(tf)
@@ -515,7 +520,7 @@ def build_index(root, db_path):
              "snippets": len(snip_index.doc_len), "postings": n["postings"],
              "terms_entities": len(ent_index.postings), "terms_snippets": len(snip_index.postings),
              "stage_seconds": {k: round(v, 3) for k, v in stage.items()}}
-    return ent_index, meta, auto_queries, stats
+    return ent_index, meta, auto_queries, stats, snip_index, snip_meta
 
 
 def percentile(sorted_values, q):
@@ -535,12 +540,17 @@ def main(argv=None):
     ap.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     ap.add_argument("--dump-scores", metavar="FILE",
                     help='JSONL per query: {"text", "results": [[file, qualname, start_line, '
-                         'score], ...]} (usable again as --queries)')
+                         'score], ...]} (usable again as --queries); with --corpus snippets the '
+                         'results are [[file, start_line, end_line, score], ...]')
+    ap.add_argument("--corpus", choices=("entities", "snippets"), default="entities",
+                    help="index the queries run against (default: entities)")
     args = ap.parse_args(argv)
     if not os.path.isdir(args.root):
         ap.error(f"not a directory: {args.root}")
 
-    index, meta, queries, stats = build_index(args.root, args.db)
+    index, meta, queries, stats, snip_index, snip_meta = build_index(args.root, args.db)
+    if args.corpus == "snippets":
+        index, meta = snip_index, snip_meta
     if args.queries:
         with open(args.queries, encoding="utf-8") as f:
             queries = [json.loads(line)["text"] for line in f if line.strip()]
@@ -557,7 +567,8 @@ def main(argv=None):
             f.writelines(json.dumps(d) + "\n" for d in dumps)
     latencies.sort()
     stats.update({
-        "root": os.path.abspath(args.root), "queries": len(queries), "k": args.k,
+        "root": os.path.abspath(args.root), "corpus": args.corpus, "queries": len(queries),
+        "k": args.k,
         "query_p50_ms": percentile(latencies, 0.50), "query_p99_ms": percentile(latencies, 0.99),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "python": sys.version.split()[0]})

@@ -68,8 +68,21 @@ EvalReport run_retrieval_eval(const Engine& e, const EvalOptions& o) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       std::vector<int> ranked;
       std::unordered_set<int> seen;
-      for (const auto& h : hits)
-        if (h.type == Hit::Type::entity && h.entity >= 0 && seen.insert(h.entity).second) ranked.push_back(h.entity);
+      const auto& ents = e.view().entities();
+      for (const auto& h : hits) {
+        if (h.type == Hit::Type::entity && h.entity >= 0) {
+          if (seen.insert(h.entity).second) ranked.push_back(h.entity);
+        } else if (h.type == Hit::Type::snippet && h.file >= 0 && h.label != "dependency") {
+          // A code snippet hands over every definition it shows: entities overlapping its lines.
+          const FileRec& fr = e.view().files()[h.file];
+          for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
+            if (ents[i].decorated_start_line <= h.end_line && ents[i].end_line >= h.start_line && i != t.entity &&
+                !e.view().is_within(i, t.entity) && seen.insert(i).second)
+              ranked.push_back(i);
+        } else if (h.label == "dependency" && h.entity >= 0 && seen.insert(h.entity).second) {
+          ranked.push_back(h.entity);
+        }
+      }
       for (int k : o.ks) {
         int found = 0;
         for (int i = 0; i < std::min<int>(k, static_cast<int>(ranked.size())); ++i)

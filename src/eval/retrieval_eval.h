@@ -1,6 +1,8 @@
 // LLM-free retrieval quality: sample documented functions of a real repository, hide each body, and
 // measure how well a strategy ranks the repository symbols the real body references (the oracle, from
-// the repository model's resolution). Reports Recall@k and MRR per strategy.
+// the repository model's resolution). Reports Recall@k and MRR per strategy. Snippet strategies are
+// scored by the definitions their snippets show (entities overlapping a snippet's lines, the entities a
+// dependency snippet summarises), in rank order.
 #pragma once
 
 #include <map>

@@ -197,6 +197,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   for (const auto& [path, ef] : existing)
     if (!walked.count(path)) removed.push_back(ef.id);
 
+  log_debug("walk: {} files in {:.3f}s", walk.files.size(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   std::vector<size_t> todo;
   std::vector<std::pair<int64_t, std::string>> module_updates;
   for (size_t i = 0; i < walk.files.size(); ++i) {
@@ -212,6 +214,11 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   }
 
   meta_set(*db, "root", root.string());
+  {
+    nlohmann::json sk = nlohmann::json::array();
+    for (const auto& f : walk.skipped) sk.push_back({f.rel, f.reason});
+    meta_set(*db, "skipped", sk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
   meta_set(*db, "snippet_lines", std::to_string(opt.snippet_lines));
   meta_set(*db, "extractor", kExtractorVersion);
   if (!removed.empty() || !module_updates.empty()) {
@@ -231,6 +238,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   }
   meta_set(*db, "complete", "0");
 
+  // Largest files first: one 1.5 MB test file parsed last would leave the other core idle.
+  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return walk.files[a].size > walk.files[b].size; });
   int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   nthreads = std::min<int>(nthreads, static_cast<int>(todo.size()));
   uint64_t total_bytes = 0;
@@ -297,7 +306,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   sql::Stmt ins_snip(*db, "INSERT INTO snippets(file_id,ord,start_line,end_line,doc_len,terms) VALUES(?,?,?,?,?,?)");
 
   const char* kill_env = std::getenv("REPOCTX_DEBUG_KILL_AFTER_FILES");
-  size_t kill_after = kill_env ? std::strtoull(kill_env, nullptr, 10) : opt.debug_stop_after_files;
+  size_t kill_after = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
   size_t committed = 0, in_batch = 0, warned_errors = 0, warned_utf8 = 0;
   std::optional<sql::Transaction> tx;
   auto commit_batch = [&] {
@@ -310,6 +319,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
       // Test hook: die exactly like `kill -9` would, with no cleanup, to prove crash safety.
       std::raise(SIGKILL);
     }
+    if (opt.interrupt_after_files && committed >= opt.interrupt_after_files) g_interrupted = true;
   };
 
   try {
@@ -391,9 +401,12 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
 
   if (st.files_with_errors > 10)
     log_warn("{} files had syntax errors in all (list them with `repoctx files --errors`)", st.files_with_errors);
+  log_debug("parse+write done at {:.3f}s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.complete = !g_interrupted;
   meta_set(*db, "complete", st.complete ? "1" : "0");
+  // Fold the write-ahead log into the database so readers start from a compact file.
   if (st.complete) db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  log_debug("checkpoint done at {:.3f}s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
 }

@@ -18,7 +18,7 @@ namespace repoctx {
 inline constexpr int kIndexSchemaVersion = 1;
 // Bumped whenever extraction (parsers, documents, snippets, tokenizer) changes what a file yields: an
 // index built by another extractor version is re-parsed in full.
-inline constexpr const char* kExtractorVersion = "code-v1.3";
+inline constexpr const char* kExtractorVersion = "code-v1.5";
 
 struct IndexOptions {
   std::string db_path;          // empty = default_index_path(repo)
@@ -28,8 +28,9 @@ struct IndexOptions {
   size_t batch_files = 64;      // files per transaction
   bool progress = true;
   bool force = false;           // re-parse every file
-  // Test hook: stop (as if killed) after this many files have been committed; 0 = never.
-  size_t debug_stop_after_files = 0;
+  // Test hook: behave as if interrupted (Ctrl-C) once this many files are committed; 0 = never.
+  // (REPOCTX_DEBUG_KILL_AFTER_FILES=N makes the process SIGKILL itself instead, for crash tests.)
+  size_t interrupt_after_files = 0;
 };
 
 struct IndexStats {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "index/index.h"
+#include "util/error.h"
 
 namespace repoctx {
 
@@ -90,31 +91,82 @@ void meta_set(sql::Db& db, const std::string& key, const std::string& value) {
   s.bind(1, key).bind(2, value).exec();
 }
 
-std::string encode_references(const std::vector<Reference>& refs) {
-  json arr = json::array();
-  for (const auto& r : refs) {
-    json row = {r.scope, r.chain, static_cast<int>(r.kind), r.line, r.nargs, r.is_store ? 1 : 0};
-    if (!r.kwargs.empty()) row.push_back(r.kwargs);
-    arr.push_back(std::move(row));
+// References use a flat varint layout instead of CBOR: a large library has millions of them, and
+// building a JSON tree per reference dominated indexing time. Layout per reference:
+//   scope+1, kind, line, nargs+1 (varints), flags byte (bit0 = store), chain (varint length + bytes),
+//   kwargs count, then each kwarg (varint length + bytes). Preceded by a version byte and a count.
+namespace {
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
   }
-  auto bytes = json::to_cbor(arr);
-  return std::string(bytes.begin(), bytes.end());
+  out.push_back(static_cast<char>(v));
+}
+bool get_varint(std::string_view in, size_t& pos, uint64_t& v) {
+  v = 0;
+  for (int shift = 0; pos < in.size() && shift < 64; shift += 7) {
+    uint8_t b = static_cast<uint8_t>(in[pos++]);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) return true;
+  }
+  return false;
+}
+void put_str(std::string& out, const std::string& s) {
+  put_varint(out, s.size());
+  out.append(s);
+}
+bool get_str(std::string_view in, size_t& pos, std::string& s) {
+  uint64_t n;
+  if (!get_varint(in, pos, n) || pos + n > in.size()) return false;
+  s.assign(in.substr(pos, n));
+  pos += n;
+  return true;
+}
+constexpr char kRefsFormat = 1;
+}  // namespace
+
+std::string encode_references(const std::vector<Reference>& refs) {
+  std::string out;
+  out.reserve(refs.size() * 24);
+  out.push_back(kRefsFormat);
+  put_varint(out, refs.size());
+  for (const auto& r : refs) {
+    put_varint(out, static_cast<uint64_t>(r.scope + 1));
+    put_varint(out, static_cast<uint64_t>(r.kind));
+    put_varint(out, static_cast<uint64_t>(r.line));
+    put_varint(out, static_cast<uint64_t>(r.nargs + 1));
+    out.push_back(r.is_store ? 1 : 0);
+    put_str(out, r.chain);
+    put_varint(out, r.kwargs.size());
+    for (const auto& k : r.kwargs) put_str(out, k);
+  }
+  return out;
 }
 
-std::vector<Reference> decode_references(std::string_view blob) {
+std::vector<Reference> decode_references(std::string_view in) {
   std::vector<Reference> out;
-  if (blob.empty()) return out;
-  json arr = json::from_cbor(blob.begin(), blob.end());
-  out.reserve(arr.size());
-  for (const auto& row : arr) {
+  if (in.empty()) return out;
+  size_t pos = 1;
+  uint64_t n = 0;
+  auto bad = [] { return Error(ExitCode::bad_input, "damaged references in the index: re-run `repoctx index --force`"); };
+  if (in[0] != kRefsFormat || !get_varint(in, pos, n)) throw bad();
+  out.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
     Reference r;
-    r.scope = row[0].get<int>();
-    r.chain = row[1].get<std::string>();
-    r.kind = static_cast<RefKind>(row[2].get<int>());
-    r.line = row[3].get<int>();
-    r.nargs = row[4].get<int>();
-    r.is_store = row[5].get<int>() != 0;
-    if (row.size() > 6) r.kwargs = row[6].get<std::vector<std::string>>();
+    uint64_t scope, kind, line, nargs, nk;
+    if (!get_varint(in, pos, scope) || !get_varint(in, pos, kind) || !get_varint(in, pos, line) ||
+        !get_varint(in, pos, nargs) || pos >= in.size())
+      throw bad();
+    r.scope = static_cast<int>(scope) - 1;
+    r.kind = static_cast<RefKind>(kind);
+    r.line = static_cast<int>(line);
+    r.nargs = static_cast<int>(nargs) - 1;
+    r.is_store = in[pos++] != 0;
+    if (!get_str(in, pos, r.chain) || !get_varint(in, pos, nk)) throw bad();
+    r.kwargs.resize(nk);
+    for (auto& k : r.kwargs)
+      if (!get_str(in, pos, k)) throw bad();
     out.push_back(std::move(r));
   }
   return out;

@@ -34,13 +34,9 @@ TermVec TermVec::deserialize(std::string_view blob, uint32_t length) {
 }
 
 TermVec term_vector(std::string_view text) {
-  thread_local std::vector<std::string> toks;
-  toks.clear();
-  tokenize_code(text, toks);
   thread_local std::vector<uint64_t> ids;
   ids.clear();
-  ids.reserve(toks.size());
-  for (const auto& t : toks) ids.push_back(hash64(t));
+  tokenize_hashes(text, ids);
   std::sort(ids.begin(), ids.end());
   TermVec tv;
   tv.length = static_cast<uint32_t>(ids.size());

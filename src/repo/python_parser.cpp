@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <string>
 #include <unordered_set>
 
@@ -77,7 +78,6 @@ struct Scope {
   std::string prefix;                     // qualname prefix for definitions inside this scope
   std::unordered_set<std::string> locals; // function scopes: locally bound names
   std::unordered_set<std::string> globals;
-  std::unordered_set<std::string> imported;  // names bound by imports inside the function: resolvable
   std::string receiver;                   // methods: name of the first parameter (self/cls), unless static
   const Scope* parent = nullptr;
   bool conditional = false;               // inside try/if at module level
@@ -88,17 +88,52 @@ class Extractor {
   Extractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(grammar()) {}
 
   void run(TSNode root) {
-    Scope module;
+    Scope& module = scopes_.emplace_back();
     module.type = ScopeType::module;
     visit_block(root, module, false);
+    finish();
   }
 
  private:
   std::string_view src_;
   ParsedFile& out_;
   const Grammar& g_;
+  // One pass over the tree: references are recorded as they are met and names are bound as they are
+  // met; whether a reference's root is a local of its function (Python decides that from the whole
+  // function, later assignments included) is settled in finish(), when every scope is complete.
+  std::deque<Scope> scopes_;  // stable addresses: references keep a pointer to their scope
+  std::vector<const Scope*> ref_scope_;
 
   int kind(TSNode n) const { return g_.kinds(n); }
+
+  void bind(Scope& sc, std::string_view name) {
+    if (sc.type == ScopeType::function) sc.locals.emplace(name);
+  }
+
+  void finish() {
+    size_t keep = 0;
+    for (size_t i = 0; i < out_.references.size(); ++i) {
+      const Scope& sc = *ref_scope_[i];
+      const std::string& chain = out_.references[i].chain;
+      std::string root = chain.substr(0, chain.find('.'));
+      // Names bound locally (in this function or an enclosing one, Python's closure rule) are not
+      // repository symbols, except the method receiver (self/cls), which the resolver maps to the class.
+      if (root != "super()" && is_local(sc, root) && !is_receiver(sc, root)) continue;
+      if (keep != i) out_.references[keep] = std::move(out_.references[i]);
+      ++keep;
+    }
+    out_.references.resize(keep);
+    for (const Scope& sc : scopes_) {
+      if (sc.type != ScopeType::function) continue;
+      ScopeInfo info;
+      info.entity = sc.entity;
+      info.locals.assign(sc.locals.begin(), sc.locals.end());
+      std::sort(info.locals.begin(), info.locals.end());
+      info.globals.assign(sc.globals.begin(), sc.globals.end());
+      std::sort(info.globals.begin(), info.globals.end());
+      out_.scopes.push_back(std::move(info));
+    }
+  }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
   TSNode field(TSNode n, TSFieldId f) const { return ts_node_child_by_field_id(n, f); }
 
@@ -124,6 +159,7 @@ class Extractor {
           if (k == k_assignment) {
             visit_assignment(ch, st, sc);
           } else if (k == k_augmented_assignment) {
+            bind_target(field(ch, g_.f_left), sc);
             scan_store_target(field(ch, g_.f_left), sc);
             scan(field(ch, g_.f_right), sc);
           } else {
@@ -145,6 +181,7 @@ class Extractor {
         });
         return;
       case k_for_statement:
+        bind_target(field(st, g_.f_left), sc);
         scan_store_target(field(st, g_.f_left), sc);
         scan(field(st, g_.f_right), sc);
         visit_block(field(st, g_.f_body), sc, true);
@@ -161,8 +198,10 @@ class Extractor {
             case k_block: visit_block(ch, sc, true); break;
             case k_except_clause:
             case k_except_group_clause:
-              ts::for_each_child(ch, true, [&](TSNode part) {
+              ts::for_each_child_field(ch, [&](TSNode part, TSFieldId f) {
+                if (!ts_node_is_named(part)) return;
                 if (kind(part) == k_block) visit_block(part, sc, true);
+                else if (f == g_.f_alias) bind_target(part, sc);  // `except E as e`
                 else scan(part, sc);
               });
               break;
@@ -190,7 +229,8 @@ class Extractor {
               ts::for_each_child(cc, true, [&](TSNode part) {
                 int k = kind(part);
                 if (k == k_block) visit_block(part, sc, true);
-                else if (k != k_case_pattern) scan(part, sc);  // guards; patterns only bind
+                else if (k == k_case_pattern) bind_pattern_captures(part, sc);
+                else scan(part, sc);  // guards
               });
             });
           } else if (ts_node_is_named(ch)) {
@@ -342,10 +382,11 @@ class Extractor {
     }
 
     int index = static_cast<int>(out_.entities.size());
+    bind(sc, e.name);  // a def or class inside a function binds a local name
     out_.entities.push_back(std::move(e));
     if (ts_node_is_null(body)) return;
 
-    Scope inner;
+    Scope& inner = scopes_.emplace_back();
     inner.entity = index;
     inner.parent = &sc;
     const Entity& me = out_.entities[index];
@@ -360,18 +401,8 @@ class Extractor {
       if (sc.type == ScopeType::klass && !is_static && !me.params.empty() &&
           me.params[0].kind <= Parameter::positional)
         inner.receiver = me.params[0].name;
-      collect_bindings(body, inner);
     }
     visit_block(body, inner, false);
-    if (!is_class) {
-      ScopeInfo info;
-      info.entity = index;
-      info.locals.assign(inner.locals.begin(), inner.locals.end());
-      std::sort(info.locals.begin(), info.locals.end());
-      info.globals.assign(inner.globals.begin(), inner.globals.end());
-      std::sort(info.globals.begin(), info.globals.end());
-      out_.scopes.push_back(std::move(info));
-    }
   }
 
   static std::string collapse_ws(std::string_view s) {
@@ -523,6 +554,7 @@ class Extractor {
         out_.entities.push_back(std::move(v));
       }
     }
+    bind_target(left, sc);
     scan_store_target(left, sc);
     if (!ts_node_is_null(type)) scan(type, sc);
     if (!ts_node_is_null(right)) {
@@ -609,99 +641,18 @@ class Extractor {
   }
 
   // ---------------------------------------------------------------- local bindings (function scopes)
-  // Python decides at compile time that a name assigned anywhere in a function is local to it; a first
-  // pass collects those names so that references can be classified while they are scanned.
-  void collect_bindings(TSNode n, Scope& sc) {
-    int k = kind(n);
-    switch (k) {
-      case k_function_definition:
-      case k_class_definition: {
-        TSNode name = field(n, g_.f_name);
-        if (!ts_node_is_null(name)) sc.locals.emplace(text(name));
-        // Defaults and decorators belong to this scope, the body to the nested one.
-        if (k == k_function_definition) collect_bindings_shallow(field(n, g_.f_parameters), sc);
-        return;
-      }
-      case k_decorated_definition: {
-        TSNode def = field(n, g_.f_definition);
-        if (!ts_node_is_null(def)) collect_bindings(def, sc);
-        return;
-      }
-      case k_global_statement:
-        ts::for_each_child(n, true, [&](TSNode c) { if (kind(c) == k_identifier) sc.globals.emplace(text(c)); });
-        return;
-      case k_nonlocal_statement:
-        return;  // bound in an enclosing function: handled by looking up the scope chain
-      case k_assignment:
-      case k_augmented_assignment:
-        bind_target(field(n, g_.f_left), sc);
-        break;
-      case k_for_statement:
-      case k_for_in_clause:
-        bind_target(field(n, g_.f_left), sc);
-        break;
-      case k_named_expression:
-        if (auto nm = field(n, g_.f_name); !ts_node_is_null(nm)) sc.locals.emplace(text(nm));
-        break;
-      case k_as_pattern: {
-        if (auto al = field(n, g_.f_alias); !ts_node_is_null(al)) bind_target(al, sc);
-        break;
-      }
-      case k_except_clause:
-      case k_except_group_clause:
-        // `except E as name`: tree-sitter wraps it in an as_pattern, handled above.
-        break;
-      case k_import_statement:
-      case k_import_from_statement:
-        visit_import_names(n, sc);
-        return;
-      case k_lambda:
-        collect_bindings_shallow(field(n, g_.f_parameters), sc);
-        break;
-      case k_case_pattern:
-        bind_pattern_captures(n, sc);
-        return;
-      case k_delete_statement:
-        return;
-      default:
-        break;
-    }
-    ts::for_each_child(n, true, [&](TSNode c) { collect_bindings(c, sc); });
-  }
-
-  void visit_import_names(TSNode st, Scope& sc) {
-    if (kind(st) == k_import_statement) {
-      ts::for_each_child_field(st, [&](TSNode ch, TSFieldId f) {
-        if (f != g_.f_name) return;
-        if (kind(ch) == k_aliased_import) sc.imported.emplace(text(field(ch, g_.f_alias)));
-        else {
-          std::string d = dotted(ch);
-          sc.imported.insert(d.substr(0, d.find('.')));
-        }
-      });
-      return;
-    }
-    ts::for_each_child_field(st, [&](TSNode ch, TSFieldId f) {
-      if (f != g_.f_name) return;
-      if (kind(ch) == k_aliased_import) sc.imported.emplace(text(field(ch, g_.f_alias)));
-      else sc.imported.insert(dotted(ch));
+  void bind_lambda_params(TSNode params, Scope& sc) {
+    // Lambda parameters: conservatively treated as locals of the enclosing function.
+    if (ts_node_is_null(params)) return;
+    ts::for_each_child(params, true, [&](TSNode p) {
+      TSNode nm = kind(p) == k_identifier ? p : field(p, g_.f_name);
+      if (ts_node_is_null(nm) && ts_node_named_child_count(p) > 0) nm = ts_node_named_child(p, 0);
+      if (!ts_node_is_null(nm) && kind(nm) == k_identifier) bind(sc, text(nm));
     });
   }
 
-  void collect_bindings_shallow(TSNode params, Scope& sc) {
-    if (ts_node_is_null(params)) return;
-    // Lambda parameters: conservatively treated as locals of the enclosing function.
-    if (kind(params) == k_lambda_parameters) {
-      ts::for_each_child(params, true, [&](TSNode p) {
-        TSNode nm = kind(p) == k_identifier ? p : field(p, g_.f_name);
-        if (ts_node_is_null(nm) && ts_node_named_child_count(p) > 0) nm = ts_node_named_child(p, 0);
-        if (!ts_node_is_null(nm) && kind(nm) == k_identifier) sc.locals.emplace(text(nm));
-      });
-    }
-  }
-
   void bind_target(TSNode t, Scope& sc) {
-    if (ts_node_is_null(t)) return;
+    if (ts_node_is_null(t) || sc.type != ScopeType::function) return;
     switch (kind(t)) {
       case k_identifier: sc.locals.emplace(text(t)); break;
       case k_pattern_list:
@@ -719,6 +670,7 @@ class Extractor {
   }
 
   void bind_pattern_captures(TSNode n, Scope& sc) {
+    if (sc.type != ScopeType::function) return;
     if (kind(n) == k_identifier) {
       sc.locals.emplace(text(n));
       return;
@@ -782,12 +734,8 @@ class Extractor {
     return false;
   }
 
-  void record(const Scope& sc, std::string chain, RefKind rk, TSNode at, bool store = false, int nargs = -1,
+  void record(Scope& sc, std::string chain, RefKind rk, TSNode at, bool store = false, int nargs = -1,
               std::vector<std::string> kwargs = {}) {
-    std::string root = chain.substr(0, chain.find('.'));
-    // Names bound locally (in this function or an enclosing one, Python's closure rule) are not
-    // repository symbols, except the method receiver (self/cls), which the resolver maps to the class.
-    if (root != "super()" && is_local(sc, root) && !is_receiver(sc, root)) return;
     Reference r;
     r.scope = sc.entity;
     r.chain = std::move(chain);
@@ -797,6 +745,7 @@ class Extractor {
     r.nargs = nargs;
     r.kwargs = std::move(kwargs);
     out_.references.push_back(std::move(r));
+    ref_scope_.push_back(&sc);
   }
 
   // Assignment targets: plain names only bind; attribute targets (self.x = ...) are recorded as stores.
@@ -865,6 +814,7 @@ class Extractor {
         scan(field(n, g_.f_value), sc);
         return;
       case k_lambda:
+        bind_lambda_params(field(n, g_.f_parameters), sc);
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
           if (f == g_.f_parameters) {
             ts::for_each_child(c, true, [&](TSNode p) { if (auto v = field(p, g_.f_value); !ts_node_is_null(v)) scan(v, sc); });
@@ -874,24 +824,32 @@ class Extractor {
         });
         return;
       case k_assignment:
+        bind_target(field(n, g_.f_left), sc);
         scan_store_target(field(n, g_.f_left), sc);
         scan(field(n, g_.f_type), sc);
         scan(field(n, g_.f_right), sc);
         return;
       case k_augmented_assignment:
+        bind_target(field(n, g_.f_left), sc);
         scan_store_target(field(n, g_.f_left), sc);
         scan(field(n, g_.f_right), sc);
         return;
       case k_named_expression:
+        if (auto nm = field(n, g_.f_name); !ts_node_is_null(nm)) bind(sc, text(nm));
         scan(field(n, g_.f_value), sc);
         return;
       case k_for_in_clause:
+        bind_target(field(n, g_.f_left), sc);
         scan_store_target(field(n, g_.f_left), sc);
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) { if (f == g_.f_right && ts_node_is_named(c)) scan(c, sc); });
         return;
       case k_as_pattern:
-        // `with x as y` / `except E as e`: only the value is a reference.
-        ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) { if (f != g_.f_alias && ts_node_is_named(c)) scan(c, sc); });
+        // `with x as y`: only the value is a reference; the alias binds.
+        ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
+          if (!ts_node_is_named(c)) return;
+          if (f == g_.f_alias) bind_target(c, sc);
+          else scan(c, sc);
+        });
         return;
       case k_case_pattern:
       case k_comment:
@@ -908,7 +866,16 @@ class Extractor {
       case k_decorated_definition:
         visit_statement(n, sc, false);
         return;
+      case k_string: {
+        // Only f-strings hold expressions; plain literals (docstrings, data) are skipped whole.
+        std::string_view t = text(n);
+        size_t q = t.find_first_of("'\"");
+        if (q == std::string_view::npos || t.substr(0, q).find_first_of("fF") == std::string_view::npos) return;
+        ts::for_each_child(n, true, [&](TSNode c) { scan(c, sc); });
+        return;
+      }
       default:
+        if (ts_node_child_count(n) == 0) return;  // literals and other leaves
         ts::for_each_child(n, true, [&](TSNode c) { scan(c, sc); });
     }
   }

@@ -4,6 +4,7 @@
 
 #include <tree_sitter/api.h>
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,7 +24,6 @@ class KindTable {
       auto it = by_name.find(ts_language_symbol_name(lang, static_cast<TSSymbol>(s)));
       if (it != by_name.end()) table_[s] = it->second;
     }
-    fields_.resize(names.size());
   }
   int operator()(TSNode n) const {
     TSSymbol s = ts_node_symbol(n);
@@ -32,32 +32,59 @@ class KindTable {
 
  private:
   std::vector<int> table_;
-  std::vector<int> fields_;
+};
+
+// Cursors are reused per recursion depth: ts_tree_cursor_new allocates, and these helpers run for
+// every node of every file (reset keeps the cursor's buffer).
+class CursorPool {
+ public:
+  ~CursorPool() {
+    for (auto& c : cursors_) ts_tree_cursor_delete(&c);
+  }
+  TSTreeCursor* acquire(TSNode n) {
+    if (depth_ == cursors_.size()) cursors_.push_back(ts_tree_cursor_new(n));
+    else ts_tree_cursor_reset(&cursors_[depth_], n);
+    return &cursors_[depth_++];
+  }
+  void release() { --depth_; }
+
+ private:
+  std::deque<TSTreeCursor> cursors_;  // stable addresses while deeper frames grow the pool
+  size_t depth_ = 0;
+};
+inline CursorPool& cursor_pool() {
+  thread_local CursorPool pool;
+  return pool;
+}
+struct CursorLease {
+  TSTreeCursor* c;
+  explicit CursorLease(TSNode n) : c(cursor_pool().acquire(n)) {}
+  ~CursorLease() { cursor_pool().release(); }
 };
 
 // Calls f(child) for each child (named only if `named`), using a cursor.
 template <class F>
 void for_each_child(TSNode node, bool named, F&& f) {
-  TSTreeCursor c = ts_tree_cursor_new(node);
-  if (ts_tree_cursor_goto_first_child(&c)) {
+  CursorLease lease(node);
+  TSTreeCursor* c = lease.c;
+  if (ts_tree_cursor_goto_first_child(c)) {
     do {
-      TSNode ch = ts_tree_cursor_current_node(&c);
+      TSNode ch = ts_tree_cursor_current_node(c);
       if (!named || ts_node_is_named(ch)) f(ch);
-    } while (ts_tree_cursor_goto_next_sibling(&c));
+    } while (ts_tree_cursor_goto_next_sibling(c));
   }
-  ts_tree_cursor_delete(&c);
 }
 
 // Calls f(child, field_id) for each child with its field id (0 = none).
 template <class F>
 void for_each_child_field(TSNode node, F&& f) {
-  TSTreeCursor c = ts_tree_cursor_new(node);
-  if (ts_tree_cursor_goto_first_child(&c)) {
+  CursorLease lease(node);
+  TSTreeCursor* c = lease.c;
+  if (ts_tree_cursor_goto_first_child(c)) {
     do {
-      f(ts_tree_cursor_current_node(&c), ts_tree_cursor_current_field_id(&c));
-    } while (ts_tree_cursor_goto_next_sibling(&c));
+      f(ts_tree_cursor_current_node(c), ts_tree_cursor_current_field_id(c));
+    } while (ts_tree_cursor_goto_next_sibling(c));
   }
-  ts_tree_cursor_delete(&c);
 }
 
 inline std::string_view text(TSNode n, std::string_view src) {

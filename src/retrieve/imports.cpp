@@ -41,18 +41,12 @@ class ImportsRetriever : public Retriever {
     Bm25Overrides ov = ctx.entity_overrides();
     auto scored = e_.entity_bm25().score_all(terms, o_.bm25, &ov, &allowed);
     std::vector<Hit> hits;
-    for (const auto& sd : scored) {
-      Hit h;
-      h.entity = sd.doc;
-      h.file = ents[sd.doc].file;
-      h.start_line = ents[sd.doc].decorated_start_line;
-      h.end_line = ents[sd.doc].end_line;
-      h.score = sd.score;
+    for (const auto& sd : top_entities(e_, std::move(scored), q.top_k)) {
+      Hit h = entity_hit(e_, sd.doc, sd.score);
       h.features["pool_size"] = static_cast<double>(pool);
       h.features["accessible_files"] = static_cast<double>(files.size());
-      hits.push_back(h);
+      hits.push_back(std::move(h));
     }
-    rank_entity_hits(e_, hits, q.top_k);
     return hits;
   }
 

@@ -52,4 +52,43 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k) {
   }
 }
 
+std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
+                                    const std::function<bool(int)>& skip) {
+  if (skip) scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
+                         scored.end());
+  const auto& ents = e.view().entities();
+  const auto& files = e.view().files();
+  auto better = [&](const ScoredDoc& a, const ScoredDoc& b) {
+    if (a.score != b.score) return a.score > b.score;
+    const auto& ea = ents[a.doc];
+    const auto& eb = ents[b.doc];
+    if (ea.file != eb.file) return files[ea.file].path < files[eb.file].path;
+    if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
+    return ea.qualname < eb.qualname;
+  };
+  size_t k = top_k > 0 ? static_cast<size_t>(top_k) : scored.size();
+  if (scored.size() > k) {
+    // Everything scoring at least the k-th best score (ties at the boundary included), then the full order.
+    std::nth_element(scored.begin(), scored.begin() + static_cast<long>(k - 1), scored.end(),
+                     [](const ScoredDoc& a, const ScoredDoc& b) { return a.score > b.score; });
+    double kth = scored[k - 1].score;
+    auto mid = std::partition(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return d.score >= kth; });
+    scored.erase(mid, scored.end());
+  }
+  std::sort(scored.begin(), scored.end(), better);
+  if (scored.size() > k) scored.resize(k);
+  return scored;
+}
+
+Hit entity_hit(const Engine& e, int entity, double score) {
+  const auto& en = e.view().entities()[entity];
+  Hit h;
+  h.entity = entity;
+  h.file = en.file;
+  h.start_line = en.decorated_start_line;
+  h.end_line = en.end_line;
+  h.score = score;
+  return h;
+}
+
 }  // namespace repoctx

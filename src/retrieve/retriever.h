@@ -63,6 +63,11 @@ const std::vector<RetrieverInfo>& retriever_registry();
 // (score, then path, line, qualified name: ties never depend on internal ids).
 std::string query_text(const Engine& e, const RetrievalQuery& q, const TargetContext* ctx);
 void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k);
+// The best k scored entities in that same order, selecting on (doc, score) pairs before any Hit exists
+// (a BM25 query scores tens of thousands of documents). `skip` drops documents (hidden ones).
+std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
+                                    const std::function<bool(int)>& skip = {});
+Hit entity_hit(const Engine& e, int entity, double score);
 
 // Strategy factories (one file each).
 std::unique_ptr<Retriever> make_sparse(const Engine&, const RetrieverOptions&);

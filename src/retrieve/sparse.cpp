@@ -45,18 +45,8 @@ class SparseRetriever : public Retriever {
     Bm25Overrides ov;
     if (ctx) ov = ctx->entity_overrides();
     auto scored = e_.entity_bm25().score_all(terms, o_.bm25, ctx ? &ov : nullptr);
-    const auto& ents = e_.view().entities();
-    for (const auto& sd : scored) {
-      if (ctx && ctx->is_hidden_entity(sd.doc)) continue;
-      Hit h;
-      h.entity = sd.doc;
-      h.file = ents[sd.doc].file;
-      h.start_line = ents[sd.doc].decorated_start_line;
-      h.end_line = ents[sd.doc].end_line;
-      h.score = sd.score;
-      hits.push_back(h);
-    }
-    rank_entity_hits(e_, hits, q.top_k);
+    auto top = top_entities(e_, std::move(scored), q.top_k, [&](int d) { return ctx && ctx->is_hidden_entity(d); });
+    for (const auto& sd : top) hits.push_back(entity_hit(e_, sd.doc, sd.score));
     return hits;
   }
 

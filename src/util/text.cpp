@@ -1,16 +1,32 @@
 #include "util/text.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+
+#include "util/hash.h"
 
 namespace repoctx {
 
 namespace {
 
-inline bool is_word(unsigned char c) { return std::isalnum(c) || c == '_'; }
-inline bool is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
-inline bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
-inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+// Character classes by table: the tokenizer runs over every byte of every indexed file.
+enum : uint8_t { c_other = 0, c_upper = 1, c_lower = 2, c_digit = 4, c_under = 8 };
+constexpr std::array<uint8_t, 256> make_classes() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = c_upper;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = c_lower;
+  for (int c = '0'; c <= '9'; ++c) t[c] = c_digit;
+  t['_'] = c_under;
+  return t;
+}
+constexpr auto kClass = make_classes();
+inline uint8_t cls(char c) { return kClass[static_cast<unsigned char>(c)]; }
+inline bool is_word(char c) { return cls(c) != c_other; }
+inline bool is_upper(char c) { return cls(c) == c_upper; }
+inline bool is_lower(char c) { return cls(c) == c_lower; }
+inline bool is_digit(char c) { return cls(c) == c_digit; }
+inline char lower(char c) { return is_upper(c) ? static_cast<char>(c + 32) : c; }
 
 // Splits one underscore-free part into subwords with the same semantics as the regex
 // [A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+ applied left to right (findall).
@@ -18,7 +34,7 @@ template <class Emit>
 void split_camel(std::string_view p, Emit&& emit) {
   size_t i = 0, n = p.size();
   while (i < n) {
-    unsigned char c = p[i];
+    char c = p[i];
     if (is_upper(c)) {
       size_t j = i;
       while (j < n && is_upper(p[j])) ++j;
@@ -56,16 +72,22 @@ void split_camel(std::string_view p, Emit&& emit) {
 
 }  // namespace
 
-void tokenize_code(std::string_view text, std::vector<std::string>& out) {
+template <class Emit>
+void tokenize_code_each(std::string_view text, Emit&& out) {
   size_t i = 0, n = text.size();
-  std::string sub;
+  thread_local std::string buf;
+  auto lowered = [&](std::string_view w) {
+    buf.resize(w.size());
+    for (size_t k = 0; k < w.size(); ++k) buf[k] = lower(w[k]);
+    return std::string_view(buf);
+  };
   while (i < n) {
-    if (!is_word(static_cast<unsigned char>(text[i]))) {
+    if (!is_word(text[i])) {
       ++i;
       continue;
     }
     size_t j = i;
-    while (j < n && is_word(static_cast<unsigned char>(text[j]))) ++j;
+    while (j < n && is_word(text[j])) ++j;
     std::string_view run = text.substr(i, j - i);
     size_t emitted = 0;
     size_t p = 0;
@@ -75,22 +97,26 @@ void tokenize_code(std::string_view text, std::vector<std::string>& out) {
       if (q > p) {
         split_camel(run.substr(p, q - p), [&](std::string_view w) {
           if (w.size() < 2) return;
-          if (std::all_of(w.begin(), w.end(), [](char c) { return is_digit(c); })) return;
-          sub.assign(w);
-          for (auto& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-          out.push_back(sub);
+          bool digits = true;
+          for (char c : w) digits = digits && is_digit(c);
+          if (digits) return;
+          out(lowered(w));
           ++emitted;
         });
       }
       p = q + 1;
     }
-    if (emitted > 1) {
-      sub.assign(run);
-      for (auto& c : sub) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      out.push_back(sub);
-    }
+    if (emitted > 1) out(lowered(run));
     i = j;
   }
+}
+
+void tokenize_code(std::string_view text, std::vector<std::string>& out) {
+  tokenize_code_each(text, [&](std::string_view w) { out.emplace_back(w); });
+}
+
+void tokenize_hashes(std::string_view text, std::vector<uint64_t>& out) {
+  tokenize_code_each(text, [&](std::string_view w) { out.push_back(hash64(w)); });
 }
 
 std::vector<std::string> tokenize_code(std::string_view text) {

@@ -16,6 +16,8 @@ namespace repoctx {
 // Hand-written: no tokenizer library in Debian splits identifiers this way, and BM25 quality depends on it.
 void tokenize_code(std::string_view text, std::vector<std::string>& out);
 std::vector<std::string> tokenize_code(std::string_view text);
+// The same tokens as XXH3-64 hashes (term ids), without building strings.
+void tokenize_hashes(std::string_view text, std::vector<uint64_t>& out);
 
 // Lowercase, newlines -> spaces, punctuation removed, whitespace collapsed (ProjAgent 4.1 step validation).
 std::string normalize_text(std::string_view text);

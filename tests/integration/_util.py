@@ -1,0 +1,170 @@
+"""Shared helpers for the repoctx integration scripts (stdlib only).
+
+Every script takes `--repoctx PATH_TO_BINARY`, prints what it checks, and exits 0 on success and
+1 on any failure.  Failures are collected with Checker.check() / Checker.fail() so that one script
+reports every problem it found, not only the first.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO_ROOT = os.path.dirname(os.path.dirname(HERE))   # tests/integration -> repository root
+BINARY_WAIT_S = 30        # the binary may be momentarily missing while someone rebuilds it
+BINARY_WAIT_TRIES = 10
+
+
+class Failure(Exception):
+    """A check failed in a way that makes the rest of the script meaningless."""
+
+
+def wait_for_binary(path):
+    """Wait (30 s steps) while the binary is missing, e.g. in the middle of a rebuild."""
+    for _ in range(BINARY_WAIT_TRIES):
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return
+        print(f"  (binary {path} missing; waiting {BINARY_WAIT_S} s for a rebuild to finish)",
+              flush=True)
+        time.sleep(BINARY_WAIT_S)
+    raise Failure(f"repoctx binary {path} not found or not executable")
+
+
+def run(binary, args, env=None, timeout=600, user_prefix=(), input_bytes=None):
+    """Run `binary args...`; returns CompletedProcess with text stdout/stderr.  Retries when the
+    binary is missing (ENOENT / ETXTBSY while being replaced by a rebuild)."""
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    for attempt in range(BINARY_WAIT_TRIES):
+        wait_for_binary(binary)
+        try:
+            return subprocess.run(list(user_prefix) + [binary] + list(args), env=full_env,
+                                  capture_output=True, timeout=timeout, input=input_bytes,
+                                  errors="replace" if input_bytes is None else None,
+                                  text=input_bytes is None)
+        except OSError as e:   # ENOENT / ETXTBSY: the binary was being replaced
+            print(f"  (could not start {binary}: {e}; retrying in {BINARY_WAIT_S} s)", flush=True)
+            time.sleep(BINARY_WAIT_S)
+    raise Failure(f"could not start {binary}")
+
+
+def cmdline(binary, args):
+    return " ".join([os.path.basename(binary)] + [a if a and " " not in a and "'" not in a
+                                                   else repr(a) for a in args])
+
+
+def run_ok(binary, args, **kw):
+    """run() and require exit 0; returns the CompletedProcess."""
+    p = run(binary, args, **kw)
+    if p.returncode != 0:
+        raise Failure(f"`{cmdline(binary, args)}` exited {p.returncode}\n"
+                      f"stderr:\n{tail(p.stderr)}")
+    return p
+
+
+def run_json(binary, args, **kw):
+    p = run_ok(binary, args, **kw)
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError as e:
+        raise Failure(f"`{cmdline(binary, args)}`: output is not JSON ({e}):\n{tail(p.stdout)}")
+
+
+def run_jsonl(binary, args, **kw):
+    p = run_ok(binary, args, **kw)
+    out = []
+    for n, line in enumerate(p.stdout.splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError as e:
+                raise Failure(f"`{cmdline(binary, args)}`: line {n} is not JSON ({e}): {line[:200]}")
+    return out
+
+
+def tail(text, n=3000):
+    text = text or ""
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+class Checker:
+    """Collects failures; prints one line per check."""
+
+    def __init__(self):
+        self.failures = []
+        self.passed = 0
+
+    def check(self, cond, what, detail=""):
+        if cond:
+            self.passed += 1
+            print(f"  ok    {what}", flush=True)
+        else:
+            self.failures.append(what + (f": {detail}" if detail else ""))
+            print(f"  FAIL  {what}" + (f"\n        {detail}" if detail else ""), flush=True)
+        return bool(cond)
+
+    def fail(self, what, detail=""):
+        return self.check(False, what, detail)
+
+    def finish(self, name):
+        print()
+        if self.failures:
+            print(f"{name}: FAILED ({len(self.failures)} failed, {self.passed} passed)")
+            for f in self.failures:
+                print(f"  - {f.splitlines()[0] if f else f}")
+            return 1
+        print(f"{name}: OK ({self.passed} checks passed)")
+        return 0
+
+
+class TempDir:
+    """tempfile.mkdtemp that is removed on exit even if it holds read-only or foreign-owned parts."""
+
+    def __init__(self, prefix):
+        self.path = tempfile.mkdtemp(prefix=prefix)
+
+    def __enter__(self):
+        return self.path
+
+    def __exit__(self, *exc):
+        remove_tree(self.path)
+        return False
+
+
+def remove_tree(path):
+    def onerror(func, p, _exc):
+        try:
+            os.chmod(os.path.dirname(p), 0o700)
+            os.chmod(p, 0o700)
+        except OSError:
+            pass
+        try:
+            func(p)
+        except OSError:
+            pass
+    if os.path.islink(path) or os.path.isfile(path):
+        os.remove(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path, onerror=onerror)
+
+
+def main_wrapper(name, body):
+    """Run body() -> exit status; a Failure or an unexpected exception exits 1 with a message."""
+    t0 = time.time()
+    try:
+        status = body()
+    except Failure as e:
+        print(f"\n{name}: FAILED: {e}")
+        status = 1
+    except subprocess.TimeoutExpired as e:
+        print(f"\n{name}: FAILED: command timed out: {e}")
+        status = 1
+    except KeyboardInterrupt:
+        print(f"\n{name}: interrupted")
+        status = 1
+    print(f"({name} took {time.time() - t0:.1f} s)")
+    return status

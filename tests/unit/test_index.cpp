@@ -1,0 +1,140 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "helpers.h"
+#include "index/index.h"
+#include "index/repo_view.h"
+#include "util/error.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+IndexStats index(const TempDir& repo, const std::string& db) {
+  IndexOptions o;
+  o.db_path = db;
+  o.progress = false;
+  o.threads = 2;
+  return build_index(repo.str(), o);
+}
+}  // namespace
+
+TEST(Index, IncrementalReparsesOnlyChangedFilesAndRemovesDeletedOnes) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  repo.write("pkg/__init__.py", "from .a import f\n");
+  repo.write("pkg/a.py", "def f():\n    return 1\n");
+  repo.write("pkg/b.py", "def g():\n    return 2\n");
+  repo.write("pkg/c.py", "def h():\n    return 3\n");
+  auto s1 = index(repo, db);
+  EXPECT_EQ(s1.parsed, 4u);
+  EXPECT_TRUE(s1.complete);
+
+  auto s2 = index(repo, db);
+  EXPECT_EQ(s2.parsed, 0u);
+  EXPECT_EQ(s2.unchanged, 4u);
+
+  repo.write("pkg/b.py", "def g2():\n    return 22\n");
+  std::filesystem::remove(repo.path() / "pkg/c.py");
+  // Same content, new mtime: re-hashed but not re-parsed.
+  std::filesystem::last_write_time(repo.path() / "pkg/a.py", std::filesystem::file_time_type::clock::now());
+  auto s3 = index(repo, db);
+  EXPECT_EQ(s3.parsed, 1u);
+  EXPECT_EQ(s3.removed, 1u);
+  EXPECT_EQ(s3.touched, 1u);
+
+  auto v = RepoView::open(db);
+  EXPECT_TRUE(v->complete());
+  std::vector<std::string> quals;
+  for (const auto& e : v->entities()) quals.push_back(e.qualname);
+  std::sort(quals.begin(), quals.end());
+  EXPECT_EQ(quals, (std::vector<std::string>{"f", "g2"}));
+  EXPECT_EQ(v->files().size(), 3u);
+  ASSERT_TRUE(v->file_by_module("pkg.b"));
+  EXPECT_EQ(v->content(*v->file_by_module("pkg.b")), "def g2():\n    return 22\n");
+}
+
+TEST(Index, ModuleNamesFollowNewPackages) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  repo.write("lib/util.py", "def u(): pass\n");
+  index(repo, db);
+  EXPECT_TRUE(RepoView::open(db)->file_by_module("lib.util"));
+  repo.write("__init__.py", "");  // the root becomes a package: every module name changes, no file re-parsed
+  auto s = index(repo, db);
+  EXPECT_EQ(s.parsed, 1u);
+  auto v = RepoView::open(db);
+  std::string root = repo.path().filename().string();
+  EXPECT_TRUE(v->file_by_module(root + ".lib.util"));
+}
+
+TEST(Index, BadInputIsReportedAndTheRestIndexed) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  repo.write("empty.py", "");
+  repo.write("latin1.py", "# -*- coding: latin-1 -*-\nname = 'caf\xe9'\ndef ok():\n    return name\n");
+  repo.write("broken.py", "def fine():\n    return 1\n\ndef bad(:\n    pass\n");
+  repo.write("gen.py", "# generated\n" + std::string(50u << 20, 'x'));  // 50 MB
+  repo.write("good.py", "class A:\n    pass\n");
+  auto s = index(repo, db);
+  EXPECT_TRUE(s.complete);
+  EXPECT_EQ(s.parsed, 4u);
+  EXPECT_EQ(s.files_with_errors, 1u);
+  EXPECT_GE(s.skipped, 1u);  // the 50 MB file, above the size limit
+  auto v = RepoView::open(db);
+  std::set<std::string> quals;
+  for (const auto& e : v->entities()) quals.insert(e.qualname);
+  for (auto q : {"A", "fine", "name", "ok"}) EXPECT_TRUE(quals.count(q)) << q;
+  EXPECT_FALSE(v->file_by_path("gen.py"));
+  EXPECT_EQ(v->files()[*v->file_by_path("broken.py")].n_errors > 0, true);
+}
+
+TEST(Index, MissingIndexAndForeignIndexGiveClearErrors) {
+  TempDir a, b, tmp;
+  try {
+    RepoView::open(tmp.str() + "/none.db");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::not_found);
+    EXPECT_NE(std::string(e.what()).find("repoctx index"), std::string::npos);
+  }
+  a.write("x.py", "x = 1\n");
+  b.write("y.py", "y = 1\n");
+  std::string db = tmp.str() + "/index.db";
+  index(a, db);
+  try {
+    index(b, db);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("belongs to"), std::string::npos);
+  }
+}
+
+TEST(Index, InterruptedRunLeavesAConsistentIndexThatTheNextRunCompletes) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  for (int i = 0; i < 40; ++i) repo.write("m" + std::to_string(i) + ".py", "def f" + std::to_string(i) + "(): pass\n");
+  g_interrupted = false;
+  IndexOptions o;
+  o.db_path = db;
+  o.progress = false;
+  o.batch_files = 5;
+  o.threads = 1;
+  o.interrupt_after_files = 10;  // as if Ctrl-C arrived after two batches
+  auto s1 = build_index(repo.str(), o);
+  o.interrupt_after_files = 0;
+  g_interrupted = false;
+  EXPECT_FALSE(s1.complete);
+  auto v1 = RepoView::open(db);
+  EXPECT_FALSE(v1->complete());
+  EXPECT_GE(v1->files().size(), 10u);
+  EXPECT_LT(v1->files().size(), 40u);
+  for (const auto& f : v1->files()) EXPECT_EQ(f.n_entities, 1);  // every committed file is whole
+  auto s2 = build_index(repo.str(), o);
+  EXPECT_TRUE(s2.complete);
+  EXPECT_EQ(s2.parsed + s2.unchanged, 40u);
+  EXPECT_EQ(RepoView::open(db)->entities().size(), 40u);
+}

@@ -1,0 +1,115 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "helpers.h"
+#include "index/index.h"
+#include "retrieve/engine.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+
+class GraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_.write("app/__init__.py", "from .core import Engine\nfrom .util import *\n__all__ = ['Engine']\n");
+    repo_.write("app/util.py", "def helper(x):\n    return x\n\nCONST = 3\n");
+    repo_.write("app/base.py",
+                "class Base:\n"
+                "    def shared(self):\n        return 1\n"
+                "    def overridden(self):\n        return 0\n");
+    repo_.write("app/core.py",
+                "import os\n"
+                "import app.util\n"
+                "from . import util as u\n"
+                "from .base import Base\n"
+                "from app import helper as h2\n"
+                "\n"
+                "class Engine(Base):\n"
+                "    LIMIT = 10\n"
+                "    def run(self, n):\n"
+                "        from .util import CONST\n"
+                "        self.shared()\n"
+                "        x = self.step(n) + CONST + self.LIMIT\n"
+                "        os.path.join('a')\n"
+                "        return app.util.helper(x) + u.helper(1) + h2(2)\n"
+                "    def step(self, n):\n"
+                "        return n\n"
+                "    def overridden(self):\n"
+                "        return super().overridden() + Engine.LIMIT\n"
+                "    @classmethod\n"
+                "    def make(cls):\n"
+                "        return cls.step(None, 1)\n"
+                "    @staticmethod\n"
+                "    def st(self):\n"
+                "        return self.step\n"
+                "\n"
+                "def shadow(helper):\n"
+                "    return helper(1)\n");
+    IndexOptions o;
+    o.db_path = tmp_.str() + "/i.db";
+    o.progress = false;
+    build_index(repo_.str(), o);
+    eng_ = Engine::open(o.db_path);
+  }
+
+  std::set<std::string> refs(const std::string& target) {
+    auto t = eng_->resolve_target(target);
+    std::set<std::string> out;
+    for (int e : eng_->graph().referenced_entities(t.entity)) out.insert(eng_->target_name(e));
+    return out;
+  }
+
+  TempDir repo_, tmp_;
+  std::unique_ptr<Engine> eng_;
+};
+
+}  // namespace
+
+TEST_F(GraphTest, ResolvesImportsSelfFunctionImportsAndReexports) {
+  EXPECT_EQ(refs("app/core.py::Engine.run"),
+            (std::set<std::string>{"app/base.py::Base.shared", "app/core.py::Engine.LIMIT", "app/core.py::Engine.step",
+                                   "app/util.py::CONST", "app/util.py::helper"}));
+}
+
+TEST_F(GraphTest, SuperClassmethodAndStaticmethod) {
+  EXPECT_EQ(refs("app/core.py::Engine.overridden"),
+            (std::set<std::string>{"app/base.py::Base.overridden", "app/core.py::Engine", "app/core.py::Engine.LIMIT"}));
+  EXPECT_EQ(refs("app/core.py::Engine.make"), (std::set<std::string>{"app/core.py::Engine.step"}));
+  // In a staticmethod `self` is an ordinary parameter: nothing is resolved through it.
+  EXPECT_TRUE(refs("app/core.py::Engine.st").empty());
+  // A parameter shadows the module-level name.
+  EXPECT_TRUE(refs("app/core.py::shadow").empty());
+}
+
+TEST_F(GraphTest, MroAndAccessibleFiles) {
+  const auto& g = eng_->graph();
+  auto engine = eng_->resolve_target("app/core.py::Engine.run");
+  int cls = g.enclosing_class(engine.entity);
+  auto mro = g.mro(cls);
+  ASSERT_EQ(mro.size(), 2u);
+  EXPECT_EQ(eng_->target_name(mro[1]), "app/base.py::Base");
+  std::set<std::string> files;
+  for (int f : g.accessible_files(engine.file)) files.insert(eng_->view().files()[f].path);
+  EXPECT_EQ(files, (std::set<std::string>{"app/__init__.py", "app/base.py", "app/core.py", "app/util.py"}));
+  auto m = g.module_member(*eng_->view().file_by_module("app"), "helper");  // through `from .util import *`
+  ASSERT_EQ(m.kind, Resolution::Kind::entity);
+  EXPECT_EQ(eng_->target_name(m.entity), "app/util.py::helper");
+}
+
+TEST_F(GraphTest, UnknownTargetsNameTheClosestOnes) {
+  try {
+    eng_->resolve_target("app/core.py::Engine.rnu");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("Engine.run"), std::string::npos) << e.what();
+  }
+  try {
+    eng_->resolve_target("core.py::Engine.run");
+    FAIL();
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("app/core.py"), std::string::npos) << e.what();
+  }
+}
