@@ -15,6 +15,8 @@
 #include "eval/retrieval_eval.h"
 #include "eval/train_structural.h"
 #include "index/index.h"
+#include "llm/config.h"
+#include "llm/test_model.h"
 #include "index/schema.h"
 #include "retrieve/aligncoder_snippets.h"
 #include "retrieve/function_selection.h"
@@ -332,6 +334,69 @@ int cmd_train(const Common& o, const std::vector<std::string>& repos, const Trai
   return 0;
 }
 
+// ---------------------------------------------------------------------------------------- LLM flags
+struct LlmFlags {
+  std::string config, backend, model, embed_backend, embed_model, cache;
+  std::vector<std::string> endpoints, embed_endpoints;
+  int threads = 0, ctx = 0;
+  bool no_cache = false;
+};
+
+void add_llm_flags(CLI::App* c, LlmFlags& f) {
+  c->add_option("--config", f.config, "model configuration file (JSON; see docs/LLM.md)");
+  c->add_option("--backend", f.backend, "llama (in-process GGUF) or openai (OpenAI-compatible server)");
+  c->add_option("--model", f.model, "GGUF file (llama) or model name (openai)");
+  c->add_option("--endpoint", f.endpoints, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable: round-robin with failover)");
+  c->add_option("--embed-backend", f.embed_backend, "backend of the embedding model (default: as --backend)");
+  c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM");
+  c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)");
+  c->add_option("--threads", f.threads, "llama backend threads (0 = all cores)");
+  c->add_option("--ctx", f.ctx, "llama backend context length");
+  c->add_option("--cache", f.cache, "LLM cache database (default ~/.cache/repoctx/llm-cache.db)");
+  c->add_flag("--no-cache", f.no_cache, "do not read cached LLM results (fresh results are still stored)");
+}
+
+LlmConfig llm_config(const LlmFlags& f) {
+  LlmConfig c = LlmConfig::load(f.config);
+  auto apply = [&](ModelConfig& m, const std::string& backend, const std::string& model,
+                   const std::vector<std::string>& eps) {
+    if (!backend.empty()) m.backend = backend;
+    else if (m.backend.empty() && !eps.empty()) m.backend = "openai";
+    else if (m.backend.empty() && !model.empty()) m.backend = "llama";
+    if (!model.empty()) {
+      m.llama.model_path = model;
+      m.openai.model = model;
+    }
+    if (!eps.empty()) m.openai.endpoints = eps;
+    if (f.threads) m.llama.threads = f.threads;
+    if (f.ctx) m.llama.ctx = f.ctx;
+    if (!m.backend.empty() && m.backend != "llama" && m.backend != "openai")
+      throw Error(ExitCode::usage, "--backend must be llama or openai, not '" + m.backend + "'");
+  };
+  apply(c.llm, f.backend, f.model, f.endpoints);
+  if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
+    apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
+  if (!f.cache.empty()) c.cache_path = f.cache;
+  if (f.no_cache) c.cache_read = false;
+  return c;
+}
+
+json generation_json(const GenerateResult& r) {
+  json j = {{"prompt_tokens", r.prompt_tokens}, {"choices", json::array()}};
+  for (const auto& c : r.choices) {
+    json cj = {{"text", sanitize_utf8(c.text)}, {"finish_reason", c.finish_reason}, {"completion_tokens", c.completion_tokens}};
+    if (!c.hidden.empty()) {
+      cj["hidden_dim"] = c.hidden_dim;
+      cj["hidden_rows"] = c.hidden.size() / static_cast<size_t>(std::max(1, c.hidden_dim));
+      double n2 = 0;
+      for (float x : c.hidden) n2 += static_cast<double>(x) * x;
+      cj["hidden_norm"] = std::sqrt(n2);
+    }
+    j["choices"].push_back(cj);
+  }
+  return j;
+}
+
 }  // namespace
 }  // namespace repoctx
 
@@ -444,6 +509,63 @@ int main(int argc, char** argv) {
   sel->add_option("--top-files", sel_top, "files to select")->capture_default_str();
   sel->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
 
+  // ------------------------------------------------------------------ llm
+  LlmFlags lf;
+  auto* llm = app.add_subcommand("llm", "run one LLM operation through the configured backend and cache");
+  llm->require_subcommand(1);
+  GenerateRequest greq;
+  std::vector<std::string> messages;
+  std::string schema_file, schema_text;
+  auto* lgen = llm->add_subcommand("generate", "chat or completion (optionally JSON-schema constrained)");
+  add_llm_flags(lgen, lf);
+  lgen->add_option("--prompt", greq.prompt, "raw text to complete");
+  lgen->add_option("--message", messages, "chat message as role:text (repeatable, e.g. --message 'user:hello')");
+  lgen->add_option("--schema", schema_file, "JSON schema file constraining the output");
+  lgen->add_option("--schema-json", schema_text, "JSON schema text constraining the output");
+  lgen->add_option("--temperature", greq.temperature, "0 = greedy")->capture_default_str();
+  lgen->add_option("--top-p", greq.top_p)->capture_default_str();
+  lgen->add_option("--max-tokens", greq.max_tokens)->capture_default_str();
+  lgen->add_option("-n", greq.n, "samples")->capture_default_str();
+  lgen->add_option("--seed", greq.seed)->capture_default_str();
+  lgen->add_option("--stop", greq.stop, "stop string (repeatable)");
+  lgen->add_flag("--hidden", greq.hidden_states, "capture last-layer hidden states of the response tokens");
+  lgen->add_flag("--json", o.json_out, "JSON output");
+  LogprobRequest lreq;
+  auto* llp = llm->add_subcommand("logprobs", "log-probabilities and perplexity of a continuation given a prompt");
+  add_llm_flags(llp, lf);
+  llp->add_option("--prompt", lreq.prompt, "context (raw text)")->required();
+  llp->add_option("--continuation", lreq.continuation, "text to score")->required();
+  std::vector<std::string> embed_texts;
+  std::string embed_task = "none";
+  auto* lem = llm->add_subcommand("embed", "embed texts (L2-normalised vectors)");
+  add_llm_flags(lem, lf);
+  lem->add_option("texts", embed_texts, "texts")->required();
+  lem->add_option("--task", embed_task, "query, document or none (adds the model's task prompt)")->capture_default_str();
+  auto* linfo = llm->add_subcommand("info", "model identity, capabilities, hidden size, unembedding matrix");
+  add_llm_flags(linfo, lf);
+
+  auto* cache_cmd = app.add_subcommand("cache", "LLM cache statistics and maintenance");
+  cache_cmd->require_subcommand(1);
+  auto* cstats = cache_cmd->add_subcommand("stats", "entries, tokens and time by operation and model");
+  add_llm_flags(cstats, lf);
+  cstats->add_flag("--json", o.json_out, "JSON output");
+  std::string clear_model;
+  auto* cclear = cache_cmd->add_subcommand("clear", "delete cached results");
+  add_llm_flags(cclear, lf);
+  cclear->add_option("--model-id", clear_model, "only this model identity");
+
+  TestModelSpec tm;
+  std::string tm_shape = "tiny";
+  auto* mk = app.add_subcommand("make-test-model", "write a random-weight GGUF (qwen2 architecture) for tests and benchmarks");
+  mk->add_option("--out", tm.out_path, "output GGUF path")->required();
+  mk->add_option("--shape", tm_shape, "tiny (hidden 64, 2 layers) or qwen2.5-0.5b (hidden 896, 24 layers)")->capture_default_str();
+  mk->add_option("--vocab", tm.vocab_path, "vocab-only GGUF (default: llama.cpp's ggml-vocab-qwen2.gguf)");
+  mk->add_option("--hidden", tm.hidden);
+  mk->add_option("--layers", tm.layers);
+  mk->add_flag("--tied", tm.tied, "no output.weight (tied unembedding)");
+  mk->add_flag("--f16", tm.f16, "float16 weights");
+  mk->add_option("--seed", tm.seed)->capture_default_str();
+
   auto* strat = app.add_subcommand("strategies", "list retrieval strategies");
   std::string tree_file;
   auto* dtree = app.add_subcommand("debug-tree", "print tree-sitter's syntax tree of a file");
@@ -486,6 +608,90 @@ int main(int argc, char** argv) {
       std::string src((std::istreambuf_iterator<char>(in)), {});
       fmt::print("{}\n", syntax_tree(src, language_from_path(tree_file)));
       return 0;
+    }
+    if (*mk) {
+      if (tm.vocab_path.empty()) tm.vocab_path = default_vocab_path();
+      if (tm_shape == "qwen2.5-0.5b") {
+        tm.hidden = 896, tm.layers = 24, tm.heads = 14, tm.kv_heads = 2, tm.ff = 4864, tm.context = 32768;
+      } else if (tm_shape != "tiny") {
+        throw Error(ExitCode::usage, "--shape must be tiny or qwen2.5-0.5b");
+      }
+      write_test_model(tm);
+      if (!o.quiet) fmt::print(stderr, "wrote {}\n", tm.out_path);
+      return 0;
+    }
+    if (*llm) {
+      LlmSession session(llm_config(lf));
+      if (*lgen) {
+        for (const auto& m : messages) {
+          auto colon = m.find(':');
+          if (colon == std::string::npos) throw Error(ExitCode::usage, "--message must be role:text, got '" + m + "'");
+          greq.messages.push_back({m.substr(0, colon), m.substr(colon + 1)});
+        }
+        if (greq.messages.empty() && greq.prompt.empty()) throw Error(ExitCode::usage, "give --prompt or --message");
+        if (!schema_file.empty()) {
+          std::ifstream in(schema_file);
+          if (!in) throw Error(ExitCode::not_found, "cannot read schema file '" + schema_file + "'");
+          greq.json_schema.assign(std::istreambuf_iterator<char>(in), {});
+        } else {
+          greq.json_schema = schema_text;
+        }
+        auto r = session.llm().generate(greq);
+        if (o.json_out) std::cout << generation_json(r).dump(2) << "\n";
+        else for (const auto& c : r.choices) std::cout << c.text << "\n";
+        return 0;
+      }
+      if (*llp) {
+        auto r = session.llm().logprobs(lreq);
+        json j = {{"tokens", r.tokens}, {"logprobs", r.logprobs}, {"sum", r.sum()}, {"perplexity", r.perplexity()}};
+        std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+        return 0;
+      }
+      if (*lem) {
+        EmbedRequest er;
+        er.texts = embed_texts;
+        er.task = embed_task == "query" ? EmbedTask::query : embed_task == "document" ? EmbedTask::document : EmbedTask::none;
+        auto r = session.embedder().embed(er);
+        json j = json::array();
+        for (const auto& v : r.vectors) j.push_back(v);
+        std::cout << j.dump() << "\n";
+        return 0;
+      }
+      if (*linfo) {
+        auto& b = session.llm();
+        auto caps = b.capabilities();
+        json j = {{"identity", b.identity()}, {"hidden_states", caps.hidden_states}, {"grammar", caps.grammar},
+                  {"hidden_dim", b.hidden_dim()}};
+        if (caps.hidden_states) {
+          auto u = b.unembedding_info();
+          j["unembedding"] = {{"vocab", u.vocab}, {"dim", u.dim}, {"tied", u.tied}, {"type", u.tensor_type}};
+        }
+        std::cout << j.dump(2) << "\n";
+        return 0;
+      }
+    }
+    if (*cache_cmd) {
+      LlmSession session(llm_config(lf));
+      if (*cstats) {
+        auto st = session.cache().stats();
+        json j = json::array();
+        for (const auto& [k, r] : st.by_op_model)
+          j.push_back({{"op", k.substr(0, k.find('\t'))}, {"model", k.substr(k.find('\t') + 1)}, {"entries", r.entries},
+                       {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"ms", r.ms}});
+        if (o.json_out) std::cout << json({{"path", session.cache().path()}, {"rows", j}}).dump(2) << "\n";
+        else {
+          fmt::print("{}\n", session.cache().path());
+          for (const auto& r : j)
+            fmt::print("{:<10} {:<50} {:>8} entries {:>10} prompt tok {:>10} completion tok {:>10.0f} ms\n",
+                       r["op"].get<std::string>(), r["model"].get<std::string>(), r["entries"].get<int64_t>(),
+                       r["prompt_tokens"].get<int64_t>(), r["completion_tokens"].get<int64_t>(), r["ms"].get<double>());
+        }
+        return 0;
+      }
+      if (*cclear) {
+        fmt::print("{} entries deleted\n", session.cache().clear(clear_model));
+        return 0;
+      }
     }
     if (*strat) {
       for (const auto& r : retriever_registry()) fmt::print("{:<22} {}\n", r.name, r.description);

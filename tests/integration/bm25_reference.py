@@ -13,8 +13,6 @@ first.
 """
 import argparse
 import ast
-import contextlib
-import io
 import importlib.util
 import json
 import os
@@ -104,14 +102,22 @@ def repoctx_rule_snippets(lines, limit=15):
     return out
 
 
-def run_reference(ref, argv):
-    """ref_index.main(argv) in this process (stdout captured) -> its JSON stats."""
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        rc = ref.main(argv)
-    if rc:
-        raise Failure(f"reference exited {rc}")
-    return json.loads(buf.getvalue())
+def snippet_index(ref, repo, make_snippets):
+    """The reference's snippet BM25 (its walk, decoding, line split, tokenizer and BM25Index),
+    with another split-aggregate function.  Returns (BM25Index, [(file, start, end)])."""
+    index, meta = ref.BM25Index(), []
+    for rel in ref.walk_py_files(repo):
+        try:
+            with open(os.path.join(repo, rel), "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        lines = ref.split_lines(ref.decode_source(data))
+        for s, e in make_snippets(lines):
+            index.add(ref.term_freqs("".join(lines[s - 1:e])))
+            meta.append((rel, s, e))
+    index.finalize()
+    return index, meta
 
 
 def rel_close(a, b):
@@ -219,6 +225,7 @@ def main():
 
         # 4. repoctx, query by query
         agree = near = 0
+        our_answers = {}
         bad_files = set()
         for qi, (q, rd) in enumerate(zip(queries, ref_dump), 1):
             if rd["text"] != q:
@@ -229,6 +236,7 @@ def main():
                                     "--no-refresh", "-q"])
             ours_rows = [(r["file"], r["start_line"], r["end_line"], float(r["score"]))
                          for r in res["results"]]
+            our_answers[q] = ours_rows
             ref_rows = [(f, s, e, float(sc)) for f, s, e, sc in rd["results"]]
             short = q.replace("\n", " | ")[:70]
             msg = compare(ref_rows, ours_rows)
@@ -266,29 +274,19 @@ def main():
               + (f", {near} up to the order of near-tied scores" if near else ""))
 
         # 6. diagnostic: if the snippet spans differ, does everything else (tokenizer, BM25) agree
-        # once the reference cuts long mini-blocks the way repoctx does?
-        if bad_files and st["snippets"] != rstats["snippets"] or any(
-                "snippet spans" in f for f in ck.failures):
-            print("\ndiagnostic: the reference again, with repoctx's split-aggregate rule for "
-                  "mini-blocks longer than L (the chunks aggregate with the following blocks)",
-                  flush=True)
-            ref.make_snippets = repoctx_rule_snippets
-            dump2 = os.path.join(tmp, "ref_scores_repoctx_rule.jsonl")
-            st2 = run_reference(ref, [repo, "--db", os.path.join(tmp, "ref2.sqlite"),
-                                      "--queries", qfile, "--k", str(TOP_K), "--corpus",
-                                      "snippets", "--dump-scores", dump2, "--json"])
-            with open(dump2, encoding="utf-8") as f:
-                ref_dump2 = [json.loads(line) for line in f if line.strip()]
+        # once the reference cuts long mini-blocks the way repoctx does?  The reference's own
+        # functions, snippet corpus only, in this process; repoctx's answers from step 4.
+        if any("snippet spans" in f for f in ck.failures):
+            print("\ndiagnostic: the reference's snippet BM25 again, with repoctx's split-aggregate "
+                  "rule for mini-blocks longer than L (the chunks aggregate with the following "
+                  "blocks)", flush=True)
+            index, meta = snippet_index(ref, repo, repoctx_rule_snippets)
             agree2 = near2 = 0
             max_rel = 0.0
             first_bad = None
-            for q, rd in zip(queries, ref_dump2):
-                res = run_json(binary, ["retrieve", repo, "--db", db, "--query", q, "--strategy",
-                                        "sparse", "--corpus", "snippets", "-k", str(TOP_K),
-                                        "--json", "--no-refresh", "-q"])
-                ours_rows = [(r["file"], r["start_line"], r["end_line"], float(r["score"]))
-                             for r in res["results"]]
-                ref_rows = [(f, s, e, float(sc)) for f, s, e, sc in rd["results"]]
+            for q in queries:
+                ref_rows = [meta[d] + (sc,) for d, sc in index.search(q, TOP_K)]
+                ours_rows = our_answers[q]
                 for r, o in zip(ref_rows, ours_rows):
                     max_rel = max(max_rel, abs(r[3] - o[3]) / max(abs(r[3]), 1e-300))
                 if compare(ref_rows, ours_rows) is None:
@@ -297,7 +295,7 @@ def main():
                     near2 += 1
                 elif first_bad is None:
                     first_bad = (q, compare(ref_rows, ours_rows))
-            print(f"  with that rule: {st2['snippets']} snippets (repoctx {st['snippets']}); "
+            print(f"  with that rule: {len(meta)} snippets (repoctx {st['snippets']}); "
                   f"{agree2} of {len(queries)} queries agree exactly, {near2} up to near-tie "
                   f"order; largest relative score difference at equal ranks {max_rel:.3g}"
                   + (f"; first disagreement: {first_bad[0][:60]!r}: {first_bad[1]}"

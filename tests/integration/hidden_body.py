@@ -270,6 +270,10 @@ def main():
         for ti, (path, qual, start, end, node, data) in enumerate(targets, 1):
             target = f"{path}::{qual}"
             masked = mask_body(data, node)
+            if end != node.end_lineno:
+                ck.fail(f"{target}: repoctx's end_line equals ast's end_lineno",
+                        f"repoctx {start}-{end}, ast {node.lineno}-{node.end_lineno} (an entity "
+                        "extraction error: the engine hides a different line range)")
             print(f"--- [{ti}/{len(targets)}] {target} (lines {start}-{end}, body "
                   f"{body_after_docstring(node)[0].lineno}-{node.end_lineno})", flush=True)
             # same basename: module names derive from the root folder's name (sympy/... -> sympy.*)

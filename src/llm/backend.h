@@ -1,0 +1,119 @@
+// One interface for every LLM operation the three papers need, implemented by the in-process llama.cpp
+// backend (`llama`) and by OpenAI-compatible servers (`openai`), and wrapped by one content-addressed
+// cache (llm/cache.h). Pipelines hold an LlmBackend& and never know which one it is.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace repoctx {
+
+struct ChatMessage {
+  std::string role;  // system | user | assistant
+  std::string content;
+};
+
+struct GenerateRequest {
+  std::vector<ChatMessage> messages;  // chat; when empty, `prompt` is completed as raw text
+  std::string prompt;
+  double temperature = 0.0;           // 0 = greedy
+  double top_p = 1.0;
+  int max_tokens = 4096;              // ProjAgent's generation budget
+  int n = 1;                          // samples (AlignCoder: 4 at T = 0.8, top-p = 0.95)
+  std::vector<std::string> stop;
+  std::string json_schema;            // constrain the output to this JSON schema (text of the schema)
+  std::string grammar;                // or to this GBNF grammar (llama backend)
+  uint64_t seed = 0;
+  bool hidden_states = false;         // white-box only: last-layer pre-norm states of the response tokens
+  nlohmann::json to_json() const;     // canonical form: the cache key
+};
+
+struct Generation {
+  std::string text;
+  std::string finish_reason;          // stop | length
+  int completion_tokens = 0;
+  std::vector<int32_t> tokens;
+  // Row-major [completion_tokens x hidden_dim]: the last layer's output before the final norm, at the
+  // position of each response token (the state after reading that token).
+  std::vector<float> hidden;
+  int hidden_dim = 0;
+};
+
+struct GenerateResult {
+  std::vector<Generation> choices;
+  int prompt_tokens = 0;
+  nlohmann::json to_json() const;
+  static GenerateResult from_json(const nlohmann::json& j);
+};
+
+// Log-probabilities of `continuation` given a context (AlignCoder's perplexity reward, eq. 24).
+struct LogprobRequest {
+  std::vector<ChatMessage> messages;  // the context as chat, or
+  std::string prompt;                 // as raw text
+  std::string continuation;
+  nlohmann::json to_json() const;
+};
+
+struct LogprobResult {
+  std::vector<std::string> tokens;
+  std::vector<double> logprobs;       // natural log, one per continuation token
+  double sum() const;
+  double perplexity() const;          // exp(-mean logprob)
+  nlohmann::json to_json() const;
+  static LogprobResult from_json(const nlohmann::json& j);
+};
+
+enum class EmbedTask { query, document, none };
+
+struct EmbedRequest {
+  std::vector<std::string> texts;
+  EmbedTask task = EmbedTask::none;   // the backend adds the model's task prompt (e.g. embeddinggemma's)
+  nlohmann::json to_json() const;
+};
+
+struct EmbedResult {
+  std::vector<std::vector<float>> vectors;  // L2-normalised
+  nlohmann::json to_json() const;
+  static EmbedResult from_json(const nlohmann::json& j);
+};
+
+// W (vocab x d) of a white-box model, row-major float32, read block by block (a 152k x 5120 matrix is
+// 3 GB in float32; callers accumulate what they need, e.g. W^T W, without holding it twice).
+struct UnembeddingInfo {
+  int64_t vocab = 0, dim = 0;
+  bool tied = false;  // output.weight absent: token_embd.weight is used
+  std::string tensor_type;
+};
+
+struct Capabilities {
+  bool generate = true, logprobs = true, embeddings = true;
+  bool hidden_states = false;  // only in-process backends see the model's internals
+  bool grammar = false;
+};
+
+class LlmBackend {
+ public:
+  virtual ~LlmBackend() = default;
+  // Identity of the model: file content hash (llama) or endpoint model name (openai). Part of every
+  // cache key, so results of different models never mix.
+  virtual std::string identity() const = 0;
+  virtual Capabilities capabilities() const = 0;
+  virtual GenerateResult generate(const GenerateRequest& r) = 0;
+  virtual LogprobResult logprobs(const LogprobRequest& r) = 0;
+  virtual EmbedResult embed(const EmbedRequest& r) = 0;
+  // Many requests at once (the openai backend runs them concurrently); default: one after another.
+  virtual std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs);
+  virtual UnembeddingInfo unembedding_info();
+  // Calls sink(first_row, rows, data) for consecutive row blocks of W (float32, row-major).
+  virtual void read_unembedding(int64_t block_rows,
+                                const std::function<void(int64_t, int64_t, const float*)>& sink);
+  virtual int hidden_dim() const { return 0; }
+};
+
+}  // namespace repoctx

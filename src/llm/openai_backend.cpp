@@ -1,0 +1,381 @@
+#include "llm/openai_backend.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "util/error.h"
+#include "util/log.h"
+
+namespace repoctx {
+
+using nlohmann::json;
+
+namespace {
+
+std::once_flag g_curl_once;
+
+struct HttpResponse {
+  CURLcode curl = CURLE_OK;
+  long status = 0;
+  std::string body;
+  double retry_after_s = -1;
+  std::string error;
+};
+
+size_t write_cb(char* ptr, size_t size, size_t nmemb, void* user) {
+  static_cast<std::string*>(user)->append(ptr, size * nmemb);
+  return size * nmemb;
+}
+
+size_t header_cb(char* buf, size_t size, size_t n, void* user) {
+  std::string line(buf, size * n);
+  auto* resp = static_cast<HttpResponse*>(user);
+  std::string lower = line;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower.rfind("retry-after:", 0) == 0) {
+    try {
+      resp->retry_after_s = std::stod(line.substr(12));
+    } catch (...) {
+    }
+  }
+  return size * n;
+}
+
+std::string trim_slash(std::string s) {
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  return s;
+}
+
+class OpenAiBackend : public LlmBackend {
+ public:
+  explicit OpenAiBackend(const OpenAiOptions& o) : o_(o) {
+    std::call_once(g_curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    if (o_.endpoints.empty())
+      throw Error(ExitCode::usage, "the openai backend needs at least one endpoint URL (--endpoint http://host:port/v1)");
+    for (auto& e : o_.endpoints) e = trim_slash(e);
+    if (const char* k = std::getenv(o_.api_key_env.c_str()); k && *k) api_key_ = k;
+    if (o_.model.empty()) o_.model = discover_model();
+    identity_ = o_.identity.empty() ? "openai:" + o_.model : o_.identity;
+  }
+
+  std::string identity() const override { return identity_; }
+  Capabilities capabilities() const override {
+    Capabilities c;
+    c.hidden_states = false;
+    c.grammar = true;  // llama-server and vLLM accept grammars / JSON schemas
+    return c;
+  }
+
+  GenerateResult generate(const GenerateRequest& r) override {
+    if (r.hidden_states)
+      throw Error(ExitCode::usage, "hidden states are not available over the OpenAI API (endpoint " + o_.endpoints[0] +
+                                       "): the step that needs them must run with the llama backend on a local GGUF "
+                                       "(--backend llama --model path.gguf)");
+    // n samples as n requests with consecutive seeds: works with every server, and each sample is
+    // reproducible on its own.
+    GenerateResult out;
+    std::vector<GenerateRequest> parts;
+    for (int i = 0; i < std::max(1, r.n); ++i) {
+      GenerateRequest p = r;
+      p.n = 1;
+      p.seed = r.seed + static_cast<uint64_t>(i);
+      parts.push_back(std::move(p));
+    }
+    auto results = run_concurrently(parts);
+    for (auto& res : results) {
+      out.prompt_tokens = res.prompt_tokens;
+      for (auto& c : res.choices) out.choices.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs) override {
+    for (const auto& r : rs)
+      if (r.hidden_states) return LlmBackend::generate_many(rs);  // throws the clear error above
+    std::vector<GenerateRequest> flat;
+    std::vector<size_t> owner;
+    for (size_t i = 0; i < rs.size(); ++i)
+      for (int k = 0; k < std::max(1, rs[i].n); ++k) {
+        GenerateRequest p = rs[i];
+        p.n = 1;
+        p.seed = rs[i].seed + static_cast<uint64_t>(k);
+        flat.push_back(std::move(p));
+        owner.push_back(i);
+      }
+    auto results = run_concurrently(flat);
+    std::vector<GenerateResult> out(rs.size());
+    for (size_t j = 0; j < results.size(); ++j) {
+      auto& o = out[owner[j]];
+      o.prompt_tokens = results[j].prompt_tokens;
+      for (auto& c : results[j].choices) o.choices.push_back(std::move(c));
+    }
+    return out;
+  }
+
+  LogprobResult logprobs(const LogprobRequest& r) override {
+    if (!r.messages.empty())
+      throw Error(ExitCode::usage, "log-probabilities over the OpenAI API take a raw-text context (prompt), not chat messages");
+    // OpenAI's legacy way (vLLM, OpenAI): echo the prompt with its token logprobs.
+    json body = {{"model", o_.model}, {"prompt", r.prompt + r.continuation}, {"max_tokens", 0}, {"echo", true},
+                 {"logprobs", 0}, {"temperature", 0}};
+    HttpResponse resp = post_with_retries("/completions", body, /*retry_4xx=*/false, /*throw_4xx=*/false);
+    if (resp.status == 200) {
+      json j = json::parse(resp.body, nullptr, false);
+      if (!j.is_discarded() && j.contains("choices") && j["choices"][0].contains("logprobs") &&
+          j["choices"][0]["logprobs"].is_object() && j["choices"][0]["logprobs"].contains("token_logprobs")) {
+        const json& lp = j["choices"][0]["logprobs"];
+        LogprobResult out;
+        for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+          if (lp["text_offset"][i].get<size_t>() < r.prompt.size()) continue;
+          out.tokens.push_back(lp["tokens"][i].get<std::string>());
+          out.logprobs.push_back(lp["token_logprobs"][i].is_null() ? 0.0 : lp["token_logprobs"][i].get<double>());
+        }
+        return out;
+      }
+    }
+    // llama-server has no echo: force the continuation with a one-string grammar and read the
+    // (pre-grammar) log-probability of each forced token.
+    std::string lit;
+    for (unsigned char c : r.continuation) {
+      if (c == '"' || c == '\\') lit += '\\', lit += static_cast<char>(c);
+      else if (c == '\n') lit += "\\n";
+      else if (c == '\r') lit += "\\r";
+      else if (c == '\t') lit += "\\t";
+      else lit += static_cast<char>(c);
+    }
+    json forced = {{"model", o_.model},
+                   {"prompt", r.prompt},
+                   {"max_tokens", static_cast<int>(r.continuation.size()) + 8},
+                   {"temperature", 0},
+                   {"logprobs", 1},
+                   {"grammar", "root ::= \"" + lit + "\""}};
+    json j = call("/completions", forced);
+    const json& lp = j.at("choices").at(0).value("logprobs", json());
+    LogprobResult out;
+    if (lp.is_object() && lp.contains("content")) {
+      for (const auto& t : lp["content"]) {
+        out.tokens.push_back(t.value("token", ""));
+        out.logprobs.push_back(t.value("logprob", 0.0));
+      }
+    } else if (lp.is_object() && lp.contains("token_logprobs")) {
+      for (size_t i = 0; i < lp["tokens"].size(); ++i) {
+        out.tokens.push_back(lp["tokens"][i].get<std::string>());
+        out.logprobs.push_back(lp["token_logprobs"][i].get<double>());
+      }
+    } else {
+      throw Error(ExitCode::llm, "endpoint " + o_.endpoints[0] + " returned no log-probabilities (neither echo nor logprobs are supported)");
+    }
+    return out;
+  }
+
+  EmbedResult embed(const EmbedRequest& r) override {
+    const std::string& prefix = r.task == EmbedTask::query ? o_.query_prefix : r.task == EmbedTask::document ? o_.document_prefix : empty_;
+    json input = json::array();
+    for (const auto& t : r.texts) input.push_back(prefix + t);
+    json j = call("/embeddings", {{"model", o_.model}, {"input", input}});
+    EmbedResult out;
+    out.vectors.resize(r.texts.size());
+    const json& data = j.at("data");
+    if (data.size() != r.texts.size())
+      throw Error(ExitCode::llm, "embedding endpoint returned " + std::to_string(data.size()) + " vectors for " +
+                                     std::to_string(r.texts.size()) + " texts");
+    for (size_t i = 0; i < data.size(); ++i) {
+      size_t idx = data[i].value("index", i);
+      std::vector<float> v = data[i].at("embedding").get<std::vector<float>>();
+      double n2 = 0;
+      for (float x : v) n2 += static_cast<double>(x) * x;
+      double inv = n2 > 0 ? 1.0 / std::sqrt(n2) : 0;
+      for (float& x : v) x = static_cast<float>(x * inv);
+      if (idx < out.vectors.size()) out.vectors[idx] = std::move(v);
+    }
+    return out;
+  }
+
+ private:
+  std::string discover_model() {
+    HttpResponse r = request("GET", o_.endpoints[0] + "/models", "");
+    if (r.curl != CURLE_OK || r.status != 200)
+      throw Error(ExitCode::llm, "cannot list models at " + o_.endpoints[0] + "/models (" +
+                                     (r.curl != CURLE_OK ? r.error : "HTTP " + std::to_string(r.status)) +
+                                     "); pass the model name with --llm-model");
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_discarded() || !j.contains("data") || j["data"].empty())
+      throw Error(ExitCode::llm, "the endpoint lists no models; pass the model name explicitly");
+    return j["data"][0].at("id").get<std::string>();
+  }
+
+  GenerateResult generate_single(const GenerateRequest& r) {
+    json body = {{"model", o_.model}, {"temperature", r.temperature}, {"top_p", r.top_p}, {"max_tokens", r.max_tokens},
+                 {"seed", r.seed}};
+    if (!r.stop.empty()) body["stop"] = r.stop;
+    if (!r.json_schema.empty()) {
+      json schema = json::parse(r.json_schema, nullptr, false);
+      if (schema.is_discarded()) throw Error(ExitCode::bad_input, "the JSON schema of a request is not valid JSON");
+      body["response_format"] = {{"type", "json_schema"},
+                                 {"json_schema", {{"name", "output"}, {"strict", true}, {"schema", schema}}}};
+    } else if (!r.grammar.empty()) {
+      body["grammar"] = r.grammar;
+    }
+    bool chat = !r.messages.empty();
+    if (chat) {
+      json ms = json::array();
+      for (const auto& m : r.messages) ms.push_back({{"role", m.role}, {"content", m.content}});
+      body["messages"] = ms;
+    } else {
+      body["prompt"] = r.prompt;
+    }
+    json j = call(chat ? "/chat/completions" : "/completions", body);
+    GenerateResult out;
+    if (j.contains("usage") && j["usage"].is_object()) out.prompt_tokens = j["usage"].value("prompt_tokens", 0);
+    int completion = j.contains("usage") && j["usage"].is_object() ? j["usage"].value("completion_tokens", 0) : 0;
+    const json& choices = j.at("choices");
+    if (!choices.is_array() || choices.empty()) throw Error(ExitCode::llm, "response without choices");
+    Generation g;
+    const json& c = choices[0];
+    if (chat) {
+      const json& msg = c.at("message");
+      g.text = msg.contains("content") && msg["content"].is_string() ? msg["content"].get<std::string>() : "";
+    } else {
+      g.text = c.at("text").get<std::string>();
+    }
+    g.finish_reason = c.value("finish_reason", "");
+    g.completion_tokens = completion;
+    out.choices.push_back(std::move(g));
+    return out;
+  }
+
+  std::vector<GenerateResult> run_concurrently(const std::vector<GenerateRequest>& rs) {
+    std::vector<GenerateResult> out(rs.size());
+    std::vector<std::exception_ptr> errs(rs.size());
+    std::atomic<size_t> next{0};
+    int workers = std::max(1, std::min<int>(o_.concurrency, static_cast<int>(rs.size())));
+    auto work = [&] {
+      for (;;) {
+        size_t i = next.fetch_add(1);
+        if (i >= rs.size()) return;
+        try {
+          out[i] = generate_single(rs[i]);
+        } catch (...) {
+          errs[i] = std::current_exception();
+        }
+      }
+    };
+    if (workers == 1) {
+      work();
+    } else {
+      std::vector<std::thread> ts;
+      for (int w = 0; w < workers; ++w) ts.emplace_back(work);
+      for (auto& t : ts) t.join();
+    }
+    for (auto& e : errs)
+      if (e) std::rethrow_exception(e);
+    return out;
+  }
+
+  HttpResponse request(const char* method, const std::string& url, const std::string& body) {
+    HttpResponse r;
+    CURL* c = curl_easy_init();
+    if (!c) {
+      r.curl = CURLE_FAILED_INIT;
+      r.error = "curl init failed";
+      return r;
+    }
+    struct curl_slist* hdrs = nullptr;
+    hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    std::string auth;
+    if (!api_key_.empty()) {
+      auth = "Authorization: Bearer " + api_key_;
+      hdrs = curl_slist_append(hdrs, auth.c_str());
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o_.connect_timeout_s * 1000));
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
+    if (std::string(method) == "POST") {
+      curl_easy_setopt(c, CURLOPT_POST, 1L);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    }
+    r.curl = curl_easy_perform(c);
+    if (r.curl != CURLE_OK) r.error = curl_easy_strerror(r.curl);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(c);
+    return r;
+  }
+
+  // Retries transient failures on the next endpoint (failover), with exponential backoff and jitter.
+  HttpResponse post_with_retries(const std::string& path, const json& body, bool retry_4xx, bool throw_4xx) {
+    std::string payload = body.dump(-1, ' ', false, json::error_handler_t::replace);
+    size_t start = rr_.fetch_add(1);
+    std::string last;
+    thread_local std::mt19937 rng(std::random_device{}());
+    for (int attempt = 0; attempt <= o_.retries; ++attempt) {
+      const std::string& ep = o_.endpoints[(start + static_cast<size_t>(attempt)) % o_.endpoints.size()];
+      HttpResponse r = request("POST", ep + path, payload);
+      bool transient = false;
+      if (r.curl != CURLE_OK) {
+        last = ep + path + ": " + r.error;
+        transient = true;
+      } else if (r.status == 429 || r.status >= 500) {
+        last = ep + path + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200);
+        transient = true;
+      } else if (r.status >= 400) {
+        if (retry_4xx) {
+          last = ep + path + ": HTTP " + std::to_string(r.status);
+          transient = true;
+        } else if (throw_4xx) {
+          throw Error(ExitCode::llm, ep + path + " rejected the request (HTTP " + std::to_string(r.status) +
+                                         "): " + r.body.substr(0, 400));
+        } else {
+          return r;
+        }
+      } else {
+        json j = json::parse(r.body, nullptr, false);
+        if (j.is_discarded()) {
+          last = ep + path + ": malformed or truncated JSON body (" + std::to_string(r.body.size()) + " bytes)";
+          transient = true;
+        } else {
+          return r;
+        }
+      }
+      if (!transient || attempt == o_.retries) break;
+      double delay = std::min(o_.backoff_max_s, o_.backoff_s * std::pow(2.0, attempt));
+      if (r.retry_after_s >= 0) delay = std::min(o_.backoff_max_s, std::max(delay, r.retry_after_s));
+      delay *= std::uniform_real_distribution<double>(1.0, 1.25)(rng);
+      log_warn("LLM request failed ({}); retry {}/{} in {:.1f}s", last, attempt + 1, o_.retries, delay);
+      std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+    }
+    throw Error(ExitCode::llm, "LLM request failed after " + std::to_string(o_.retries + 1) + " attempts: " + last);
+  }
+
+  json call(const std::string& path, const json& body) {
+    HttpResponse r = post_with_retries(path, body, false, true);
+    json j = json::parse(r.body, nullptr, false);
+    if (j.contains("error"))
+      throw Error(ExitCode::llm, path + ": " + j["error"].dump().substr(0, 400));
+    return j;
+  }
+
+  OpenAiOptions o_;
+  std::string api_key_, identity_, empty_;
+  std::atomic<size_t> rr_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<LlmBackend> make_openai_backend(const OpenAiOptions& o) { return std::make_unique<OpenAiBackend>(o); }
+
+}  // namespace repoctx
