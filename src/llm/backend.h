@@ -57,11 +57,15 @@ struct LogprobRequest {
   std::vector<ChatMessage> messages;  // the context as chat, or
   std::string prompt;                 // as raw text
   std::string continuation;
+  // llama backend: score exactly these tokens instead of tokenizing `continuation` (needed to compare
+  // tokenizations chosen elsewhere, e.g. by a server forcing the continuation with a grammar).
+  std::vector<int32_t> continuation_tokens;
   nlohmann::json to_json() const;
 };
 
 struct LogprobResult {
   std::vector<std::string> tokens;
+  std::vector<int32_t> token_ids;     // when the backend reports them
   std::vector<double> logprobs;       // natural log, one per continuation token
   double sum() const;
   double perplexity() const;          // exp(-mean logprob)
@@ -108,7 +112,10 @@ class LlmBackend {
   virtual LogprobResult logprobs(const LogprobRequest& r) = 0;
   virtual EmbedResult embed(const EmbedRequest& r) = 0;
   // Many requests at once (the openai backend runs them concurrently); default: one after another.
-  virtual std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs);
+  // `on_done(i, result)` is called as each request completes, so that a failure of one request loses
+  // none of the others (the cache stores each as it arrives).
+  using OnDone = std::function<void(size_t, const GenerateResult&)>;
+  virtual std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done = {});
   virtual UnembeddingInfo unembedding_info();
   // Calls sink(first_row, rows, data) for consecutive row blocks of W (float32, row-major).
   virtual void read_unembedding(int64_t block_rows,

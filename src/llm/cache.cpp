@@ -119,7 +119,7 @@ GenerateResult CachedBackend::generate(const GenerateRequest& r) {
   return res;
 }
 
-std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<GenerateRequest>& rs) {
+std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done) {
   std::vector<GenerateResult> out(rs.size());
   std::vector<size_t> todo;
   std::vector<GenerateRequest> misses;
@@ -131,6 +131,7 @@ std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<Gener
     if (read_) {
       if (auto hit = cache_->get(keys[i])) {
         out[i] = GenerateResult::from_json(*hit);
+        if (on_done) on_done(i, out[i]);
         continue;
       }
     }
@@ -139,14 +140,16 @@ std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<Gener
   }
   if (misses.empty()) return out;
   auto t0 = std::chrono::steady_clock::now();
-  auto fresh = inner_->generate_many(misses);
-  double ms = ms_since(t0) / static_cast<double>(misses.size());
-  for (size_t k = 0; k < todo.size(); ++k) {
+  std::mutex mu;
+  // Each result is stored the moment it arrives: if a later request fails, the finished ones are kept.
+  inner_->generate_many(misses, [&](size_t k, const GenerateResult& res) {
     size_t i = todo[k];
-    out[i] = std::move(fresh[k]);
-    cache_->put(keys[i], "generate", identity(), reqs[i], out[i].to_json(), out[i].prompt_tokens,
-                completion_tokens(out[i]), ms);
-  }
+    std::lock_guard lk(mu);
+    out[i] = res;
+    cache_->put(keys[i], "generate", identity(), reqs[i], res.to_json(), res.prompt_tokens, completion_tokens(res),
+                ms_since(t0));
+    if (on_done) on_done(i, res);
+  });
   return out;
 }
 

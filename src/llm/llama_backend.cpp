@@ -165,7 +165,9 @@ class LlamaBackend : public LlmBackend {
     ensure_gen_ctx();
     std::string ctx_text = r.messages.empty() ? r.prompt : apply_template(r.messages);
     auto ctx_toks = tokenize(ctx_text, true);
-    auto cont = tokenize(r.continuation, false);
+    std::vector<llama_token> cont = r.continuation_tokens.empty()
+                                        ? tokenize(r.continuation, false)
+                                        : std::vector<llama_token>(r.continuation_tokens.begin(), r.continuation_tokens.end());
     if (ctx_toks.empty()) ctx_toks.push_back(llama_vocab_bos(vocab_));
     std::vector<llama_token> all = ctx_toks;
     all.insert(all.end(), cont.begin(), cont.end());
@@ -205,6 +207,7 @@ class LlamaBackend : public LlmBackend {
         llama_token next = all[i + 1];
         out.logprobs.push_back(static_cast<double>(logits[next]) - mx - std::log(z));
         out.tokens.push_back(piece(next));
+        out.token_ids.push_back(next);
       }
       llama_batch_free(b);
     }
@@ -380,13 +383,13 @@ class LlamaBackend : public LlmBackend {
     auto sp = llama_sampler_chain_default_params();
     sp.no_perf = true;
     llama_sampler* smpl = llama_sampler_chain_init(sp);
+    llama_sampler* gram = nullptr;
     if (!grammar.empty()) {
-      llama_sampler* g = llama_sampler_init_grammar(vocab_, grammar.c_str(), "root");
-      if (!g) {
+      gram = llama_sampler_init_grammar(vocab_, grammar.c_str(), "root");
+      if (!gram) {
         llama_sampler_free(smpl);
         throw Error(ExitCode::bad_input, "invalid grammar for constrained generation");
       }
-      llama_sampler_chain_add(smpl, g);
     }
     if (r.temperature <= 0) {
       llama_sampler_chain_add(smpl, llama_sampler_init_greedy());
@@ -401,7 +404,7 @@ class LlamaBackend : public LlmBackend {
     int budget = std::min(r.max_tokens, n_ctx - static_cast<int>(prompt.size()) - 1);
     g.finish_reason = "length";
     for (int i = 0; i < budget; ++i) {
-      llama_token t = llama_sampler_sample(smpl, gen_ctx_, -1);
+      llama_token t = gram ? sample_constrained(smpl, gram) : llama_sampler_sample(smpl, gen_ctx_, -1);
       if (llama_vocab_is_eog(vocab_, t)) {
         g.finish_reason = "stop";
         break;
@@ -412,6 +415,7 @@ class LlamaBackend : public LlmBackend {
       std::vector<llama_token> one{t};
       if (!decode_tokens(one, pos)) {
         llama_sampler_free(smpl);
+        if (gram) llama_sampler_free(gram);
         capture_.active = false;
         throw Error(ExitCode::llm, "llama_decode failed during generation (context full?)");
       }
@@ -429,6 +433,7 @@ class LlamaBackend : public LlmBackend {
       }
     }
     llama_sampler_free(smpl);
+    if (gram) llama_sampler_free(gram);
     capture_.active = false;
     g.completion_tokens = static_cast<int>(g.tokens.size());
     if (r.hidden_states) {
@@ -438,6 +443,35 @@ class LlamaBackend : public LlmBackend {
       capture_.rows.clear();
     }
     return g;
+  }
+
+  // Grammar-constrained sampling as llama.cpp's common sampler does it: sample unconstrained, keep the
+  // token if the grammar accepts it, otherwise apply the grammar to every candidate and sample again.
+  // Checking one token is cheap; checking 152k candidates each step is what made constrained output slow.
+  llama_token sample_constrained(llama_sampler* chain, llama_sampler* gram) {
+    const float* logits = llama_get_logits_ith(gen_ctx_, -1);
+    const int n_vocab = llama_vocab_n_tokens(vocab_);
+    cand_.resize(static_cast<size_t>(n_vocab));
+    for (int v = 0; v < n_vocab; ++v) cand_[static_cast<size_t>(v)] = {v, logits[v], 0.0f};
+    llama_token_data_array arr{cand_.data(), cand_.size(), -1, false};
+    llama_sampler_apply(chain, &arr);
+    llama_token t = arr.data[arr.selected].id;
+    llama_token_data single{t, 1.0f, 0.0f};
+    llama_token_data_array one{&single, 1, -1, false};
+    llama_sampler_apply(gram, &one);
+    if (std::isfinite(one.data[0].logit)) {
+      llama_sampler_accept(gram, t);
+      llama_sampler_accept(chain, t);
+      return t;
+    }
+    for (int v = 0; v < n_vocab; ++v) cand_[static_cast<size_t>(v)] = {v, logits[v], 0.0f};
+    llama_token_data_array all{cand_.data(), cand_.size(), -1, false};
+    llama_sampler_apply(gram, &all);
+    llama_sampler_apply(chain, &all);
+    t = all.data[all.selected].id;
+    llama_sampler_accept(gram, t);
+    llama_sampler_accept(chain, t);
+    return t;
   }
 
   void open_gguf() {
@@ -472,6 +506,7 @@ class LlamaBackend : public LlmBackend {
   llama_context* emb_ctx_ = nullptr;
   int dim_ = 0, n_layer_ = 0, threads_ = 1;
   HiddenCapture capture_;
+  std::vector<llama_token_data> cand_;
   std::mutex mu_;
   UnembeddingInfo unemb_;
   ggml_type unemb_type_ = GGML_TYPE_F32;

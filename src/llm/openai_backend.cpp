@@ -96,9 +96,9 @@ class OpenAiBackend : public LlmBackend {
     return out;
   }
 
-  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs) override {
+  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done) override {
     for (const auto& r : rs)
-      if (r.hidden_states) return LlmBackend::generate_many(rs);  // throws the clear error above
+      if (r.hidden_states) return LlmBackend::generate_many(rs, on_done);  // throws the clear error above
     std::vector<GenerateRequest> flat;
     std::vector<size_t> owner;
     for (size_t i = 0; i < rs.size(); ++i)
@@ -109,13 +109,26 @@ class OpenAiBackend : public LlmBackend {
         flat.push_back(std::move(p));
         owner.push_back(i);
       }
-    auto results = run_concurrently(flat);
+    // A request is done when all its samples are; report it then.
     std::vector<GenerateResult> out(rs.size());
-    for (size_t j = 0; j < results.size(); ++j) {
-      auto& o = out[owner[j]];
-      o.prompt_tokens = results[j].prompt_tokens;
-      for (auto& c : results[j].choices) o.choices.push_back(std::move(c));
-    }
+    std::vector<int> remaining(rs.size());
+    for (size_t j = 0; j < flat.size(); ++j) ++remaining[owner[j]];
+    std::vector<std::vector<std::pair<size_t, GenerateResult>>> parts(rs.size());
+    std::mutex mu;
+    run_concurrently(flat, [&](size_t j, GenerateResult res) {
+      std::lock_guard lk(mu);
+      size_t i = owner[j];
+      parts[i].emplace_back(j, std::move(res));
+      if (--remaining[i] == 0) {
+        // Samples in seed order, whatever order they finished in.
+        std::sort(parts[i].begin(), parts[i].end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (auto& [jj, p] : parts[i]) {
+          out[i].prompt_tokens = p.prompt_tokens;
+          for (auto& c : p.choices) out[i].choices.push_back(std::move(c));
+        }
+        if (on_done) on_done(i, out[i]);
+      }
+    });
     return out;
   }
 
@@ -163,6 +176,7 @@ class OpenAiBackend : public LlmBackend {
       for (const auto& t : lp["content"]) {
         out.tokens.push_back(t.value("token", ""));
         out.logprobs.push_back(t.value("logprob", 0.0));
+        if (t.contains("id")) out.token_ids.push_back(t["id"].get<int32_t>());
       }
     } else if (lp.is_object() && lp.contains("token_logprobs")) {
       for (size_t i = 0; i < lp["tokens"].size(); ++i) {
@@ -251,7 +265,10 @@ class OpenAiBackend : public LlmBackend {
     return out;
   }
 
-  std::vector<GenerateResult> run_concurrently(const std::vector<GenerateRequest>& rs) {
+  // At most `concurrency` requests in flight; `done(i, result)` as each finishes. The first error is
+  // rethrown after every request has been tried (the others are not lost).
+  std::vector<GenerateResult> run_concurrently(const std::vector<GenerateRequest>& rs,
+                                               const std::function<void(size_t, GenerateResult)>& done = {}) {
     std::vector<GenerateResult> out(rs.size());
     std::vector<std::exception_ptr> errs(rs.size());
     std::atomic<size_t> next{0};
@@ -262,6 +279,7 @@ class OpenAiBackend : public LlmBackend {
         if (i >= rs.size()) return;
         try {
           out[i] = generate_single(rs[i]);
+          if (done) done(i, out[i]);
         } catch (...) {
           errs[i] = std::current_exception();
         }

@@ -65,6 +65,7 @@ GenerateResult GenerateResult::from_json(const json& j) {
 
 json LogprobRequest::to_json() const {
   json j = {{"op", "logprobs"}, {"continuation", continuation}};
+  if (!continuation_tokens.empty()) j["continuation_tokens"] = continuation_tokens;
   if (!messages.empty()) j["messages"] = messages_json(messages);
   else j["prompt"] = prompt;
   return j;
@@ -81,12 +82,13 @@ double LogprobResult::perplexity() const {
   return std::exp(-sum() / static_cast<double>(logprobs.size()));
 }
 
-json LogprobResult::to_json() const { return {{"tokens", tokens}, {"logprobs", logprobs}}; }
+json LogprobResult::to_json() const { return {{"tokens", tokens}, {"token_ids", token_ids}, {"logprobs", logprobs}}; }
 
 LogprobResult LogprobResult::from_json(const json& j) {
   LogprobResult r;
   r.tokens = j.at("tokens").get<std::vector<std::string>>();
   r.logprobs = j.at("logprobs").get<std::vector<double>>();
+  if (j.contains("token_ids")) r.token_ids = j["token_ids"].get<std::vector<int32_t>>();
   return r;
 }
 
@@ -115,10 +117,13 @@ EmbedResult EmbedResult::from_json(const json& j) {
   return r;
 }
 
-std::vector<GenerateResult> LlmBackend::generate_many(const std::vector<GenerateRequest>& rs) {
+std::vector<GenerateResult> LlmBackend::generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done) {
   std::vector<GenerateResult> out;
   out.reserve(rs.size());
-  for (const auto& r : rs) out.push_back(generate(r));
+  for (size_t i = 0; i < rs.size(); ++i) {
+    out.push_back(generate(rs[i]));
+    if (on_done) on_done(i, out.back());
+  }
   return out;
 }
 

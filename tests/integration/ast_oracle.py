@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from _util import REPO_ROOT, Checker, Failure, TempDir, cmdline, main_wrapper, run, tail
+from _util import REPO_ROOT, Checker, TempDir, cmdline, main_wrapper, run, tail
 
 ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ast_entities.py")
 COMPARE = os.path.join(REPO_ROOT, "tests", "oracle", "compare_entities.py")

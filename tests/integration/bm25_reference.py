@@ -20,8 +20,7 @@ import subprocess
 import sys
 import warnings
 
-from _util import (Checker, Failure, TempDir, cmdline, main_wrapper, run, run_json, run_jsonl,
-                   run_ok, tail)
+from _util import Checker, Failure, TempDir, main_wrapper, run, run_json, run_jsonl, tail
 
 TOP_K = 20
 REL_TOL = 1e-9

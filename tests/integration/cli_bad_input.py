@@ -14,10 +14,12 @@ as --db (4, left untouched), a bare relative --db file name, and nothing indexed
 broken file is added.
 """
 import argparse
+import json
 import os
 import re
 import shutil
 import sqlite3
+import subprocess
 import sys
 
 from _util import REPO_ROOT, Checker, Failure, TempDir, cmdline, main_wrapper, run, tail
@@ -115,7 +117,6 @@ def symbols(binary, repo, db, prefix=()):
     p = run(binary, ["symbols", repo, "--db", db, "--jsonl", "--no-refresh"], user_prefix=prefix)
     if p.returncode != 0:
         raise Failure(f"symbols exited {p.returncode}: {tail(p.stderr)}")
-    import json
     return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
 
 
@@ -130,13 +131,32 @@ def check_warning(ck, stderr, name, patterns, what):
              f"lines naming it: {lines or 'none'}; wanted patterns {patterns}")
 
 
-def user_prefix_for_nobody():
-    """Command prefix that runs as `nobody` (we are root), or None if there is no way."""
-    if shutil.which("runuser"):
-        return ["runuser", "-u", "nobody", "--"]
+def root_prefix(binary, db_dir):
+    """We are root, who reads any file: a command prefix under which a mode-000 file is
+    unreadable.  First choice: user nobody (db_dir is handed to nobody).  When nobody cannot run
+    the binary (e.g. its RUNPATH points into /root), root without the DAC override capabilities.
+    Returns (prefix or None, description)."""
+    notes = []
+    for prefix in (["runuser", "-u", "nobody", "--"],
+                   ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]):
+        if not shutil.which(prefix[0]):
+            continue
+        probe = run(binary, ["--version"], user_prefix=prefix)
+        if probe.returncode == 0:
+            os.chown(db_dir, 65534, 65534)      # nobody:nogroup writes its index there
+            return prefix, f"as user nobody via {prefix[0]}"
+        notes.append(f"{prefix[0]}: exit {probe.returncode}: "
+                     f"{probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else ''}")
+    if notes:
+        print(f"  NOTE: user nobody cannot run {binary}: {notes[0]}")
+    caps = "-dac_override,-dac_read_search"
+    prefix = ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}", "--"]
     if shutil.which("setpriv"):
-        return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
-    return None
+        probe = run(binary, ["--version"], user_prefix=prefix)
+        if probe.returncode == 0:
+            return prefix, "as root without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH (setpriv)"
+        notes.append(f"setpriv without DAC capabilities: exit {probe.returncode}")
+    return None, "; ".join(notes) or "neither runuser nor setpriv is available"
 
 
 def main():
@@ -220,21 +240,14 @@ def main():
         # -------------------------------------------------------------------- 3. unreadable file
         print("\n3. an unreadable file", flush=True)
         prefix = ()
-        db3_dir = os.path.join(tmp, "nobody-db")
+        db3_dir = os.path.join(tmp, "unreadable-db")
         os.makedirs(db3_dir)
         if as_root:
-            prefix = user_prefix_for_nobody()
+            prefix, how = root_prefix(binary, db3_dir)
+            print(f"  (running as root: this check runs {how})")
             if prefix is None:
-                ck.fail("running as root, but neither runuser nor setpriv is available to run "
-                        "the unreadable-file check as nobody")
-            else:
-                os.chown(db3_dir, 65534, 65534)    # nobody:nogroup must write its index there
-                probe = run(binary, ["--version"], user_prefix=prefix)
-                if probe.returncode != 0:
-                    ck.fail(f"user nobody can run {binary}",
-                            f"exit {probe.returncode}: {tail(probe.stderr, 300)}")
-                    prefix = None
-            print(f"  (running as root: this check runs as nobody via {prefix and prefix[0]})")
+                ck.fail("running as root: found a way to run repoctx without read access to "
+                        "everything", how)
         if prefix is not None:
             db3 = os.path.join(db3_dir, "index.db")
             p = run(binary, ["index", repo, "--db", db3], user_prefix=prefix)
@@ -321,7 +334,6 @@ def main():
 
         # ---------------------------------------------------------- 6. a bare relative --db name
         print("\n6. --db with a bare relative file name", flush=True)
-        import subprocess
         cwd_db_dir = os.path.join(tmp, "cwd")
         os.makedirs(cwd_db_dir)
         q = subprocess.run([binary, "index", repo, "--db", "rel.db", "-q"], cwd=cwd_db_dir,

@@ -12,6 +12,7 @@
     completes and lists the same symbols.
 """
 import argparse
+import json
 import os
 import signal
 import sqlite3
@@ -138,7 +139,6 @@ def main():
         p = run(binary, args_c)
         if ck.check(p.returncode == 0, f"`{cmdline(binary, args_c)}` exits 0",
                     f"exit {p.returncode}: {tail(p.stderr, 800)}"):
-            import json
             rep = json.loads(p.stdout)
             print(f"  report: files={rep.get('files')} parsed={rep.get('parsed')} "
                   f"unchanged={rep.get('unchanged')} touched={rep.get('touched')} "
@@ -210,7 +210,6 @@ def main():
             p = run(binary, args_e)
             if ck.check(p.returncode == 0, f"next run `{cmdline(binary, args_e)}` exits 0",
                         f"exit {p.returncode}: {tail(p.stderr, 800)}"):
-                import json
                 rep = json.loads(p.stdout)
                 print(f"  report: parsed={rep.get('parsed')} unchanged={rep.get('unchanged')} "
                       f"complete={rep.get('complete')}")

@@ -28,8 +28,8 @@ import sys
 import time
 import warnings
 
-from _util import (REPO_ROOT, Checker, Failure, TempDir, cmdline, main_wrapper, run, run_json,
-                   run_jsonl, run_ok, tail)
+from _util import (REPO_ROOT, Checker, Failure, TempDir, cmdline, main_wrapper, run, run_jsonl,
+                   run_ok, tail)
 
 sys.path.insert(0, os.path.join(REPO_ROOT, "tests", "oracle"))
 from ast_entities import child_blocks  # noqa: E402  (the oracle's scope rules)

@@ -1,0 +1,297 @@
+// The openai backend against a real llama-server (built from the same llama.cpp) serving the tiny model
+// on 127.0.0.1, and against a fault-injecting server: server down, slow answers past the timeout, 429 and
+// 500 answers, truncated and malformed JSON bodies.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "helpers.h"
+#include "llm/cache.h"
+#include "llm/llama_backend.h"
+#include "llm/openai_backend.h"
+#include "llm_fixtures.h"
+#include "util/error.h"
+
+using namespace repoctx;
+using namespace repoctx::testing;
+using nlohmann::json;
+
+namespace {
+
+LlamaServer& chat_server() {
+  static LlamaServer s({"-np", "4"});
+  return s;
+}
+LlamaServer& embed_server() {
+  static LlamaServer s({"--embeddings", "--pooling", "mean", "-ub", "2048", "-b", "2048"});
+  return s;
+}
+
+OpenAiOptions opts(const std::vector<std::string>& eps) {
+  OpenAiOptions o;
+  o.endpoints = eps;
+  o.model = "tiny";
+  o.timeout_s = 60;
+  o.retries = 2;
+  o.backoff_s = 0.05;
+  return o;
+}
+
+GenerateRequest chat(const std::string& text, int max_tokens = 12) {
+  GenerateRequest r;
+  r.messages = {{"user", text}};
+  r.max_tokens = max_tokens;
+  return r;
+}
+
+}  // namespace
+
+TEST(OpenAiBackend, ChatCompletionEmbeddingsAndLogprobsFromLlamaServer) {
+  ASSERT_TRUE(chat_server().ready()) << "llama-server did not start";
+  auto b = make_openai_backend(opts({chat_server().v1()}));
+  auto a1 = b->generate(chat("Decompose: def add(a, b): return a + b"));
+  auto a2 = b->generate(chat("Decompose: def add(a, b): return a + b"));
+  ASSERT_EQ(a1.choices.size(), 1u);
+  EXPECT_EQ(a1.choices[0].text, a2.choices[0].text);  // greedy
+  EXPECT_GT(a1.choices[0].completion_tokens, 0);
+
+  auto s = chat("steps please", 300);
+  s.json_schema = R"({"type":"object","properties":{"verdict":{"enum":["yes","no"]},
+      "reason":{"type":"string","maxLength":20}},"required":["verdict","reason"]})";
+  for (int seed = 0; seed < 3; ++seed) {
+    s.temperature = seed ? 0.9 : 0.0;
+    s.seed = static_cast<uint64_t>(seed);
+    auto g = b->generate(s);
+    json j = json::parse(g.choices[0].text, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << g.choices[0].text;
+    EXPECT_TRUE(j["verdict"] == "yes" || j["verdict"] == "no");
+  }
+
+  // The same model in-process and behind the server: log-probabilities of a continuation agree.
+  LogprobRequest lr;
+  lr.prompt = "def add(a, b):\n    return";
+  lr.continuation = " a + b";
+  auto remote = b->logprobs(lr);
+  ASSERT_FALSE(remote.logprobs.empty());
+  std::string joined;
+  for (const auto& t : remote.tokens) joined += t;
+  EXPECT_EQ(joined, lr.continuation);  // llama-server has no echo: the continuation was forced by a grammar
+  // The in-process backend scoring the same token sequence gives the same log-probabilities.
+  LlamaOptions lo;
+  lo.model_path = tiny_model_path();
+  LogprobRequest same = lr;
+  same.continuation_tokens = remote.token_ids;
+  auto local = make_llama_backend(lo)->logprobs(same);
+  ASSERT_EQ(remote.logprobs.size(), local.logprobs.size());
+  for (size_t i = 0; i < local.logprobs.size(); ++i) EXPECT_NEAR(remote.logprobs[i], local.logprobs[i], 1e-3) << i;
+
+  ASSERT_TRUE(embed_server().ready());
+  auto eb = make_openai_backend(opts({embed_server().v1()}));
+  EmbedRequest er;
+  er.texts = {"parse json", "mean of values"};
+  auto ev = eb->embed(er);
+  ASSERT_EQ(ev.vectors.size(), 2u);
+  auto lv = make_llama_backend(lo)->embed(er);
+  double dot = 0, n = 0;
+  for (size_t i = 0; i < ev.vectors[0].size(); ++i) {
+    dot += static_cast<double>(ev.vectors[0][i]) * lv.vectors[0][i];
+    n += static_cast<double>(ev.vectors[0][i]) * ev.vectors[0][i];
+  }
+  EXPECT_NEAR(std::sqrt(n), 1.0, 1e-5);
+  EXPECT_GT(dot, 0.99);  // same mean pooling of the same model
+
+  auto h = chat("x");
+  h.hidden_states = true;
+  try {
+    b->generate(h);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hidden states are not available"), std::string::npos);
+  }
+}
+
+TEST(OpenAiBackend, ConcurrentRequestsAndTheCache) {
+  ASSERT_TRUE(chat_server().ready());
+  TempDir d;
+  auto o = opts({chat_server().v1()});
+  o.concurrency = 4;
+  auto cache = std::make_shared<LlmCache>(d.str() + "/c.db");
+  CachedBackend cb(make_openai_backend(o), cache);
+  std::vector<GenerateRequest> rs;
+  for (int i = 0; i < 12; ++i) rs.push_back(chat("request number " + std::to_string(i), 8));
+  rs[3].n = 3;
+  rs[3].temperature = 0.8;
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = cb.generate_many(rs);
+  double first_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(out.size(), 12u);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i].choices.size(), i == 3 ? 3u : 1u);
+  EXPECT_EQ(cache->stats().misses, 12);
+  auto again = cb.generate_many(rs);
+  EXPECT_EQ(cache->stats().hits, 12);
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(again[i].choices.size(), out[i].choices.size());
+  (void)first_s;
+}
+
+TEST(OpenAiBackend, CachedResultsNeedNoServer) {
+  ASSERT_TRUE(chat_server().ready());
+  TempDir d;
+  auto cache = std::make_shared<LlmCache>(d.str() + "/c.db");
+  auto o = opts({chat_server().v1()});
+  o.identity = "openai:tiny-fleet";
+  std::vector<GenerateRequest> rs = {chat("one", 6), chat("two", 6)};
+  std::vector<GenerateResult> first;
+  {
+    CachedBackend cb(make_openai_backend(o), cache);
+    first = cb.generate_many(rs);
+  }
+  auto down = opts({"http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});
+  down.identity = "openai:tiny-fleet";
+  down.retries = 0;
+  CachedBackend cb2(make_openai_backend(down), cache);
+  auto again = cb2.generate_many(rs);
+  for (size_t i = 0; i < rs.size(); ++i) EXPECT_EQ(again[i].choices[0].text, first[i].choices[0].text);
+}
+
+// ------------------------------------------------------------------------------------------- faults
+namespace {
+
+// A scripted OpenAI-compatible server: each request to /v1/chat/completions takes the next behaviour.
+class FaultServer {
+ public:
+  enum Behaviour { ok, http429, http500, slow, truncated, malformed, http400 };
+  explicit FaultServer(std::vector<Behaviour> script) : script_(std::move(script)) {
+    svr_.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& res) {
+      size_t i = calls_.fetch_add(1);
+      Behaviour b = i < script_.size() ? script_[i] : ok;
+      json good = {{"choices", json::array({{{"message", {{"role", "assistant"}, {"content", "fine"}}}, {"finish_reason", "stop"}}})},
+                   {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}};
+      switch (b) {
+        case ok: res.set_content(good.dump(), "application/json"); break;
+        case http429:
+          res.status = 429;
+          res.set_header("Retry-After", "0");
+          res.set_content(R"({"error":"rate limited"})", "application/json");
+          break;
+        case http500: res.status = 500; res.set_content(R"({"error":"boom"})", "application/json"); break;
+        case http400: res.status = 400; res.set_content(R"({"error":"bad request: unknown field"})", "application/json"); break;
+        case slow:
+          std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+          res.set_content(good.dump(), "application/json");
+          break;
+        case truncated: res.set_content(good.dump().substr(0, 25), "application/json"); break;
+        case malformed: res.set_content("<html>proxy error</html>", "text/html"); break;
+      }
+    });
+    port_ = svr_.bind_to_any_port("127.0.0.1");  // bound before the constructor returns
+    thread_ = std::thread([this] { svr_.listen_after_bind(); });
+    while (!svr_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~FaultServer() {
+    svr_.stop();
+    thread_.join();
+  }
+  std::string v1() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+  size_t calls() const { return calls_; }
+
+ private:
+  std::vector<Behaviour> script_;
+  httplib::Server svr_;
+  std::thread thread_;
+  int port_ = 0;
+  std::atomic<size_t> calls_{0};
+};
+
+std::string error_of(LlmBackend& b, const GenerateRequest& r) {
+  try {
+    b.generate(r);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::llm);
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(OpenAiFaults, RetriesRecoverFromTransientFailures) {
+  FaultServer s({FaultServer::http429, FaultServer::http500, FaultServer::truncated, FaultServer::malformed, FaultServer::ok});
+  auto o = opts({s.v1()});
+  o.retries = 4;
+  auto b = make_openai_backend(o);
+  auto r = b->generate(chat("x"));
+  EXPECT_EQ(r.choices[0].text, "fine");
+  EXPECT_EQ(s.calls(), 5u);
+}
+
+TEST(OpenAiFaults, PersistentFailuresEndInAClearError) {
+  {
+    FaultServer s(std::vector<FaultServer::Behaviour>(10, FaultServer::http500));
+    auto b = make_openai_backend(opts({s.v1()}));
+    auto msg = error_of(*b, chat("x"));
+    EXPECT_NE(msg.find("after 3 attempts"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("HTTP 500"), std::string::npos) << msg;
+    EXPECT_EQ(s.calls(), 3u);
+  }
+  {
+    FaultServer s(std::vector<FaultServer::Behaviour>(10, FaultServer::malformed));
+    auto b = make_openai_backend(opts({s.v1()}));
+    EXPECT_NE(error_of(*b, chat("x")).find("malformed or truncated JSON"), std::string::npos);
+  }
+  {
+    FaultServer s({FaultServer::http400});
+    auto b = make_openai_backend(opts({s.v1()}));
+    auto msg = error_of(*b, chat("x"));
+    EXPECT_NE(msg.find("rejected the request (HTTP 400)"), std::string::npos) << msg;
+    EXPECT_EQ(s.calls(), 1u);  // a client error is not retried
+  }
+  {
+    auto o = opts({"http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});  // server down
+    auto b = make_openai_backend(o);
+    auto msg = error_of(*b, chat("x"));
+    EXPECT_NE(msg.find("127.0.0.1"), std::string::npos) << msg;
+  }
+}
+
+TEST(OpenAiFaults, SlowAnswersTimeOutAndFailOverToTheNextEndpoint) {
+  FaultServer slow(std::vector<FaultServer::Behaviour>(10, FaultServer::slow));
+  FaultServer good({});
+  auto o = opts({slow.v1(), good.v1()});
+  o.timeout_s = 0.4;
+  o.retries = 1;
+  auto b = make_openai_backend(o);
+  // Two requests: whichever endpoint each starts on, a timeout moves it to the healthy one.
+  EXPECT_EQ(b->generate(chat("a")).choices[0].text, "fine");
+  EXPECT_EQ(b->generate(chat("b")).choices[0].text, "fine");
+  auto only_slow = opts({slow.v1()});
+  only_slow.timeout_s = 0.4;
+  only_slow.retries = 1;
+  auto b2 = make_openai_backend(only_slow);
+  auto msg = error_of(*b2, chat("c"));
+  EXPECT_NE(msg.find("imeout"), std::string::npos) << msg;
+}
+
+TEST(OpenAiFaults, CompletedWorkIsNotLostWhenARequestFails) {
+  // Request 2 meets 500s until retries run out; the others succeed and stay in the cache.
+  FaultServer s({FaultServer::ok, FaultServer::ok, FaultServer::http500, FaultServer::http500, FaultServer::http500,
+                 FaultServer::ok});
+  TempDir d;
+  auto cache = std::make_shared<LlmCache>(d.str() + "/c.db");
+  auto o = opts({s.v1()});
+  o.concurrency = 1;
+  o.retries = 2;
+  CachedBackend cb(make_openai_backend(o), cache);
+  std::vector<GenerateRequest> rs = {chat("r0"), chat("r1"), chat("r2"), chat("r3")};
+  EXPECT_THROW(cb.generate_many(rs), Error);
+  for (int i : {0, 1, 3}) EXPECT_TRUE(cache->get(cb.key_of(rs[static_cast<size_t>(i)].to_json())).has_value()) << i;
+  EXPECT_FALSE(cache->get(cb.key_of(rs[2].to_json())).has_value());
+  // Resuming repeats only the failed request.
+  size_t before = s.calls();
+  auto out = cb.generate_many(rs);
+  EXPECT_EQ(s.calls() - before, 1u);
+  EXPECT_EQ(out[2].choices[0].text, "fine");
+}
