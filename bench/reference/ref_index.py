@@ -288,10 +288,10 @@ def extract_entities(tree, lines):
 
 
 def make_snippets(lines, limit=SNIPPET_MAX_LINES):
-    """Split-aggregate (AlignCoder): mini-blocks of consecutive non-blank lines (blank = only
-    ASCII whitespace) are merged greedily while their line total stays <= limit; a mini-block
-    longer than limit is cut into limit-line chunks, each its own snippet.
-    Returns [(start, end)] 1-based inclusive (blank lines between merged blocks lie inside)."""
+    """Split-aggregate (AlignCoder eq. 14-16): mini-blocks of consecutive non-blank lines (blank = only
+    ASCII whitespace); a mini-block longer than limit is first cut into limit-line chunks, which are
+    mini-blocks like any other; then consecutive mini-blocks are merged greedily while their line total
+    stays <= limit. Returns [(start, end)] 1-based inclusive (blank lines between merged blocks lie inside)."""
     blocks, start = [], None
     for i, line in enumerate(lines):
         blank = not line.strip(" \t\f\v\r\n")
@@ -302,20 +302,19 @@ def make_snippets(lines, limit=SNIPPET_MAX_LINES):
             start = None
     if start is not None:
         blocks.append((start, len(lines) - 1))
+    chunks = []
+    for s, e in blocks:
+        chunks += [(c, min(c + limit - 1, e)) for c in range(s, e + 1, limit)]
 
     out, cur = [], None                 # cur = [start, end, non-blank line count]
-    for s, e in blocks:
+    for s, e in chunks:
         n = e - s + 1
         if cur and cur[2] + n <= limit:
             cur[1], cur[2] = e, cur[2] + n
             continue
         if cur:
             out.append((cur[0], cur[1]))
-            cur = None
-        if n <= limit:
-            cur = [s, e, n]
-        else:
-            out += [(c, min(c + limit - 1, e)) for c in range(s, e + 1, limit)]
+        cur = [s, e, n]
     if cur:
         out.append((cur[0], cur[1]))
     return [(s + 1, e + 1) for s, e in out]

@@ -12,6 +12,9 @@
 #include <iostream>
 
 #include "eval/bench.h"
+#ifdef REPOCTX_WITH_LLAMA
+#include "eval/bench_llm.h"
+#endif
 #include "eval/retrieval_eval.h"
 #include "eval/train_structural.h"
 #include "index/index.h"
@@ -121,6 +124,53 @@ json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const Tar
   return j;
 }
 
+// ---------------------------------------------------------------------------------------- LLM flags
+struct LlmFlags {
+  std::string config, backend, model, embed_backend, embed_model, cache;
+  std::vector<std::string> endpoints, embed_endpoints;
+  int threads = 0, ctx = 0;
+  bool no_cache = false;
+};
+
+void add_llm_flags(CLI::App* c, LlmFlags& f) {
+  c->add_option("--config", f.config, "model configuration file (JSON; see docs/LLM.md)");
+  c->add_option("--backend", f.backend, "llama (in-process GGUF) or openai (OpenAI-compatible server)");
+  c->add_option("--model", f.model, "GGUF file (llama) or model name (openai)");
+  c->add_option("--endpoint", f.endpoints, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable: round-robin with failover)");
+  c->add_option("--embed-backend", f.embed_backend, "backend of the embedding model (default: as --backend)");
+  c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM");
+  c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)");
+  c->add_option("--llm-threads", f.threads, "llama backend threads (0 = all cores)");
+  c->add_option("--ctx", f.ctx, "llama backend context length");
+  c->add_option("--cache", f.cache, "LLM cache database (default ~/.cache/repoctx/llm-cache.db)");
+  c->add_flag("--no-cache", f.no_cache, "do not read cached LLM results (fresh results are still stored)");
+}
+
+LlmConfig llm_config(const LlmFlags& f) {
+  LlmConfig c = LlmConfig::load(f.config);
+  auto apply = [&](ModelConfig& m, const std::string& backend, const std::string& model,
+                   const std::vector<std::string>& eps) {
+    if (!backend.empty()) m.backend = backend;
+    else if (m.backend.empty() && !eps.empty()) m.backend = "openai";
+    else if (m.backend.empty() && !model.empty()) m.backend = "llama";
+    if (!model.empty()) {
+      m.llama.model_path = model;
+      m.openai.model = model;
+    }
+    if (!eps.empty()) m.openai.endpoints = eps;
+    if (f.threads) m.llama.threads = f.threads;
+    if (f.ctx) m.llama.ctx = f.ctx;
+    if (!m.backend.empty() && m.backend != "llama" && m.backend != "openai")
+      throw Error(ExitCode::usage, "--backend must be llama or openai, not '" + m.backend + "'");
+  };
+  apply(c.llm, f.backend, f.model, f.endpoints);
+  if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
+    apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
+  if (!f.cache.empty()) c.cache_path = f.cache;
+  if (f.no_cache) c.cache_read = false;
+  return c;
+}
+
 int cmd_index(const Common& o, bool force) {
   IndexOptions io = index_options(o);
   io.force = force;
@@ -188,9 +238,19 @@ int cmd_files(const Common& o, bool errors_only, bool skipped) {
   return 0;
 }
 
+// An embedding model for the dense side when one is configured (flags or config file).
+std::unique_ptr<LlmSession> attach_embedder(Engine& eng, const LlmFlags& lf) {
+  LlmConfig cfg = llm_config(lf);
+  if (!cfg.llm.configured() && !cfg.embedding.configured()) return nullptr;
+  auto session = std::make_unique<LlmSession>(std::move(cfg));
+  eng.set_embedder(&session->embedder());
+  return session;
+}
+
 int cmd_retrieve(const Common& o, const std::string& target, const std::string& query, const std::string& strategy,
-                 int top_k, const RetrieverOptions& ro, bool with_text) {
+                 int top_k, const RetrieverOptions& ro, bool with_text, const LlmFlags& lf) {
   auto eng = open_engine(o);
+  auto session = attach_embedder(*eng, lf);
   RetrievalQuery q;
   q.top_k = top_k;
   q.text = query;
@@ -199,7 +259,7 @@ int cmd_retrieve(const Common& o, const std::string& target, const std::string& 
   auto r = make_retriever(strategy, *eng, ro);
   auto hits = r->retrieve(q);
   std::optional<TargetContext> ctx;
-  if (q.target && with_text) ctx = eng->make_context(*q.target);
+  if (q.target) ctx = eng->make_context(*q.target);
   if (o.json_out) {
     json j;
     j["strategy"] = strategy;
@@ -280,7 +340,8 @@ int cmd_select(const Common& o, std::vector<std::string> targets, const std::str
   return 0;
 }
 
-int cmd_eval(const Common& o, const std::vector<std::string>& repos, EvalOptions eo, const std::string& strategies) {
+int cmd_eval(const Common& o, const std::vector<std::string>& repos, EvalOptions eo, const std::string& strategies,
+             const LlmFlags& lf) {
   eo.strategies.clear();
   std::string cur;
   for (char c : strategies + ",") {
@@ -298,6 +359,7 @@ int cmd_eval(const Common& o, const std::vector<std::string>& repos, EvalOptions
     oc.repo = repo;
     oc.db.clear();
     auto eng = open_engine(oc);
+    auto session = attach_embedder(*eng, lf);
     EvalReport rep = run_retrieval_eval(*eng, eo);
     json j = {{"repo", repo}, {"targets", rep.candidates}, {"mean_oracle_size", rep.mean_oracle}};
     for (const auto& s : rep.scores) {
@@ -332,53 +394,6 @@ int cmd_train(const Common& o, const std::vector<std::string>& repos, const Trai
     fmt::print(stderr, "trained on {} targets ({} rows, {} positives) from {} repositories; log loss {:.4f}; wrote {}\n",
                rep.targets, rep.rows, rep.positives, rep.repos.size(), rep.log_loss, out);
   return 0;
-}
-
-// ---------------------------------------------------------------------------------------- LLM flags
-struct LlmFlags {
-  std::string config, backend, model, embed_backend, embed_model, cache;
-  std::vector<std::string> endpoints, embed_endpoints;
-  int threads = 0, ctx = 0;
-  bool no_cache = false;
-};
-
-void add_llm_flags(CLI::App* c, LlmFlags& f) {
-  c->add_option("--config", f.config, "model configuration file (JSON; see docs/LLM.md)");
-  c->add_option("--backend", f.backend, "llama (in-process GGUF) or openai (OpenAI-compatible server)");
-  c->add_option("--model", f.model, "GGUF file (llama) or model name (openai)");
-  c->add_option("--endpoint", f.endpoints, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable: round-robin with failover)");
-  c->add_option("--embed-backend", f.embed_backend, "backend of the embedding model (default: as --backend)");
-  c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM");
-  c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)");
-  c->add_option("--threads", f.threads, "llama backend threads (0 = all cores)");
-  c->add_option("--ctx", f.ctx, "llama backend context length");
-  c->add_option("--cache", f.cache, "LLM cache database (default ~/.cache/repoctx/llm-cache.db)");
-  c->add_flag("--no-cache", f.no_cache, "do not read cached LLM results (fresh results are still stored)");
-}
-
-LlmConfig llm_config(const LlmFlags& f) {
-  LlmConfig c = LlmConfig::load(f.config);
-  auto apply = [&](ModelConfig& m, const std::string& backend, const std::string& model,
-                   const std::vector<std::string>& eps) {
-    if (!backend.empty()) m.backend = backend;
-    else if (m.backend.empty() && !eps.empty()) m.backend = "openai";
-    else if (m.backend.empty() && !model.empty()) m.backend = "llama";
-    if (!model.empty()) {
-      m.llama.model_path = model;
-      m.openai.model = model;
-    }
-    if (!eps.empty()) m.openai.endpoints = eps;
-    if (f.threads) m.llama.threads = f.threads;
-    if (f.ctx) m.llama.ctx = f.ctx;
-    if (!m.backend.empty() && m.backend != "llama" && m.backend != "openai")
-      throw Error(ExitCode::usage, "--backend must be llama or openai, not '" + m.backend + "'");
-  };
-  apply(c.llm, f.backend, f.model, f.endpoints);
-  if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
-    apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
-  if (!f.cache.empty()) c.cache_path = f.cache;
-  if (f.no_cache) c.cache_read = false;
-  return c;
 }
 
 json generation_json(const GenerateResult& r) {
@@ -435,6 +450,7 @@ int main(int argc, char** argv) {
   fil->add_flag("--skipped", skipped_only, "files the walk skipped, with the rule that skipped each");
   fil->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
 
+  LlmFlags lf;
   std::string target, query, strategy = "sparse";
   int top_k = 20;
   bool with_text = false;
@@ -451,6 +467,8 @@ int main(int argc, char** argv) {
   ret->add_flag("--pool-methods", ro.pool_methods, "imports: also rank methods of pool classes");
   ret->add_flag("--with-text", with_text, "include each result's text");
   ret->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
+  ret->add_flag("--bm25-only", ro.bm25_only, "imports: rank the pool by BM25 alone even with an embedding model");
+  add_llm_flags(ret, lf);
 
   std::string snip_file;
   bool dependency = false;
@@ -471,8 +489,9 @@ int main(int argc, char** argv) {
   ev->add_flag("--include-tests", eo.include_tests, "also sample functions from test files");
   ev->add_flag("--json", o.json_out, "JSON instead of a Markdown table");
   ev->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
-  ev->add_option("--model", eo.retriever.model_path, "structural: weights file (default: the shipped model)");
-  ret->add_option("--model", ro.model_path, "structural: weights file (default: the shipped model)");
+  ev->add_option("--structural-model", eo.retriever.model_path, "structural: weights file (default: the shipped model)");
+  add_llm_flags(ev, lf);
+  ret->add_option("--structural-model", ro.model_path, "structural: weights file (default: the shipped model)");
 
   std::vector<std::string> train_repos;
   TrainOptions to;
@@ -510,7 +529,6 @@ int main(int argc, char** argv) {
   sel->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
 
   // ------------------------------------------------------------------ llm
-  LlmFlags lf;
   auto* llm = app.add_subcommand("llm", "run one LLM operation through the configured backend and cache");
   llm->require_subcommand(1);
   GenerateRequest greq;
@@ -564,7 +582,23 @@ int main(int argc, char** argv) {
   mk->add_option("--layers", tm.layers);
   mk->add_flag("--tied", tm.tied, "no output.weight (tied unembedding)");
   mk->add_flag("--f16", tm.f16, "float16 weights");
+  mk->add_flag("--ascii-only", tm.ascii_only, "bias the output to printable-ASCII tokens (valid UTF-8 for servers' parsers)");
   mk->add_option("--seed", tm.seed)->capture_default_str();
+
+#ifdef REPOCTX_WITH_LLAMA
+  BenchLlmOptions blo;
+  bool blo_small = false, blo_no_server = false;
+  std::string blo_out;
+  auto* bl = app.add_subcommand("bench-llm", "LLM runtime: tokens/s, hidden-state overhead, openai backend throughput");
+  bl->add_option("--threads", blo.threads, "llama threads (0 = all cores)");
+  bl->add_option("--repeat", blo.repeat, "repetitions (median)")->capture_default_str();
+  bl->add_option("--gen-tokens", blo.gen_tokens, "tokens generated per run")->capture_default_str();
+  bl->add_flag("--tiny-only", blo_small, "skip the Qwen2.5-0.5B-shaped model");
+  bl->add_flag("--no-server", blo_no_server, "skip the llama-server throughput runs");
+  bl->add_option("--concurrency", blo.concurrency, "openai backend concurrencies")->capture_default_str();
+  bl->add_option("--out", blo_out, "also write the JSON report here");
+  bl->add_flag("--json", o.json_out, "JSON instead of Markdown");
+#endif
 
   auto* strat = app.add_subcommand("strategies", "list retrieval strategies");
   std::string tree_file;
@@ -584,9 +618,9 @@ int main(int argc, char** argv) {
     if (*idx) return cmd_index(o, force);
     if (*sym) return cmd_symbols(o, kind, file, jsonl);
     if (*fil) return cmd_files(o, errors_only, skipped_only);
-    if (*ret) return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text);
+    if (*ret) return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text, lf);
     if (*sn) return cmd_snippets(o, snip_file, dependency);
-    if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies);
+    if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies, lf);
     if (*sel) return cmd_select(o, sel_targets, sel_file, sel_top);
     if (*bn) {
       bo.self_exe = fs::read_symlink("/proc/self/exe").string();
@@ -609,6 +643,17 @@ int main(int argc, char** argv) {
       fmt::print("{}\n", syntax_tree(src, language_from_path(tree_file)));
       return 0;
     }
+#ifdef REPOCTX_WITH_LLAMA
+    if (*bl) {
+      blo.large = !blo_small;
+      if (!blo_no_server) blo.server_bin = REPOCTX_LLAMA_SERVER;
+      json r = run_bench_llm(blo);
+      if (!blo_out.empty()) std::ofstream(blo_out) << r.dump(2) << "\n";
+      if (o.json_out) std::cout << r.dump(2) << "\n";
+      else std::cout << bench_llm_markdown(r);
+      return 0;
+    }
+#endif
     if (*mk) {
       if (tm.vocab_path.empty()) tm.vocab_path = default_vocab_path();
       if (tm_shape == "qwen2.5-0.5b") {

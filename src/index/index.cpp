@@ -142,10 +142,12 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   std::error_code ec;
   fs::path root = fs::canonical(fs::absolute(repo, ec), ec);
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
-  fs::create_directories(fs::path(st.db_path).parent_path(), ec);
+  if (auto parent = fs::path(st.db_path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
   if (ec) throw Error(ExitCode::bad_input, "cannot create the index folder for '" + st.db_path + "': " + ec.message() + " (choose another with --db)");
 
   auto db = std::make_unique<sql::Db>(st.db_path);
+  if (!is_repoctx_database(*db))
+    throw Error(ExitCode::bad_input, "'" + st.db_path + "' is a database that is not a repoctx index; pass another --db (nothing was changed)");
   configure_connection(*db);
   if (!ensure_schema(*db)) {
     log_warn("index '{}' has an older schema; rebuilding it", st.db_path);

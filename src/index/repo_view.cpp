@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "index/index.h"
 #include "index/schema.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -19,9 +20,11 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   v->db_path_ = db_path;
   v->db_ = std::make_unique<sql::Db>(db_path, true);
   sql::Db& db = *v->db_;
+  if (!is_repoctx_database(db))
+    throw Error(ExitCode::bad_input, "'" + db_path + "' is not a repoctx index (no meta table); pass the index with --db or run `repoctx index`");
   {
     sql::Stmt s(db, "SELECT value FROM meta WHERE key='schema_version'");
-    if (!s.step() || s.str(0) != std::to_string(1))
+    if (!s.step() || s.str(0) != std::to_string(kIndexSchemaVersion))
       throw Error(ExitCode::bad_input, "index '" + db_path + "' has another schema version: re-run `repoctx index`");
   }
   v->root_ = meta_get(db, "root");

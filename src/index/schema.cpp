@@ -18,6 +18,12 @@ void configure_connection(sql::Db& db) {
   db.exec("PRAGMA cache_size=-65536");
 }
 
+bool is_repoctx_database(sql::Db& db) {
+  sql::Stmt s(db, "SELECT count(*), sum(name='meta') FROM sqlite_master WHERE type='table'");
+  if (!s.step()) return true;
+  return s.i64(0) == 0 || s.i64(1) > 0;
+}
+
 bool ensure_schema(sql::Db& db) {
   db.exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   std::string ver = meta_get(db, "schema_version");

@@ -14,6 +14,8 @@ namespace repoctx {
 // (the caller rebuilds it).
 bool ensure_schema(sql::Db& db);
 void configure_connection(sql::Db& db);
+// True for an empty database or one holding repoctx's meta table; false for any other SQLite file.
+bool is_repoctx_database(sql::Db& db);
 
 std::string meta_get(sql::Db& db, const std::string& key, const std::string& fallback = "");
 void meta_set(sql::Db& db, const std::string& key, const std::string& value);

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -41,6 +43,38 @@ void write_test_model(const TestModelSpec& s) {
     throw Error(ExitCode::bad_input, "'" + s.vocab_path + "' holds no tokenizer");
   }
   const int64_t n_vocab = static_cast<int64_t>(gguf_get_arr_n(vocab, tok_key));
+  // Which tokens decode to printable ASCII (byte-level BPE: GPT-2's byte-to-unicode table).
+  std::vector<char> ascii(static_cast<size_t>(n_vocab), 0);
+  if (s.ascii_only) {
+    int unicode_to_byte[512];
+    std::fill(std::begin(unicode_to_byte), std::end(unicode_to_byte), -1);
+    int extra = 0;
+    for (int b = 0; b < 256; ++b) {
+      bool direct = (b >= 33 && b <= 126) || (b >= 161 && b <= 172) || (b >= 174 && b <= 255);
+      unicode_to_byte[direct ? b : 256 + extra++] = b;
+    }
+    int64_t type_key = gguf_find_key(vocab, "tokenizer.ggml.token_type");
+    const int32_t* types = type_key >= 0 ? static_cast<const int32_t*>(gguf_get_arr_data(vocab, type_key)) : nullptr;
+    for (int64_t t = 0; t < n_vocab; ++t) {
+      if (types && types[t] != 1) {  // control and other special tokens keep their odds
+        ascii[static_cast<size_t>(t)] = 1;
+        continue;
+      }
+      std::string_view tok(gguf_get_arr_str(vocab, tok_key, static_cast<size_t>(t)));
+      bool ok = !tok.empty();
+      for (size_t i = 0; i < tok.size() && ok;) {
+        unsigned char c = static_cast<unsigned char>(tok[i]);
+        int cp, len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
+        if (i + static_cast<size_t>(len) > tok.size()) break;
+        cp = len == 1 ? c : len == 2 ? ((c & 0x1f) << 6) | (tok[i + 1] & 0x3f)
+                        : ((c & 0x0f) << 12) | ((tok[i + 1] & 0x3f) << 6) | (tok[i + 2] & 0x3f);
+        int byte = cp < 512 ? unicode_to_byte[cp] : -1;
+        ok = byte >= 0 && (byte == '\n' || byte == '\t' || (byte >= 32 && byte < 127));
+        i += static_cast<size_t>(len);
+      }
+      ascii[static_cast<size_t>(t)] = ok;
+    }
+  }
 
   gguf_context* out = gguf_init_empty();
   gguf_set_kv(out, vocab);  // tokenizer, chat template, architecture name
@@ -69,6 +103,7 @@ void write_test_model(const TestModelSpec& s) {
   };
   std::vector<Shape> shapes = {{"token_embd.weight", d, n_vocab, Shape::normal}, {"output_norm.weight", d, 1, Shape::ones}};
   if (!s.tied) shapes.push_back({"output.weight", d, n_vocab, Shape::normal});
+  if (s.ascii_only) shapes.push_back({"output.bias", n_vocab, 1, Shape::zeros});
   for (int l = 0; l < s.layers; ++l) {
     std::string p = "blk." + std::to_string(l) + ".";
     shapes.push_back({p + "attn_norm.weight", d, 1, Shape::ones});
@@ -103,6 +138,8 @@ void write_test_model(const TestModelSpec& s) {
     row.resize(static_cast<size_t>(sh.ne0));
     for (int64_t r = 0; r < sh.ne1; ++r) {
       for (auto& x : row) x = sh.init == Shape::normal ? dist(rng) : sh.init == Shape::ones ? 1.0f : 0.0f;
+      if (sh.name == "output.bias")
+        for (int64_t t = 0; t < sh.ne0; ++t) row[static_cast<size_t>(t)] = ascii[static_cast<size_t>(t)] ? 0.0f : -30.0f;
       if (mat) {
         ggml_fp32_to_fp16_row(row.data(), static_cast<ggml_fp16_t*>(t->data) + r * sh.ne0, sh.ne0);
       } else {

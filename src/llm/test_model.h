@@ -19,6 +19,10 @@ struct TestModelSpec {
   int context = 4096;
   bool tied = false;          // no output.weight: the unembedding is token_embd.weight
   bool f16 = false;           // weights in float16 (halves the file of a large model)
+  // Add output.bias = -30 for every token whose bytes are not printable ASCII, so that sampled text is
+  // always valid UTF-8. Servers parse replies (llama-server's chat and completion endpoints reject text
+  // that ends inside a UTF-8 sequence, which random byte-level tokens often do).
+  bool ascii_only = false;
   uint64_t seed = 1;
 };
 

@@ -101,23 +101,29 @@ std::string entity_signature_block(const Entity& e) {
   return out;
 }
 
-std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& starts,
-                            int idx) {
-  const Entity& e = pf.entities[idx];
+std::string entity_document(const Entity& e, const std::vector<const Entity*>& children, std::string_view source,
+                            const std::vector<uint32_t>& starts) {
   if (!is_type(e.kind)) return std::string(line_range(source, starts, e.decorated_start_line, e.end_line));
   std::string out = entity_signature_block(e);
-  for (size_t i = 0; i < pf.entities.size(); ++i) {
-    const Entity& m = pf.entities[i];
-    if (m.parent != idx) continue;
+  for (const Entity* m : children) {
     out += "\n    ";
-    if (m.kind == EntityKind::attribute || m.kind == EntityKind::field) {
-      auto text = source.substr(m.start_byte, std::min<size_t>(m.end_byte - m.start_byte, 200));
+    if (m->kind == EntityKind::attribute || m->kind == EntityKind::field) {
+      auto text = source.substr(m->start_byte, std::min<size_t>(m->end_byte - m->start_byte, 200));
       out.append(text.substr(0, text.find('\n')));
     } else {
-      out += m.signature;
+      out += m->signature;
     }
   }
   return out;
+}
+
+std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& starts,
+                            int idx) {
+  std::vector<const Entity*> children;
+  if (is_type(pf.entities[idx].kind))
+    for (const auto& m : pf.entities)
+      if (m.parent == idx) children.push_back(&m);
+  return entity_document(pf.entities[idx], children, source, starts);
 }
 
 }  // namespace repoctx

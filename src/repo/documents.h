@@ -35,6 +35,9 @@ std::vector<SnippetSpan> split_aggregate(std::string_view source, int max_lines)
 // duplicate its methods' bodies.
 std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& line_starts,
                             int idx);
+// The same document from an entity and its direct children (for readers of the index).
+std::string entity_document(const Entity& e, const std::vector<const Entity*>& children, std::string_view source,
+                            const std::vector<uint32_t>& line_starts);
 
 // "def f(a, b):" followed by the docstring, indented: the visible part of a target.
 std::string entity_signature_block(const Entity& e);

@@ -214,6 +214,7 @@ WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
     if (::stat(dir.c_str(), &st) == 0) {
       if (!visited.insert({st.st_dev, st.st_ino}).second) {
         res.skipped.push_back({rel, "symlink loop (directory already visited)"});
+        log_warn("'{}' leads back to a directory already walked (symlink loop): skipped", rel);
         return;
       }
     }

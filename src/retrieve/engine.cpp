@@ -1,8 +1,12 @@
 #include "retrieve/engine.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "util/error.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/progress.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -145,9 +149,12 @@ TargetContext Engine::make_context(const TargetRef& t) const {
   // Callables around a nested target contain its body in their own documents (classes do not: their
   // documents are skeletons of member signatures).
   for (int a = te.parent_index; a >= 0; a = ents[a].parent_index)
-    if (!is_type(ents[a].kind))
-      c.ancestor_terms.emplace_back(a, term_vector(line_range(c.masked_content, starts, ents[a].decorated_start_line,
-                                                              ents[a].end_line)));
+    if (!is_type(ents[a].kind)) {
+      std::string doc(line_range(c.masked_content, starts, ents[a].decorated_start_line, ents[a].end_line));
+      c.ancestor_terms.emplace_back(a, term_vector(doc));
+      if (doc.size() > 4000) doc.resize(4000);
+      c.ancestor_docs.emplace_back(a, std::move(doc));
+    }
   if (te.body_start_line > 0) {
     for (int s = f.first_snippet; s < f.first_snippet + f.n_snippets; ++s) {
       const SnippetRec& sr = view_->snippets()[s];
@@ -157,6 +164,95 @@ TargetContext Engine::make_context(const TargetRef& t) const {
   }
   c.visible_text = entity_signature_block(te);
   return c;
+}
+
+std::string Engine::entity_document_text(int entity) const {
+  const auto& ents = view_->entities();
+  const EntityRec& e = ents[entity];
+  const std::string& content = view_->content(e.file);
+  auto starts = line_starts(content);
+  std::vector<const Entity*> children;
+  if (is_type(e.kind)) {
+    const FileRec& f = view_->files()[e.file];
+    for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)
+      if (ents[i].parent_index == entity) children.push_back(&ents[i]);
+  }
+  std::string doc = entity_document(e, children, content, starts);
+  if (doc.size() > 4000) doc.resize(4000);  // embedding models read a few thousand tokens at most
+  return doc;
+}
+
+static void normalise(std::vector<float>& v) {
+  double n2 = 0;
+  for (float x : v) n2 += static_cast<double>(x) * x;
+  if (n2 <= 0) return;
+  double inv = 1.0 / std::sqrt(n2);
+  for (float& x : v) x = static_cast<float>(x * inv);
+}
+
+std::vector<float> Engine::embed_query(const std::string& text) const {
+  if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+  EmbedRequest r;
+  r.texts = {text};
+  r.task = EmbedTask::query;
+  auto v = embedder_->embed(r).vectors.at(0);
+  normalise(v);
+  return v;
+}
+
+std::vector<float> Engine::embed_document(const std::string& text) const {
+  if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+  EmbedRequest r;
+  r.texts = {text};
+  r.task = EmbedTask::document;
+  auto v = embedder_->embed(r).vectors.at(0);
+  normalise(v);
+  return v;
+}
+
+const std::vector<std::vector<float>>& Engine::entity_vectors() const {
+  std::call_once(vectors_once_, [&] {
+    if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+    const auto& ents = view_->entities();
+    std::string model = embedder_->identity();
+    std::vector<std::string> docs(ents.size()), hashes(ents.size());
+    for (size_t i = 0; i < ents.size(); ++i) {
+      docs[i] = entity_document_text(static_cast<int>(i));
+      hashes[i] = content_hash("document\x1f" + docs[i]);
+    }
+    EmbeddingStore store(view_->db_path());
+    auto have = store.get(model, hashes);
+    std::vector<size_t> missing;
+    for (size_t i = 0; i < ents.size(); ++i)
+      if (!have.count(hashes[i]) && !docs[i].empty()) missing.push_back(i);
+    if (!missing.empty()) {
+      log_info("embedding {} entity documents with {} (stored in the index: done once)", missing.size(), model);
+      Progress prog("embedding", missing.size());
+      const size_t batch = 32;
+      for (size_t k = 0; k < missing.size(); k += batch) {
+        EmbedRequest r;
+        r.task = EmbedTask::document;
+        std::vector<size_t> idx(missing.begin() + static_cast<long>(k),
+                                missing.begin() + static_cast<long>(std::min(missing.size(), k + batch)));
+        for (size_t i : idx) r.texts.push_back(docs[i]);
+        auto res = embedder_->embed(r);
+        std::vector<std::pair<std::string, std::vector<float>>> rows;
+        for (size_t j = 0; j < idx.size(); ++j) {
+          normalise(res.vectors[j]);
+          have[hashes[idx[j]]] = res.vectors[j];
+          rows.emplace_back(hashes[idx[j]], std::move(res.vectors[j]));
+        }
+        store.put(model, rows);  // each batch is kept even if a later one fails
+        prog.add(idx.size());
+      }
+    }
+    entity_vectors_.resize(ents.size());
+    for (size_t i = 0; i < ents.size(); ++i) {
+      auto it = have.find(hashes[i]);
+      if (it != have.end()) entity_vectors_[i] = it->second;
+    }
+  });
+  return entity_vectors_;
 }
 
 std::string Engine::entity_text(int entity) const {

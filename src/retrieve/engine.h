@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "index/embedding_store.h"
 #include "index/repo_view.h"
+#include "llm/backend.h"
 #include "index/symbol_graph.h"
 #include "retrieve/bm25.h"
 
@@ -28,6 +30,7 @@ struct TargetContext {
   std::vector<int> removed_entities;                 // defined inside the hidden body
   TermVec target_terms;                              // the target's own document, body hidden
   std::vector<std::pair<int, TermVec>> ancestor_terms;  // enclosing functions' documents, body hidden
+  std::vector<std::pair<int, std::string>> ancestor_docs;  // the same documents as text (dense side)
   std::vector<std::pair<int, TermVec>> snippet_terms;  // snippets overlapping the body, hidden
   std::string visible_text;                          // decorators + signature + docstring
   Bm25Overrides entity_overrides() const;
@@ -53,6 +56,16 @@ class Engine {
   TargetRef resolve_target(const std::string& spec) const;
   TargetContext make_context(const TargetRef& t) const;
 
+  // Dense side (ProjAgent eq. 6, REPOCOD DENSE): an embedding model, set by the caller.
+  void set_embedder(LlmBackend* embedder) { embedder_ = embedder; }
+  bool has_embedder() const { return embedder_ != nullptr; }
+  // L2-normalised vectors of every entity document; missing ones are embedded (task "document") and
+  // stored in the index under their content hash. Empty vector for entities without a document.
+  const std::vector<std::vector<float>>& entity_vectors() const;
+  std::vector<float> embed_query(const std::string& text) const;
+  std::vector<float> embed_document(const std::string& text) const;
+  std::string entity_document_text(int entity) const;  // what BM25 and the embedder see (cut at 4000 chars)
+
   std::string entity_text(int entity) const;           // its source lines
   std::string snippet_text(int snippet) const;
   std::string target_name(int entity) const;           // "path::qualname"
@@ -63,6 +76,9 @@ class Engine {
   mutable std::once_flag entity_once_, snippet_once_, visible_once_;
   mutable Bm25Index entity_bm25_, snippet_bm25_, visible_bm25_;
   mutable std::vector<TermVec> visible_terms_;
+  LlmBackend* embedder_ = nullptr;
+  mutable std::once_flag vectors_once_;
+  mutable std::vector<std::vector<float>> entity_vectors_;
 };
 
 }  // namespace repoctx

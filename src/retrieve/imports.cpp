@@ -4,6 +4,7 @@
 // v = 0.5 * norm(BM25) + 0.5 * norm(dense) of eq. 6 applies (see retrieve/bm25.h hybrid_scores).
 #include <unordered_set>
 
+#include "retrieve/dense.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
 
@@ -37,9 +38,28 @@ class ImportsRetriever : public Retriever {
         }
       }
     }
-    auto terms = query_terms(query_text(e_, q, &ctx));
+    std::string text = query_text(e_, q, &ctx);
+    auto terms = query_terms(text);
     Bm25Overrides ov = ctx.entity_overrides();
     auto scored = e_.entity_bm25().score_all(terms, o_.bm25, &ov, &allowed);
+    bool hybrid = e_.has_embedder() && !o_.bm25_only;
+    if (hybrid) {
+      // Eq. 6 over the pool: both scores min-max normalised over the pool's symbols.
+      auto dense = dense_scores(e_, e_.embed_query(text), &ctx, &allowed);
+      std::vector<double> bm(ents.size(), 0.0);
+      for (const auto& sd : scored) bm[sd.doc] = sd.score;
+      std::vector<int> ids;
+      std::vector<double> b, d;
+      for (size_t i = 0; i < ents.size(); ++i) {
+        if (!allowed[i] || dense[i] <= -2.0) continue;
+        ids.push_back(static_cast<int>(i));
+        b.push_back(bm[i]);
+        d.push_back(dense[i]);
+      }
+      auto v = hybrid_scores(b, d, 0.5);
+      scored.clear();
+      for (size_t k = 0; k < ids.size(); ++k) scored.push_back({ids[k], v[k]});
+    }
     std::vector<Hit> hits;
     for (const auto& sd : top_entities(e_, std::move(scored), q.top_k)) {
       Hit h = entity_hit(e_, sd.doc, sd.score);

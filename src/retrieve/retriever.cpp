@@ -10,7 +10,9 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   static const std::vector<RetrieverInfo> reg = {
       {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", make_sparse},
       {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", make_same_file},
-      {"imports", "symbol pool of the transitively imported files ranked by BM25; ProjAgent 4.3", make_imports},
+      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", make_dense},
+      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", make_hybrid},
+      {"imports", "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an embedder); ProjAgent 4.3", make_imports},
       {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", make_structural},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
        make_aligncoder_snippets},

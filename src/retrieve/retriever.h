@@ -37,6 +37,7 @@ struct RetrieverOptions {
   Bm25Params bm25;
   std::string corpus = "entities";  // sparse: "entities" or "snippets"
   bool pool_methods = false;        // imports: also rank methods of pool classes (the paper's pool has none)
+  bool bm25_only = false;           // imports: ignore the embedder even when one is set
   std::string model_path;           // structural: feature weights (JSON); empty = the shipped default
   int neighbours = 20;              // structural: similar functions whose references vote
 };
@@ -75,5 +76,7 @@ std::unique_ptr<Retriever> make_same_file(const Engine&, const RetrieverOptions&
 std::unique_ptr<Retriever> make_imports(const Engine&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_structural(const Engine&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_dense(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_hybrid(const Engine&, const RetrieverOptions&);
 
 }  // namespace repoctx

@@ -144,7 +144,6 @@ struct FileUsage {
     std::vector<int> along;
   };
   std::vector<Use> uses;
-  int units = 0;
 };
 
 class FeatureBuilder {
@@ -157,7 +156,6 @@ class FeatureBuilder {
     if (it != usage_.end()) return it->second;
     FileUsage fu;
     const FileRec& f = v_.files()[file];
-    std::unordered_set<int> units;
     for (const Reference& r : v_.references(file)) {
       int scope = r.scope >= 0 ? f.first_entity + r.scope : -1;
       FileUsage::Use u;
@@ -165,10 +163,8 @@ class FeatureBuilder {
       u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
       u.root = r.chain.substr(0, r.chain.find('.'));
       u.along = g_.resolve(file, scope, r.chain).along;
-      if (u.unit >= 0) units.insert(u.unit);
       fu.uses.push_back(std::move(u));
     }
-    fu.units = static_cast<int>(units.size());
     return usage_.emplace(file, std::move(fu)).first->second;
   }
 
@@ -251,11 +247,14 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   // How often each bound name is used outside the hidden body (module-level code included).
   std::unordered_map<std::string, int> name_uses;
   std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
+  std::unordered_set<int> units;                                   // units with any reference left
   for (const auto& u : fu.uses) {
     if (u.scope >= 0 && v_.is_within(u.scope, t)) continue;
     ++name_uses[u.root];
+    if (u.unit >= 0) units.insert(u.unit);
     for (int c : u.along) entity_units[c].insert(u.unit);
   }
+  const int n_units = static_cast<int>(units.size());
   std::unordered_map<int, std::string> bound_by;  // candidate -> import binding that brings it in
   std::vector<int> visible_classes;
   for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
@@ -408,7 +407,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
         if (cls >= 0 && ents[u].parent_index == cls) ++class_users;
       }
       x[f_file_usage] = std::log1p(users);
-      x[f_file_usage_frac] = fu.units > 0 ? static_cast<double>(users) / fu.units : 0;
+      x[f_file_usage_frac] = n_units > 0 ? static_cast<double>(users) / n_units : 0;
       x[f_class_usage] = class_units > 0 ? static_cast<double>(class_users) / class_units : 0;
     }
     if (auto it = bound_by.find(c); it != bound_by.end()) {

@@ -38,6 +38,22 @@ inline const std::string& tiny_model_path() {
   return path;
 }
 
+// The same tiny model with an output bias toward printable-ASCII tokens, for llama-server: its reply
+// parsers reject text ending inside a UTF-8 sequence, which random byte-level tokens produce.
+inline const std::string& tiny_ascii_model_path() {
+  static const std::string path = [] {
+    auto dir = std::filesystem::temp_directory_path() / ("repoctx-tiny-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir);
+    TestModelSpec s;
+    s.vocab_path = default_vocab_path();
+    s.out_path = (dir / "tiny-qwen2-ascii.gguf").string();
+    s.ascii_only = true;
+    write_test_model(s);
+    return s.out_path;
+  }();
+  return path;
+}
+
 inline int free_port() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -69,7 +85,7 @@ class LlamaServer {
  public:
   explicit LlamaServer(std::vector<std::string> extra = {}) {
     port_ = free_port();
-    std::vector<std::string> args = {REPOCTX_LLAMA_SERVER, "-m", tiny_model_path(), "--host", "127.0.0.1",
+    std::vector<std::string> args = {REPOCTX_LLAMA_SERVER, "-m", tiny_ascii_model_path(), "--host", "127.0.0.1",
                                      "--port", std::to_string(port_), "-c", "4096", "-t", "2", "--no-webui"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
