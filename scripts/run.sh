@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="${1:-/usr/lib/python3/dist-packages/flask}"
 target="${2:-}"
-scripts/setup.sh --python-libs --no-llama >/dev/null
+scripts/setup.sh --python-libs >/dev/null
 scripts/build.sh
 bin=build/bin/repoctx
 echo "== repoctx index $repo"

@@ -3,7 +3,7 @@
 # on), builds repoctx with its tests, and runs every test with ctest. Exit status = ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --python-libs --no-llama
+scripts/setup.sh --python-libs
 scripts/build.sh -DREPOCTX_BUILD_TESTS=ON
 cd build
 ctest --output-on-failure -j "${REPOCTX_TEST_JOBS:-2}" "$@"
