@@ -1,8 +1,19 @@
-# Writes a C++ file holding models/structural.json as a string constant (empty when the file is missing).
+# Writes a C++ file with the data built into repoctx: models/structural.json (empty string when missing)
+# and every prompts/*.txt, as raw string literals with a delimiter no such file contains.
 set(text "")
 if(EXISTS "${MODEL}")
   file(READ "${MODEL}" text)
 endif()
-# A raw string literal with a delimiter no JSON text contains.
-file(WRITE "${OUT}.tmp" "namespace repoctx {\nextern const char* const kDefaultStructuralModel;\nconst char* const kDefaultStructuralModel = R\"repoctx_model(${text})repoctx_model\";\n}\n")
+set(out "#include <map>\n#include <string>\nnamespace repoctx {\nextern const char* const kDefaultStructuralModel;\n")
+string(APPEND out "const char* const kDefaultStructuralModel = R\"repoctx_data(${text})repoctx_data\";\n")
+string(APPEND out "const std::map<std::string, std::string>& embedded_prompts() {\n  static const std::map<std::string, std::string> m = {\n")
+file(GLOB prompt_files "${PROMPTS_DIR}/*.txt")
+list(SORT prompt_files)
+foreach(f IN LISTS prompt_files)
+  get_filename_component(name "${f}" NAME_WE)
+  file(READ "${f}" body)
+  string(APPEND out "    {\"${name}\", R\"repoctx_data(${body})repoctx_data\"},\n")
+endforeach()
+string(APPEND out "  };\n  return m;\n}\n}  // namespace repoctx\n")
+file(WRITE "${OUT}.tmp" "${out}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

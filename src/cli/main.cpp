@@ -19,6 +19,10 @@
 #include "eval/train_structural.h"
 #include "index/index.h"
 #include "llm/config.h"
+#include "llm/prompts.h"
+#include "projection/debias.h"
+#include "projection/step_projector.h"
+#include "projection/subspace.h"
 #include "llm/test_model.h"
 #include "index/schema.h"
 #include "retrieve/aligncoder_snippets.h"
@@ -396,6 +400,90 @@ int cmd_train(const Common& o, const std::vector<std::string>& repos, const Trai
   return 0;
 }
 
+// `repoctx subspace`: the reasoning subspace of a model, its energy curve, and (with steps) the
+// anisotropy of their projections before and after debiasing.
+int cmd_subspace(const Common& o, const LlmFlags& lf, SubspaceOptions so, const std::string& steps_file, int max_tokens,
+                 const std::string& dump_basis) {
+  LlmSession session(llm_config(lf));
+  auto& model = session.llm();
+  auto sub = ReasoningSubspace::compute(model, so);
+  if (!dump_basis.empty()) {
+    // Raw float32, column-major d x (d - k): column j is the j-th reasoning direction.
+    std::ofstream f(dump_basis, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(sub.basis().data()), static_cast<std::streamsize>(sub.basis().size() * sizeof(float)));
+    if (!f) throw Error(ExitCode::bad_input, "cannot write '" + dump_basis + "'");
+  }
+  json j;
+  j["model"] = model.identity();
+  j["d"] = sub.dim();
+  j["k"] = sub.k();
+  j["reasoning_dim"] = sub.reasoning_dim();
+  j["reasoning_fraction"] = sub.reasoning_fraction();
+  j["threshold"] = sub.threshold();
+  j["energy"] = so.energy == EnergyDefinition::squared ? "sum of squared singular values" : "sum of singular values";
+  j["seconds"] = sub.seconds();
+  j["cached"] = sub.from_cache();
+  auto curve = sub.energy_curve();
+  json table = json::array();
+  for (double t : {0.5, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999}) {
+    int k = sub.dim();
+    for (int i = 0; i < sub.dim(); ++i)
+      if (curve[static_cast<size_t>(i)] >= t - 1e-12) {
+        k = i + 1;
+        break;
+      }
+    table.push_back({{"threshold", t}, {"k", k}, {"reasoning_fraction", static_cast<double>(sub.dim() - k) / sub.dim()}});
+  }
+  j["thresholds"] = table;
+  j["singular_values"] = sub.singular_values();
+  if (!steps_file.empty()) {
+    std::ifstream in(steps_file);
+    if (!in) throw Error(ExitCode::not_found, "cannot read steps file '" + steps_file + "'");
+    std::vector<std::pair<std::string, std::string>> steps;
+    for (std::string line; std::getline(in, line);) {
+      if (trim(line).empty()) continue;
+      json s = json::parse(line, nullptr, false);
+      if (s.is_discarded() || !s.contains("description"))
+        throw Error(ExitCode::bad_input, "steps file: each line must be JSON with \"description\" (and \"snippet\")");
+      steps.emplace_back(s["description"].get<std::string>(), s.value("snippet", ""));
+    }
+    StepProjectionOptions po;
+    po.max_tokens = max_tokens;
+    StepProjector proj(model, sub, po);
+    auto P = proj.project_many(steps);
+    auto m = build_mu_pc1(P);
+    std::vector<std::vector<float>> D;
+    for (const auto& p : P) D.push_back(debias(p, m));
+    j["steps"] = P.size();
+    j["mean_pairwise_cosine_raw"] = mean_pairwise_cosine(P);
+    j["mean_pairwise_cosine_debiased"] = mean_pairwise_cosine(D);
+    j["pc1_explained_variance"] = m.explained;
+  }
+  if (o.json_out) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  fmt::print("model      {}\nW          {} x d = {} (energy = {})\n", j["model"].get<std::string>(), "vocab", sub.dim(),
+             j["energy"].get<std::string>());
+  fmt::print("threshold  {:.3f}: k = {} dominant directions, reasoning subspace d - k = {} ({:.1f}% of d){}\n",
+             sub.threshold(), sub.k(), sub.reasoning_dim(), 100.0 * sub.reasoning_fraction(),
+             sub.from_cache() ? " [cached]" : fmt::format(" [computed in {:.1f}s]", sub.seconds()));
+  fmt::print("\n threshold      k   (d-k)/d\n");
+  for (const auto& r : table)
+    fmt::print(" {:9.3f} {:6d}   {:6.1f}%\n", r["threshold"].get<double>(), r["k"].get<int>(), 100.0 * r["reasoning_fraction"].get<double>());
+  fmt::print("\n energy curve (cumulative share by number of directions)\n");
+  for (int row = 0; row <= 10; ++row) {
+    size_t i = static_cast<size_t>(std::min(sub.dim() - 1, row * (sub.dim() - 1) / 10));
+    int bar = static_cast<int>(curve[i] * 50);
+    fmt::print(" k={:5d} {:6.3f} |{}\n", i + 1, curve[i], std::string(static_cast<size_t>(bar), '#'));
+  }
+  if (j.contains("steps"))
+    fmt::print("\n{} steps: mean pairwise cosine {:.3f} raw -> {:.3f} debiased (PC1 explains {:.1f}% of the variance)\n",
+               j["steps"].get<size_t>(), j["mean_pairwise_cosine_raw"].get<double>(),
+               j["mean_pairwise_cosine_debiased"].get<double>(), 100.0 * j["pc1_explained_variance"].get<double>());
+  return 0;
+}
+
 json generation_json(const GenerateResult& r) {
   json j = {{"prompt_tokens", r.prompt_tokens}, {"choices", json::array()}};
   for (const auto& c : r.choices) {
@@ -600,6 +688,23 @@ int main(int argc, char** argv) {
   bl->add_flag("--json", o.json_out, "JSON instead of Markdown");
 #endif
 
+  SubspaceOptions so;
+  std::string so_energy = "squared", so_steps;
+  int so_tokens = 128;
+  auto* sub = app.add_subcommand("subspace", "the reasoning subspace of a model: k, d, (d-k)/d, energy curve, anisotropy");
+  add_llm_flags(sub, lf);
+  sub->add_option("--threshold", so.energy_threshold, "energy threshold")->capture_default_str();
+  sub->add_option("--energy", so_energy, "squared (sum of s^2) or linear (sum of s)")->capture_default_str();
+  sub->add_option("--steps", so_steps, "JSONL of {description, snippet}: report anisotropy before/after debiasing");
+  sub->add_option("--max-tokens", so_tokens, "response tokens pooled per step")->capture_default_str();
+  sub->add_flag("--json", o.json_out, "JSON output");
+  bool so_fresh = false;
+  std::string so_dump;
+  sub->add_flag("--fresh", so_fresh, "recompute instead of reading the subspace cache");
+  sub->add_option("--dump-basis", so_dump, "write V_R (float32, column-major d x (d-k)) to this file");
+  std::string prompts_dir;
+  app.add_option("--prompts-dir", prompts_dir, "directory of prompt templates overriding the built-in ones");
+
   auto* strat = app.add_subcommand("strategies", "list retrieval strategies");
   std::string tree_file;
   auto* dtree = app.add_subcommand("debug-tree", "print tree-sitter's syntax tree of a file");
@@ -612,6 +717,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   if (o.quiet) g_log_level = static_cast<int>(LogLevel::warn);
+  if (!prompts_dir.empty()) set_prompts_dir(prompts_dir);
   if (o.verbose) g_log_level = static_cast<int>(LogLevel::debug);
 
   try {
@@ -737,6 +843,12 @@ int main(int argc, char** argv) {
         fmt::print("{} entries deleted\n", session.cache().clear(clear_model));
         return 0;
       }
+    }
+    if (*sub) {
+      if (so_energy != "squared" && so_energy != "linear") throw Error(ExitCode::usage, "--energy must be squared or linear");
+      so.energy = so_energy == "squared" ? EnergyDefinition::squared : EnergyDefinition::linear;
+      so.use_cache = !so_fresh;
+      return cmd_subspace(o, lf, so, so_steps, so_tokens, so_dump);
     }
     if (*strat) {
       for (const auto& r : retriever_registry()) fmt::print("{:<22} {}\n", r.name, r.description);

@@ -2,19 +2,23 @@
 
 #include <cstring>
 
+#include "util/error.h"
+
 namespace repoctx {
 
-EmbeddingStore::EmbeddingStore(const std::string& db_path) : db_(db_path) {
+EmbeddingStore::EmbeddingStore(const std::string& db_path, const std::string& table) : db_(db_path), table_(table) {
+  if (table_ != "embeddings" && table_ != "step_projections")
+    throw Error(ExitCode::usage, "unknown vector table '" + table_ + "'");
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
-  db_.exec("CREATE TABLE IF NOT EXISTS embeddings(model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL, "
-           "vector BLOB NOT NULL, PRIMARY KEY(model, hash))");
+  db_.exec(("CREATE TABLE IF NOT EXISTS " + table_ + "(model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL, "
+            "vector BLOB NOT NULL, PRIMARY KEY(model, hash))").c_str());
 }
 
 std::unordered_map<std::string, std::vector<float>> EmbeddingStore::get(const std::string& model,
                                                                         const std::vector<std::string>& hashes) {
   std::unordered_map<std::string, std::vector<float>> out;
-  sql::Stmt s(db_, "SELECT dim, vector FROM embeddings WHERE model=? AND hash=?");
+  sql::Stmt s(db_, ("SELECT dim, vector FROM " + table_ + " WHERE model=? AND hash=?").c_str());
   for (const auto& h : hashes) {
     s.bind(1, model).bind(2, h);
     if (s.step()) {
@@ -30,14 +34,14 @@ std::unordered_map<std::string, std::vector<float>> EmbeddingStore::get(const st
 
 void EmbeddingStore::put(const std::string& model, const std::vector<std::pair<std::string, std::vector<float>>>& rows) {
   sql::Transaction tx(db_);
-  sql::Stmt s(db_, "INSERT OR REPLACE INTO embeddings(model, hash, dim, vector) VALUES(?,?,?,?)");
+  sql::Stmt s(db_, ("INSERT OR REPLACE INTO " + table_ + "(model, hash, dim, vector) VALUES(?,?,?,?)").c_str());
   for (const auto& [h, v] : rows)
     s.bind(1, model).bind(2, h).bind(3, static_cast<int64_t>(v.size())).bind_blob(4, v.data(), v.size() * sizeof(float)).exec();
   tx.commit();
 }
 
 size_t EmbeddingStore::count(const std::string& model) {
-  sql::Stmt s(db_, "SELECT count(*) FROM embeddings WHERE model=?");
+  sql::Stmt s(db_, ("SELECT count(*) FROM " + table_ + " WHERE model=?").c_str());
   s.bind(1, model);
   return s.step() ? static_cast<size_t>(s.i64(0)) : 0;
 }

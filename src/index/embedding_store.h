@@ -1,5 +1,6 @@
-// Embedding vectors in the index, keyed by (model identity, content hash of the embedded text): each
-// text is embedded once per model, whatever file or entity it belongs to, and survives re-indexing.
+// Vectors in the index, keyed by (model identity, content hash of what they represent): embeddings of
+// texts ("embeddings") and raw reasoning-subspace projections of steps ("step_projections"). Each is
+// computed once per model and content, whatever file or entity it belongs to, and survives re-indexing.
 #pragma once
 
 #include <optional>
@@ -13,7 +14,7 @@ namespace repoctx {
 
 class EmbeddingStore {
  public:
-  explicit EmbeddingStore(const std::string& db_path);
+  explicit EmbeddingStore(const std::string& db_path, const std::string& table = "embeddings");
   // Vectors present for these hashes.
   std::unordered_map<std::string, std::vector<float>> get(const std::string& model, const std::vector<std::string>& hashes);
   void put(const std::string& model, const std::vector<std::pair<std::string, std::vector<float>>>& rows);
@@ -21,6 +22,7 @@ class EmbeddingStore {
 
  private:
   sql::Db db_;
+  std::string table_;
 };
 
 }  // namespace repoctx

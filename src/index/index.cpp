@@ -138,8 +138,9 @@ class Channel {
 IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   auto t0 = std::chrono::steady_clock::now();
   IndexStats st;
-  WalkResult walk = walk_repository(repo, opt.walk);
   std::error_code ec;
+  if (!fs::is_directory(repo, ec))
+    throw Error(ExitCode::not_found, "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
   fs::path root = fs::canonical(fs::absolute(repo, ec), ec);
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
   if (auto parent = fs::path(st.db_path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
@@ -179,6 +180,14 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     sql::Stmt s(*db, "SELECT id, path, hash, size, mtime_ns, module FROM files");
     while (s.step()) existing.emplace(s.str(1), ExistingFile{s.i64(0), s.str(2), s.i64(3), s.i64(4), s.str(5)});
   }
+  WalkOptions wopt = opt.walk;
+  // Files checked at an earlier run with the same rules need not be opened by the walk again.
+  if (!force && meta_get(*db, "walk") == opt.walk.fingerprint())
+    wopt.known_unchanged = [&](const std::string& rel, uint64_t size, int64_t mtime) {
+      auto it = existing.find(rel);
+      return it != existing.end() && it->second.size == static_cast<int64_t>(size) && it->second.mtime_ns == mtime;
+    };
+  WalkResult walk = walk_repository(repo, wopt);
 
   std::vector<std::string> rels;
   rels.reserve(walk.files.size());
@@ -223,6 +232,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   }
   meta_set(*db, "snippet_lines", std::to_string(opt.snippet_lines));
   meta_set(*db, "extractor", kExtractorVersion);
+  meta_set(*db, "walk", opt.walk.fingerprint());
   if (!removed.empty() || !module_updates.empty()) {
     sql::Transaction tx(*db);
     sql::Stmt del(*db, "DELETE FROM files WHERE id=?");

@@ -31,6 +31,7 @@ struct GenerateRequest {
   std::string grammar;                // or to this GBNF grammar (llama backend)
   uint64_t seed = 0;
   bool hidden_states = false;         // white-box only: last-layer pre-norm states of the response tokens
+  std::string hidden_pool;            // "" = one row per response token; "mean" = their mean (one row)
   nlohmann::json to_json() const;     // canonical form: the cache key
 };
 

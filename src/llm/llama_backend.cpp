@@ -441,6 +441,16 @@ class LlamaBackend : public LlmBackend {
       g.hidden = std::move(capture_.rows);
       g.hidden.resize(std::min(g.hidden.size(), g.tokens.size() * static_cast<size_t>(dim_)));
       capture_.rows.clear();
+      if (r.hidden_pool == "mean" && !g.hidden.empty()) {
+        size_t rows = g.hidden.size() / static_cast<size_t>(dim_);
+        std::vector<double> acc(static_cast<size_t>(dim_), 0.0);
+        for (size_t t = 0; t < rows; ++t)
+          for (int i = 0; i < dim_; ++i) acc[static_cast<size_t>(i)] += g.hidden[t * static_cast<size_t>(dim_) + static_cast<size_t>(i)];
+        g.hidden.assign(static_cast<size_t>(dim_), 0.0f);
+        for (int i = 0; i < dim_; ++i) g.hidden[static_cast<size_t>(i)] = static_cast<float>(acc[static_cast<size_t>(i)] / static_cast<double>(rows));
+      } else if (!r.hidden_pool.empty() && r.hidden_pool != "mean") {
+        throw Error(ExitCode::usage, "hidden_pool must be empty or \"mean\"");
+      }
     }
     return g;
   }

@@ -20,6 +20,7 @@ json GenerateRequest::to_json() const {
   json j = {{"op", "generate"}, {"temperature", temperature}, {"top_p", top_p},
             {"max_tokens", max_tokens}, {"n", n},          {"stop", stop},
             {"seed", seed}, {"hidden_states", hidden_states}};
+  if (!hidden_pool.empty()) j["hidden_pool"] = hidden_pool;
   if (!messages.empty()) j["messages"] = messages_json(messages);
   else j["prompt"] = prompt;
   if (!json_schema.empty()) j["json_schema"] = json_schema;

@@ -164,6 +164,13 @@ std::string read_all(const std::string& path) {
 
 }  // namespace
 
+std::string WalkOptions::fingerprint() const {
+  std::string f = std::to_string(max_file_bytes) + "|" + (follow_symlinks ? "1" : "0") + (skip_vendored ? "1" : "0") +
+                  (skip_generated ? "1" : "0") + (skip_tests ? "1" : "0");
+  for (const auto& p : extra_ignore_patterns) f += "|" + p;
+  return f;
+}
+
 bool looks_generated(const std::string& head) {
   // Only the first lines count: a "do not edit" far down a file is usually prose.
   size_t cut = 0;
@@ -302,6 +309,17 @@ WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
                  static_cast<double>(size) / 1048576.0, static_cast<double>(opt.max_file_bytes) / 1048576.0);
         continue;
       }
+      int64_t mtime_ns = static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000LL + fst.st_mtim.tv_nsec;
+      if (opt.known_unchanged && opt.known_unchanged(child_rel, size, mtime_ns)) {
+        WalkedFile wf;
+        wf.rel = child_rel;
+        wf.abs = ent.path().string();
+        wf.size = size;
+        wf.mtime_ns = mtime_ns;
+        wf.language = language_from_path(name);
+        res.files.push_back(std::move(wf));
+        continue;
+      }
       if (::access(ent.path().c_str(), R_OK) != 0) {
         res.skipped.push_back({child_rel, std::string("unreadable: ") + std::strerror(errno)});
         log_warn("cannot read '{}': {} (skipped)", child_rel, std::strerror(errno));
@@ -321,7 +339,7 @@ WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
       wf.rel = child_rel;
       wf.abs = ent.path().string();
       wf.size = size;
-      wf.mtime_ns = static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000LL + fst.st_mtim.tv_nsec;
+      wf.mtime_ns = mtime_ns;
       wf.language = language_from_path(name);
       res.files.push_back(std::move(wf));
     }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ struct WalkOptions {
   bool skip_generated = true;            // "generated ... do not edit" markers, *_pb2.py
   bool skip_tests = false;
   std::vector<std::string> extra_ignore_patterns;  // gitignore syntax, relative to the root
+  // Files the caller already knows unchanged (same size and mtime as when their content was checked):
+  // their first bytes are not read again for the binary and generated-file rules. A re-index of a large
+  // tree would otherwise open every file.
+  std::function<bool(const std::string& rel, uint64_t size, int64_t mtime_ns)> known_unchanged;
+  std::string fingerprint() const;  // the options that decide which files are sources
 };
 
 struct WalkedFile {

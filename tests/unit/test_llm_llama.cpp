@@ -298,3 +298,68 @@ TEST(LlmCache, ARerunRepeatsNoWork) {
   LlmCache again(d.str() + "/cache.db");
   EXPECT_TRUE(again.get(cb.key_of(r.to_json())).has_value());
 }
+
+#include "index/embedding_store.h"
+#include "projection/debias.h"
+#include "projection/step_projector.h"
+#include "projection/subspace.h"
+#include "projection/vector_store.h"
+#include "util/hash.h"
+
+TEST(ProjectionEndToEnd, StepsInDebiasedVectorsOutStoredAndSearched) {
+  repoctx::testing::TempDir d;
+  SubspaceOptions so;
+  so.cache_dir = d.str() + "/subspaces";
+  // A random matrix has a flat spectrum: at 0.98 only one direction is left. 0.6 keeps a space wide
+  // enough for distinct steps to stay distinct.
+  so.energy_threshold = 0.6;
+  auto sub = ReasoningSubspace::compute(tiny(), so);
+  EXPECT_EQ(sub.dim(), 64);
+  EXPECT_GT(sub.reasoning_dim(), 10);
+  EXPECT_FALSE(sub.from_cache());
+  auto again = ReasoningSubspace::compute(tiny(), so);  // cached per model file and threshold
+  EXPECT_TRUE(again.from_cache());
+  EXPECT_EQ(again.k(), sub.k());
+  EXPECT_EQ(again.basis(), sub.basis());
+
+  StepProjectionOptions po;
+  po.max_tokens = 16;
+  StepProjector proj(tiny(), sub, po);
+  std::vector<std::pair<std::string, std::string>> steps = {
+      {"Validate that the input array is not empty", "if len(x) == 0:\n    raise ValueError('empty')"},
+      {"Check the shape of the input and raise on mismatch", "if a.shape != b.shape:\n    raise ValueError"},
+      {"Sum the values of the list", "total = sum(values)"},
+      {"Compute the mean of the values", "mean = total / len(values)"},
+      {"Open the file and read its lines", "with open(p) as f:\n    lines = f.readlines()"},
+      {"Return the result as a dictionary", "return {'mean': mean}"}};
+  auto P = proj.project_many(steps);
+  ASSERT_EQ(P.size(), steps.size());
+  for (const auto& p : P) EXPECT_EQ(static_cast<int>(p.size()), sub.reasoning_dim());
+  // The same step again: identical (greedy decoding).
+  auto p0 = proj.project(steps[0].first, steps[0].second);
+  EXPECT_EQ(p0, P[0]);
+  auto m = build_mu_pc1(P);
+  std::vector<std::vector<float>> D;
+  for (const auto& p : P) D.push_back(debias(p, m));
+  EXPECT_LT(std::fabs(mean_pairwise_cosine(D)), std::fabs(mean_pairwise_cosine(P)) + 1e-9);
+
+  // Stored by content hash, read back exactly.
+  EmbeddingStore store(d.str() + "/index.db", "step_projections");
+  std::vector<std::pair<std::string, std::vector<float>>> rows;
+  for (size_t i = 0; i < steps.size(); ++i) rows.emplace_back(content_hash(steps[i].first + "\x1f" + steps[i].second), P[i]);
+  store.put(sub.id(), rows);
+  auto back = store.get(sub.id(), {rows[2].first});
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[rows[2].first], P[2]);
+
+  // Searched: each debiased vector is its own nearest neighbour (cosine 1).
+  auto vs = make_vector_store("flat", sub.reasoning_dim());
+  for (size_t i = 0; i < D.size(); ++i) vs->add(static_cast<int64_t>(i), D[i].data());
+  for (size_t i = 0; i < D.size(); ++i) {
+    auto top = vs->search(D[i].data(), D.size());
+    auto self = std::find_if(top.begin(), top.end(), [&](const auto& s) { return s.first == static_cast<int64_t>(i); });
+    ASSERT_NE(self, top.end());
+    EXPECT_NEAR(self->second, 1.0f, 1e-4);
+    EXPECT_NEAR(top[0].second, 1.0f, 1e-4);
+  }
+}

@@ -1,0 +1,50 @@
+#include "projection/step_projector.h"
+
+#include "llm/prompts.h"
+#include "util/error.h"
+
+namespace repoctx {
+
+StepProjector::StepProjector(LlmBackend& model, const ReasoningSubspace& subspace, StepProjectionOptions o)
+    : m_(model), s_(subspace), o_(o) {
+  if (!model.capabilities().hidden_states)
+    throw Error(ExitCode::usage, "step projections need hidden states: use the llama backend with a local GGUF (--model path.gguf)");
+  if (model.hidden_dim() != subspace.dim())
+    throw Error(ExitCode::bad_input, "the reasoning subspace (d = " + std::to_string(subspace.dim()) +
+                                         ") belongs to another model than the one generating (d = " +
+                                         std::to_string(model.hidden_dim()) + ")");
+}
+
+GenerateRequest StepProjector::request(const std::string& description, const std::string& snippet) const {
+  static const PromptTemplate t = load_prompt("step_reasoning");
+  GenerateRequest r;
+  r.messages = render_prompt(t, {{"description", description}, {"snippet", snippet}});
+  r.max_tokens = o_.max_tokens;
+  r.temperature = 0.0;
+  r.hidden_states = true;
+  r.hidden_pool = "mean";
+  return r;
+}
+
+static std::vector<float> pooled(const GenerateResult& g, int d) {
+  const auto& c = g.choices.at(0);
+  if (c.hidden.size() < static_cast<size_t>(d))
+    throw Error(ExitCode::llm, "the model returned no hidden states for a step (empty response?)");
+  return std::vector<float>(c.hidden.begin(), c.hidden.begin() + d);
+}
+
+std::vector<float> StepProjector::project(const std::string& description, const std::string& snippet) {
+  auto g = m_.generate(request(description, snippet));
+  return s_.project(pooled(g, s_.dim()).data());
+}
+
+std::vector<std::vector<float>> StepProjector::project_many(const std::vector<std::pair<std::string, std::string>>& steps) {
+  std::vector<GenerateRequest> rs;
+  for (const auto& [d, s] : steps) rs.push_back(request(d, s));
+  auto gs = m_.generate_many(rs);
+  std::vector<std::vector<float>> out;
+  for (const auto& g : gs) out.push_back(s_.project(pooled(g, s_.dim()).data()));
+  return out;
+}
+
+}  // namespace repoctx
