@@ -14,6 +14,7 @@
 #include "eval/bench.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
+#include "eval/bench_projection.h"
 #endif
 #include "eval/retrieval_eval.h"
 #include "eval/train_structural.h"
@@ -686,6 +687,17 @@ int main(int argc, char** argv) {
   bl->add_option("--concurrency", blo.concurrency, "openai backend concurrencies")->capture_default_str();
   bl->add_option("--out", blo_out, "also write the JSON report here");
   bl->add_flag("--json", o.json_out, "JSON instead of Markdown");
+  BenchProjectionOptions bpo;
+  bool bpo_small = false;
+  std::string bpo_out, bpo_internal;
+  auto* bp = app.add_subcommand("bench-projection", "subspace computation cost, similarity search throughput vs memory bandwidth, HNSW recall");
+  bp->add_flag("--no-14b", bpo_small, "skip the 152064 x 5120 matrix");
+  bp->add_option("--vectors", bpo.vectors, "store sizes")->capture_default_str();
+  bp->add_option("--widths", bpo.widths, "vector widths")->capture_default_str();
+  bp->add_option("--threads", bpo.threads, "search threads (0 = all cores)");
+  bp->add_option("--out", bpo_out, "also write the JSON report here");
+  bp->add_flag("--json", o.json_out, "JSON instead of Markdown");
+  bp->add_option("--internal-subspace", bpo_internal)->group("");
 #endif
 
   SubspaceOptions so;
@@ -757,6 +769,21 @@ int main(int argc, char** argv) {
       if (!blo_out.empty()) std::ofstream(blo_out) << r.dump(2) << "\n";
       if (o.json_out) std::cout << r.dump(2) << "\n";
       else std::cout << bench_llm_markdown(r);
+      return 0;
+    }
+#endif
+#ifdef REPOCTX_WITH_LLAMA
+    if (*bp) {
+      if (!bpo_internal.empty()) {
+        std::cout << internal_subspace(bpo_internal).dump() << "\n";
+        return 0;
+      }
+      bpo.large = !bpo_small;
+      bpo.self_exe = fs::read_symlink("/proc/self/exe").string();
+      json r = run_bench_projection(bpo);
+      if (!bpo_out.empty()) std::ofstream(bpo_out) << r.dump(2) << "\n";
+      if (o.json_out) std::cout << r.dump(2) << "\n";
+      else std::cout << bench_projection_markdown(r);
       return 0;
     }
 #endif

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "llm/gguf_matrix.h"
 #include "llm/json_schema.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -250,38 +251,17 @@ class LlamaBackend : public LlmBackend {
   }
 
   UnembeddingInfo unembedding_info() override {
-    open_gguf();
-    return unemb_;
+    auto m = gguf_unembedding_info(o_.model_path);
+    UnembeddingInfo u;
+    u.vocab = m.rows;
+    u.dim = m.cols;
+    u.tied = m.tied;
+    u.tensor_type = m.type;
+    return u;
   }
 
   void read_unembedding(int64_t block_rows, const std::function<void(int64_t, int64_t, const float*)>& sink) override {
-    open_gguf();
-    const auto* traits = ggml_get_type_traits(unemb_type_);
-    if (!traits->to_float && unemb_type_ != GGML_TYPE_F32)
-      throw Error(ExitCode::bad_input, "the unembedding matrix has type " + unemb_.tensor_type + ", which ggml cannot convert to float");
-    size_t row_bytes = ggml_row_size(unemb_type_, unemb_.dim);
-    int fd = ::open(o_.model_path.c_str(), O_RDONLY);
-    if (fd < 0) throw Error(ExitCode::not_found, "cannot read '" + o_.model_path + "'");
-    struct stat st {};
-    ::fstat(fd, &st);
-    void* map = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (map == MAP_FAILED) throw Error(ExitCode::bad_input, "cannot map '" + o_.model_path + "'");
-    const char* base = static_cast<const char*>(map) + unemb_offset_;
-    std::vector<float> buf(static_cast<size_t>(block_rows * unemb_.dim));
-    for (int64_t r0 = 0; r0 < unemb_.vocab; r0 += block_rows) {
-      int64_t n = std::min(block_rows, unemb_.vocab - r0);
-      for (int64_t i = 0; i < n; ++i) {
-        const char* src = base + static_cast<size_t>(r0 + i) * row_bytes;
-        float* dst = buf.data() + i * unemb_.dim;
-        if (unemb_type_ == GGML_TYPE_F32) std::memcpy(dst, src, row_bytes);
-        else traits->to_float(src, dst, unemb_.dim);
-      }
-      sink(r0, n, buf.data());
-      // Pages already read are not needed again: keep the resident set at one block.
-      ::madvise(const_cast<char*>(base + static_cast<size_t>(r0) * row_bytes), static_cast<size_t>(n) * row_bytes, MADV_DONTNEED);
-    }
-    ::munmap(map, static_cast<size_t>(st.st_size));
+    gguf_read_rows(o_.model_path, gguf_unembedding_info(o_.model_path), block_rows, sink);
   }
 
  private:
@@ -484,30 +464,6 @@ class LlamaBackend : public LlmBackend {
     return t;
   }
 
-  void open_gguf() {
-    if (unemb_.vocab) return;
-    ggml_context* meta = nullptr;
-    gguf_init_params gp{true, &meta};
-    gguf_context* g = gguf_init_from_file(o_.model_path.c_str(), gp);
-    if (!g) throw Error(ExitCode::bad_input, "cannot read GGUF metadata of '" + o_.model_path + "'");
-    int64_t id = gguf_find_tensor(g, "output.weight");
-    unemb_.tied = id < 0;
-    if (id < 0) id = gguf_find_tensor(g, "token_embd.weight");
-    if (id < 0) {
-      gguf_free(g);
-      if (meta) ggml_free(meta);
-      throw Error(ExitCode::bad_input, "'" + o_.model_path + "' has neither output.weight nor token_embd.weight");
-    }
-    const int64_t* ne = gguf_get_tensor_ne(g, id);
-    unemb_.dim = ne[0];
-    unemb_.vocab = ne[1];
-    unemb_type_ = gguf_get_tensor_type(g, id);
-    unemb_.tensor_type = ggml_type_name(unemb_type_);
-    unemb_offset_ = gguf_get_data_offset(g) + gguf_get_tensor_offset(g, id);
-    gguf_free(g);
-    if (meta) ggml_free(meta);
-  }
-
   LlamaOptions o_;
   std::string identity_, name_, query_prefix_, document_prefix_, empty_;
   llama_model* model_ = nullptr;
@@ -518,9 +474,6 @@ class LlamaBackend : public LlmBackend {
   HiddenCapture capture_;
   std::vector<llama_token_data> cand_;
   std::mutex mu_;
-  UnembeddingInfo unemb_;
-  ggml_type unemb_type_ = GGML_TYPE_F32;
-  size_t unemb_offset_ = 0;
 };
 
 }  // namespace

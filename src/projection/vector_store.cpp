@@ -57,8 +57,12 @@ using Scored = std::pair<int64_t, float>;
 // Better = higher score, then smaller id.
 bool better(const Scored& a, const Scored& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; }
 
+// Exact search laid out for streaming: vectors are stored in blocks of 64, dimension-major inside a block
+// ([block][dim][64]), so a query scores 64 vectors with broadcast FMAs over contiguous memory and no
+// per-vector horizontal sum; the scan runs at memory bandwidth.
 class FlatStore : public VectorStore {
  public:
+  static constexpr size_t kB = 64;
   FlatStore(int dim, const VectorStoreOptions& o) : dim_(dim), threads_(o.threads) {
     if (threads_ <= 0) threads_ = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   }
@@ -67,32 +71,44 @@ class FlatStore : public VectorStore {
   size_t size() const override { return ids_.size(); }
   void reserve(size_t n) override {
     ids_.reserve(n);
-    data_.reserve(n * static_cast<size_t>(dim_));
+    data_.reserve((n + kB - 1) / kB * kB * static_cast<size_t>(dim_));
   }
   void add(int64_t id, const float* v) override {
-    size_t off = data_.size();
-    data_.insert(data_.end(), v, v + dim_);
-    normalize(data_.data() + off, dim_);
+    size_t i = ids_.size();
+    if (i % kB == 0) data_.resize(data_.size() + kB * static_cast<size_t>(dim_), 0.0f);
+    std::vector<float> x(v, v + dim_);
+    normalize(x.data(), dim_);
+    float* blk = data_.data() + (i / kB) * kB * static_cast<size_t>(dim_);
+    for (int d = 0; d < dim_; ++d) blk[static_cast<size_t>(d) * kB + i % kB] = x[static_cast<size_t>(d)];
     ids_.push_back(id);
   }
   std::vector<Scored> search(const float* q_in, size_t k, float min_score) const override {
     std::vector<float> q(q_in, q_in + dim_);
     normalize(q.data(), dim_);
-    const size_t n = ids_.size();
+    const size_t n = ids_.size(), nblocks = (n + kB - 1) / kB;
     int nt = n < 20000 ? 1 : threads_;
     std::vector<std::vector<Scored>> parts(static_cast<size_t>(nt));
     auto work = [&](int t) {
-      size_t a = n * static_cast<size_t>(t) / static_cast<size_t>(nt), b = n * static_cast<size_t>(t + 1) / static_cast<size_t>(nt);
+      size_t a = nblocks * static_cast<size_t>(t) / static_cast<size_t>(nt);
+      size_t b = nblocks * static_cast<size_t>(t + 1) / static_cast<size_t>(nt);
       auto cmp = [](const Scored& x, const Scored& y) { return better(x, y); };  // min-heap on "better"
       std::priority_queue<Scored, std::vector<Scored>, decltype(cmp)> heap(cmp);
-      for (size_t i = a; i < b; ++i) {
-        float s = dot(q.data(), data_.data() + i * static_cast<size_t>(dim_), dim_);
-        if (s < min_score) continue;
-        Scored c{ids_[i], s};
-        if (heap.size() < k) heap.push(c);
-        else if (better(c, heap.top())) {
-          heap.pop();
-          heap.push(c);
+      alignas(32) float acc[kB];
+      float floor = min_score;
+      for (size_t blk = a; blk < b; ++blk) {
+        score_block(data_.data() + blk * kB * static_cast<size_t>(dim_), q.data(), acc);
+        size_t base = blk * kB, rows = std::min(kB, n - base);
+        for (size_t r = 0; r < rows; ++r) {
+          if (acc[r] < floor) continue;
+          Scored c{ids_[base + r], acc[r]};
+          if (heap.size() < k) {
+            heap.push(c);
+            if (heap.size() == k) floor = std::max(min_score, heap.top().second);
+          } else if (better(c, heap.top())) {
+            heap.pop();
+            heap.push(c);
+            floor = std::max(min_score, heap.top().second);
+          }
         }
       }
       auto& out = parts[static_cast<size_t>(t)];
@@ -116,9 +132,29 @@ class FlatStore : public VectorStore {
   }
 
  private:
+  // acc[j] = sum_d q[d] * blk[d][j], j < 64.
+  void score_block(const float* blk, const float* q, float* acc) const {
+#if defined(__AVX2__) && defined(__FMA__)
+    __m256 s[8];
+    for (auto& r : s) r = _mm256_setzero_ps();
+    for (int d = 0; d < dim_; ++d) {
+      __m256 qd = _mm256_set1_ps(q[d]);
+      const float* row = blk + static_cast<size_t>(d) * kB;
+      for (int r = 0; r < 8; ++r) s[r] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(row + 8 * r), s[r]);
+    }
+    for (int r = 0; r < 8; ++r) _mm256_store_ps(acc + 8 * r, s[r]);
+#else
+    for (size_t j = 0; j < kB; ++j) acc[j] = 0.0f;
+    for (int d = 0; d < dim_; ++d) {
+      const float* row = blk + static_cast<size_t>(d) * kB;
+      for (size_t j = 0; j < kB; ++j) acc[j] += q[d] * row[j];
+    }
+#endif
+  }
+
   int dim_, threads_;
   std::vector<int64_t> ids_;
-  std::vector<float> data_;
+  std::vector<float> data_;  // [block][dim][64]
 };
 
 class HnswStore : public VectorStore {
