@@ -32,6 +32,7 @@
 #include "retrieve/retriever.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/memory.h"
 #include "util/text.h"
 
 using nlohmann::json;
@@ -185,7 +186,7 @@ int cmd_index(const Common& o, bool force) {
               {"unchanged", st.unchanged}, {"touched", st.touched},   {"removed", st.removed},
               {"skipped", st.skipped},     {"with_errors", st.files_with_errors}, {"bytes", st.bytes_parsed},
               {"entities", st.entities},   {"references", st.references}, {"snippets", st.snippets},
-              {"seconds", st.seconds},     {"complete", st.complete}};
+              {"seconds", st.seconds},     {"complete", st.complete}, {"peak_rss_mb", peak_rss_mb()}};
     std::cout << j.dump(2) << "\n";
   } else if (!o.quiet) {
     fmt::print(stderr,

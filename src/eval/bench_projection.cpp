@@ -26,6 +26,7 @@
 #include "projection/vector_store.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/memory.h"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -82,7 +83,6 @@ json child_subspace(const std::string& self, const std::string& gguf) {
   std::ifstream in(out);
   json j = json::parse(in);
   j["wall_s"] = now_s() - t0;
-  j["peak_rss_mb"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
   return j;
 }
 
@@ -94,6 +94,7 @@ json internal_subspace(const std::string& gguf) {
   std::vector<double> ev, vecs;
   gram_eigen([&](const std::function<void(int64_t, int64_t, const float*)>& sink) { gguf_read_rows(gguf, info, 2048, sink); },
              info.cols, ev, vecs);
+  std::reverse(ev.begin(), ev.end());  // decreasing
   double total = 0, acc = 0;
   for (double e : ev) total += e;
   int k = static_cast<int>(ev.size());
@@ -104,7 +105,9 @@ json internal_subspace(const std::string& gguf) {
       break;
     }
   }
+  // The child's own high-water mark: getrusage and wait4 carry the parent's peak across exec.
   return {{"rows", info.rows}, {"d", info.cols}, {"type", info.type}, {"seconds", now_s() - t0}, {"k", k},
+          {"peak_rss_mb", peak_rss_mb()},
           {"float32_w_mb", static_cast<double>(info.rows) * static_cast<double>(info.cols) * 4 / 1048576.0}};
 }
 

@@ -67,6 +67,8 @@ void gguf_read_rows(const std::string& path, const GgufMatrixInfo& m, int64_t bl
   ::close(fd);
   if (map == MAP_FAILED) throw Error(ExitCode::bad_input, "cannot map '" + path + "'");
   const char* base = static_cast<const char*>(map) + l.offset;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  size_t released = 0;  // bytes from the map's start already given back
   std::vector<float> buf(static_cast<size_t>(block_rows * l.info.cols));
   for (int64_t r0 = 0; r0 < l.info.rows; r0 += block_rows) {
     int64_t n = std::min(block_rows, l.info.rows - r0);
@@ -77,8 +79,14 @@ void gguf_read_rows(const std::string& path, const GgufMatrixInfo& m, int64_t bl
       else traits->to_float(src, dst, l.info.cols);
     }
     sink(r0, n, buf.data());
-    // Pages already read are not needed again: the resident set stays at one block.
-    ::madvise(const_cast<char*>(base + static_cast<size_t>(r0) * row_bytes), static_cast<size_t>(n) * row_bytes, MADV_DONTNEED);
+    // Pages already read are not needed again: the resident set stays at one block. madvise needs
+    // page-aligned ranges (the tensor starts anywhere in the file), so only whole pages behind us go.
+    size_t done = l.offset + static_cast<size_t>(r0 + n) * row_bytes;
+    size_t upto = done / page * page;
+    if (upto > released) {
+      ::madvise(static_cast<char*>(map) + released, upto - released, MADV_DONTNEED);
+      released = upto;
+    }
   }
   ::munmap(map, static_cast<size_t>(st.st_size));
 }

@@ -55,7 +55,8 @@ static PromptTemplate parse(const std::string& name, const std::string& text) {
   };
   strip(t.system);
   strip(t.user);
-  if (t.user.empty()) throw Error(ExitCode::bad_input, "prompt template '" + name + "' has no [user] section");
+  if (t.user.empty() && t.system.empty())
+    throw Error(ExitCode::bad_input, "prompt template '" + name + "' has neither a [system] nor a [user] section");
   return t;
 }
 
@@ -108,7 +109,7 @@ std::string render_text(const std::string& text, const std::map<std::string, std
 std::vector<ChatMessage> render_prompt(const PromptTemplate& t, const std::map<std::string, std::string>& vars) {
   std::vector<ChatMessage> ms;
   if (!t.system.empty()) ms.push_back({"system", render_text(t.system, vars, t.name)});
-  ms.push_back({"user", render_text(t.user, vars, t.name)});
+  if (!t.user.empty()) ms.push_back({"user", render_text(t.user, vars, t.name)});
   return ms;
 }
 

@@ -17,28 +17,29 @@
 namespace repoctx {
 
 void gram_eigen(const std::function<void(const std::function<void(int64_t, int64_t, const float*)>&)>& blocks,
-                int64_t dim, std::vector<double>& eigenvalues_desc, std::vector<double>& eigvecs_desc_colmajor) {
+                int64_t dim, std::vector<double>& eigenvalues_asc, std::vector<double>& eigvecs_asc_colmajor) {
   const size_t d = static_cast<size_t>(dim);
   std::vector<double> gram(d * d, 0.0);  // column-major, upper triangle filled by dsyrk
-  std::vector<double> block;
-  blocks([&](int64_t, int64_t rows, const float* data) {
-    block.resize(static_cast<size_t>(rows) * d);
-    for (size_t i = 0; i < block.size(); ++i) block[i] = data[i];
-    // G += B^T B with B row-major rows x d, i.e. column-major d x rows: C := A A^T with A = that view.
-    cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, dim, static_cast<int>(rows), 1.0, block.data(), dim, 1.0,
-                gram.data(), dim);
-  });
-  std::vector<double> w(d);
-  // dsyevd: eigenvalues ascending, eigenvectors overwrite G (column-major).
-  int info = LAPACKE_dsyevd(LAPACK_COL_MAJOR, 'V', 'U', dim, gram.data(), dim, w.data());
-  if (info != 0) throw Error(ExitCode::failure, "LAPACK dsyevd failed on the Gram matrix (info " + std::to_string(info) + ")");
-  eigenvalues_desc.assign(d, 0.0);
-  eigvecs_desc_colmajor.assign(d * d, 0.0);
-  for (size_t j = 0; j < d; ++j) {
-    size_t src = d - 1 - j;
-    eigenvalues_desc[j] = std::max(0.0, w[src]);  // W^T W is positive semi-definite; clamp rounding noise
-    std::memcpy(&eigvecs_desc_colmajor[j * d], &gram[src * d], d * sizeof(double));
-  }
+  {
+    std::vector<double> block;
+    blocks([&](int64_t, int64_t rows, const float* data) {
+      block.resize(static_cast<size_t>(rows) * d);
+      for (size_t i = 0; i < block.size(); ++i) block[i] = data[i];
+      // G += B^T B with B row-major rows x d, i.e. column-major d x rows: C := A A^T with A = that view.
+      cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, dim, static_cast<int>(rows), 1.0, block.data(), dim, 1.0,
+                  gram.data(), dim);
+    });
+  }  // the block buffer is freed before the eigen-solve
+  // dsyevr (MRRR): O(d) workspace, unlike dsyevd's 2 d^2 (420 MB more at d = 5120).
+  eigenvalues_asc.assign(d, 0.0);
+  eigvecs_asc_colmajor.assign(d * d, 0.0);
+  std::vector<lapack_int> support(2 * d);
+  lapack_int found = 0;
+  int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'A', 'U', dim, gram.data(), dim, 0.0, 0.0, 0, 0, 0.0, &found,
+                            eigenvalues_asc.data(), eigvecs_asc_colmajor.data(), dim, support.data());
+  if (info != 0 || found != dim)
+    throw Error(ExitCode::failure, "LAPACK dsyevr failed on the Gram matrix (info " + std::to_string(info) + ")");
+  for (double& e : eigenvalues_asc) e = std::max(0.0, e);  // W^T W is positive semi-definite; clamp rounding noise
 }
 
 std::vector<double> ReasoningSubspace::energy_curve() const {
@@ -53,12 +54,12 @@ std::vector<double> ReasoningSubspace::energy_curve() const {
   return c;
 }
 
-void ReasoningSubspace::finish(const std::vector<double>& ev, const std::vector<double>& vecs, const SubspaceOptions& o) {
-  dim_ = static_cast<int>(ev.size());
+void ReasoningSubspace::finish(const std::vector<double>& ev_asc, const std::vector<double>& vecs_asc, const SubspaceOptions& o) {
+  dim_ = static_cast<int>(ev_asc.size());
   threshold_ = o.energy_threshold;
   energy_ = o.energy;
-  singular_.resize(ev.size());
-  for (size_t i = 0; i < ev.size(); ++i) singular_[i] = std::sqrt(ev[i]);
+  singular_.resize(ev_asc.size());
+  for (size_t i = 0; i < ev_asc.size(); ++i) singular_[i] = std::sqrt(ev_asc[ev_asc.size() - 1 - i]);  // decreasing
   auto curve = energy_curve();
   k_ = dim_;
   for (int i = 0; i < dim_; ++i)
@@ -67,10 +68,14 @@ void ReasoningSubspace::finish(const std::vector<double>& ev, const std::vector<
       break;
     }
   if (k_ >= dim_) k_ = dim_ - 1;  // keep at least one reasoning direction
+  // Descending position k + j is ascending column d - 1 - (k + j): the reasoning directions are the first
+  // d - k ascending columns, stored here in decreasing singular value order.
   const size_t d = static_cast<size_t>(dim_), m = static_cast<size_t>(dim_ - k_);
   basis_.assign(d * m, 0.0f);
-  for (size_t j = 0; j < m; ++j)
-    for (size_t i = 0; i < d; ++i) basis_[j * d + i] = static_cast<float>(vecs[(static_cast<size_t>(k_) + j) * d + i]);
+  for (size_t j = 0; j < m; ++j) {
+    size_t col = d - 1 - (static_cast<size_t>(k_) + j);
+    for (size_t i = 0; i < d; ++i) basis_[j * d + i] = static_cast<float>(vecs_asc[col * d + i]);
+  }
 }
 
 std::vector<float> ReasoningSubspace::project(const float* h) const {

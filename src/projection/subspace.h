@@ -58,7 +58,7 @@ class ReasoningSubspace {
   const std::vector<float>& basis() const { return basis_; }
 
  private:
-  void finish(const std::vector<double>& eigenvalues_desc, const std::vector<double>& eigvecs_desc_colmajor,
+  void finish(const std::vector<double>& eigenvalues_asc, const std::vector<double>& eigvecs_asc_colmajor,
               const SubspaceOptions& o);
   bool load(const std::string& path);
   void save(const std::string& path) const;
@@ -71,9 +71,9 @@ class ReasoningSubspace {
   std::string id_;
 };
 
-// Accumulates G = W^T W over row blocks and returns its eigen-decomposition, eigenvalues decreasing.
-// Exposed for the benchmarks and tests.
+// Accumulates G = W^T W over row blocks and returns its eigen-decomposition, eigenvalues increasing
+// (column j of the column-major matrix is the eigenvector of eigenvalue j). Exposed for the benchmarks.
 void gram_eigen(const std::function<void(const std::function<void(int64_t, int64_t, const float*)>&)>& blocks,
-                int64_t dim, std::vector<double>& eigenvalues_desc, std::vector<double>& eigvecs_desc_colmajor);
+                int64_t dim, std::vector<double>& eigenvalues_asc, std::vector<double>& eigvecs_asc_colmajor);
 
 }  // namespace repoctx

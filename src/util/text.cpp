@@ -142,6 +142,37 @@ std::string normalize_text(std::string_view text) {
   return out;
 }
 
+static std::vector<std::string_view> whitespace_tokens(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    size_t j = i;
+    while (j < text.size() && !std::isspace(static_cast<unsigned char>(text[j]))) ++j;
+    if (j > i) out.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+double rouge_l_f1(std::string_view a, std::string_view b) {
+  auto ta = whitespace_tokens(a), tb = whitespace_tokens(b);
+  if (ta.empty() || tb.empty()) return 0.0;
+  // The LCS length is symmetric: keep the shorter sequence as the row to bound memory.
+  const auto& rows = ta.size() >= tb.size() ? ta : tb;
+  const auto& cols = ta.size() >= tb.size() ? tb : ta;
+  std::vector<uint32_t> prev(cols.size() + 1, 0), cur(cols.size() + 1, 0);
+  for (const auto& r : rows) {
+    for (size_t j = 1; j <= cols.size(); ++j)
+      cur[j] = r == cols[j - 1] ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+    std::swap(prev, cur);
+  }
+  double lcs = prev[cols.size()];
+  if (lcs == 0) return 0.0;
+  double p = lcs / static_cast<double>(tb.size()), r = lcs / static_cast<double>(ta.size());
+  return 2 * p * r / (p + r);
+}
+
 std::vector<std::string_view> split_lines(std::string_view text) {
   std::vector<std::string_view> lines;
   size_t i = 0;

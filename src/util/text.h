@@ -22,6 +22,13 @@ void tokenize_hashes(std::string_view text, std::vector<uint64_t>& out);
 // Lowercase, newlines -> spaces, punctuation removed, whitespace collapsed (ProjAgent 4.1 step validation).
 std::string normalize_text(std::string_view text);
 
+// ROUGE-L F-measure (Lin 2004; beta = 1, the rouge-score package's rougeL fmeasure) over the whitespace
+// tokens of two texts: with L the longest common subsequence of tokens, P = L/|b|, R = L/|a|,
+// F = 2PR/(P + R); 0 when either text has no token. Symmetric. rouge-score also lowercases and drops
+// punctuation: pass normalize_text() output to get its numbers (ProjAgent 4.1 accepts a step above 0.7).
+// O(|a|*|b|) time, O(min) memory: meant for descriptions and docstrings, not whole files.
+double rouge_l_f1(std::string_view a, std::string_view b);
+
 // Python's inspect.cleandoc: strip the common indentation of lines after the first, trim blank edges.
 std::string clean_docstring(std::string_view raw);
 

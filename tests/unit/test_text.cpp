@@ -95,3 +95,44 @@ TEST(MaskBody, OneLineBody) {
   e.body_start_byte = static_cast<uint32_t>(src.find("return"));
   EXPECT_EQ(mask_body(src, e), "def f(): ...\nz = 1\n");
 }
+
+// ROUGE-L F1 against hand-computed LCS values (rouge-score's rougeL fmeasure: 2PR/(P+R)).
+TEST(RougeL, HandComputedValues) {
+  // LCS "the cat on mat" = 4 of 6 and 6 tokens: P = R = 2/3.
+  EXPECT_NEAR(rouge_l_f1("the cat sat on the mat", "the cat lay on a mat"), 2.0 / 3.0, 1e-12);
+  // LCS "a c" = 2; P = 2/3 (of b), R = 2/4 (of a); F = 2 * (2/3) * (1/2) / (7/6) = 4/7.
+  EXPECT_NEAR(rouge_l_f1("a b c d", "a c e"), 4.0 / 7.0, 1e-12);
+  EXPECT_NEAR(rouge_l_f1("a c e", "a b c d"), 4.0 / 7.0, 1e-12);  // symmetric
+  // A subsequence, not a substring: order matters, gaps do not.
+  EXPECT_NEAR(rouge_l_f1("a b c", "c b a"), 1.0 / 3.0, 1e-12);
+  EXPECT_NEAR(rouge_l_f1("x a y b z c", "a b c"), 2 * 0.5 * 1.0 / 1.5, 1e-12);
+  // Repeated tokens match once each: LCS 1, P = 1, R = 1/3, F = 1/2.
+  EXPECT_NEAR(rouge_l_f1("a a a", "a"), 0.5, 1e-12);
+  // Step validation example: 7 and 9 tokens ("arrays" is not "array"), LCS 6; F = 2L/(|a|+|b|) = 0.75,
+  // above ProjAgent's 0.7: accepted.
+  EXPECT_NEAR(rouge_l_f1(normalize_text("Validate the input array's shape, then raise."),
+                         normalize_text("validate the input array shape then raise an error")),
+              0.75, 1e-12);
+}
+
+TEST(RougeL, IdenticalDisjointAndEmpty) {
+  EXPECT_DOUBLE_EQ(rouge_l_f1("compute the mean of rows", "compute the mean of rows"), 1.0);
+  EXPECT_DOUBLE_EQ(rouge_l_f1("  a\tb\n c ", "a b c"), 1.0);  // tokens are whitespace separated
+  EXPECT_DOUBLE_EQ(rouge_l_f1("alpha beta", "gamma delta"), 0.0);
+  EXPECT_DOUBLE_EQ(rouge_l_f1("", "a b"), 0.0);
+  EXPECT_DOUBLE_EQ(rouge_l_f1("a b", ""), 0.0);
+  EXPECT_DOUBLE_EQ(rouge_l_f1("", ""), 0.0);
+  EXPECT_DOUBLE_EQ(rouge_l_f1(" \n\t", "a"), 0.0);
+  // Tokens compare exactly: normalisation (case, punctuation) is the caller's.
+  EXPECT_DOUBLE_EQ(rouge_l_f1("Mean", "mean"), 0.0);
+}
+
+TEST(RougeL, LongInputsStayExact) {
+  // 3000 tokens against 4000 that end with the same 3000: the two-row table stays exact at this size.
+  std::string a, b;
+  for (int i = 0; i < 3000; ++i) a += "x ";
+  for (int i = 0; i < 1000; ++i) b += "y ";
+  b += a;
+  // P = 3000/4000, R = 1: F = 2 * 0.75 / 1.75 = 6/7.
+  EXPECT_NEAR(rouge_l_f1(a, b), 6.0 / 7.0, 1e-12);
+}

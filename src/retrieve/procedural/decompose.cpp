@@ -1,0 +1,366 @@
+#include "retrieve/procedural/decompose.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "index/embedding_store.h"
+#include "llm/prompts.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/log.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+using nlohmann::json;
+
+json ProceduralParams::to_json() const {
+  return {{"selected_files", selected_files}, {"batch_files", batch_files}, {"tau_mu", tau_mu}, {"tau_pc1", tau_pc1},
+          {"rouge_threshold", rouge_threshold}, {"snippet_cosine", snippet_cosine}, {"full_search", full_search},
+          {"seed_threshold", seed_threshold}, {"seed_top", seed_top}, {"redundancy", redundancy},
+          {"expand_tau", expand_tau}, {"expand_k", expand_k}, {"verify_top", verify_top},
+          {"verify_batch_tokens", verify_batch_tokens}, {"max_rounds", max_rounds}, {"agent", agent},
+          {"agent_budget", agent_budget}, {"agent_context_tokens", agent_context_tokens}, {"max_steps", max_steps},
+          {"projection_tokens", projection_tokens}};
+}
+
+json StepValidation::to_json() const {
+  json j = {{"description", description_stage}, {"snippet", snippet_stage}};
+  if (rouge > 0) j["rouge_l"] = rouge;
+  if (!judge_reason.empty()) j["judge_reason"] = judge_reason;
+  if (snippet_cosine > -2) j["snippet_cosine"] = snippet_cosine;
+  if (!rejection.empty()) j["rejected"] = rejection;
+  return j;
+}
+
+std::optional<json> parse_model_json(const std::string& text, std::string* why) {
+  // Models sometimes wrap JSON in a code fence; the object itself is what counts.
+  std::string_view t = trim(text);
+  size_t a = t.find('{'), b = t.rfind('}');
+  if (a == std::string_view::npos || b == std::string_view::npos || b < a) {
+    if (why) *why = "no JSON object in the model's answer: \"" + sanitize_utf8(std::string(t.substr(0, 120))) + "\"";
+    return std::nullopt;
+  }
+  json j = json::parse(t.substr(a, b - a + 1), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (why) *why = "invalid JSON from the model: \"" + sanitize_utf8(std::string(t.substr(0, 120))) + "\"";
+    return std::nullopt;
+  }
+  return j;
+}
+
+StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, const ProceduralParams& p,
+                         const TargetContext* hidden)
+    : e_(e), llm_(llm), embedder_(embedder), p_(p), hidden_(hidden) {}
+
+const ReasoningSubspace& StepFactory::subspace() {
+  if (!subspace_) {
+    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(llm_));
+    StepProjectionOptions po;
+    po.max_tokens = p_.projection_tokens;
+    projector_ = std::make_unique<StepProjector>(llm_, *subspace_, po);
+  }
+  return *subspace_;
+}
+
+static const std::string& file_text(const Engine& e, const TargetContext* hidden, int file) {
+  if (hidden && hidden->target.file == file) return hidden->masked_content;
+  return e.view().content(file);
+}
+
+std::string StepFactory::function_body(int function) const {
+  const auto& en = e_.view().entities()[function];
+  if (en.body_start_line <= 0) return "";
+  const std::string& src = file_text(e_, hidden_, en.file);
+  auto starts = line_starts(src);
+  return std::string(line_range(src, starts, en.body_start_line, en.end_line));
+}
+
+std::string StepFactory::function_source(int function) const {
+  const auto& en = e_.view().entities()[function];
+  const std::string& src = file_text(e_, hidden_, en.file);
+  auto starts = line_starts(src);
+  return std::string(line_range(src, starts, en.decorated_start_line, en.end_line));
+}
+
+json StepFactory::schema_context() const {
+  // Bounded: lengths and counts keep constrained decoding finite for any model.
+  return {{"type", "object"},
+          {"properties",
+           {{"steps",
+             {{"type", "array"},
+              {"minItems", 1},
+              {"maxItems", p_.max_steps},
+              {"items",
+               {{"type", "object"},
+                {"properties",
+                 {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}},
+                  {"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
+                {"required", {"description", "snippet"}}}}}}}},
+          {"required", {"steps"}}};
+}
+
+json StepFactory::schema_target() const {
+  return {{"type", "object"},
+          {"properties",
+           {{"steps",
+             {{"type", "array"},
+              {"minItems", 1},
+              {"maxItems", p_.max_steps},
+              {"items",
+               {{"type", "object"},
+                {"properties", {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}}}},
+                {"required", {"description"}}}}}}}},
+          {"required", {"steps"}}};
+}
+
+static std::string step_key(const Engine& e, int function, const std::string& d, const std::string& s) {
+  return content_hash(e.target_name(function) + "\x1f" + d + "\x1f" + s);
+}
+
+std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vector<int>& functions) {
+  static const PromptTemplate t = load_prompt("decompose_function");
+  const auto& ents = e_.view().entities();
+  std::vector<GenerateRequest> rs;
+  for (int f : functions) {
+    const auto& en = ents[f];
+    GenerateRequest r;
+    r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
+                                   {"signature", en.signature}, {"docstring", en.docstring}, {"body", function_body(f)}});
+    r.json_schema = schema_context().dump();
+    r.max_tokens = p_.decompose_tokens;
+    rs.push_back(std::move(r));
+  }
+  auto gs = llm_.generate_many(rs);
+  std::vector<FunctionDecomposition> out;
+  for (size_t i = 0; i < functions.size(); ++i) {
+    FunctionDecomposition d;
+    d.function = functions[i];
+    std::string why;
+    auto j = parse_model_json(gs[i].choices.at(0).text, &why);
+    if (!j || !(*j)["steps"].is_array()) {
+      d.error = j ? "the model's answer has no \"steps\" array" : why;
+    } else {
+      int ord = 0;
+      for (const auto& s : (*j)["steps"]) {
+        if (!s.is_object()) continue;
+        Step st;
+        st.function = d.function;
+        st.ord = ord++;
+        st.description = s.value("description", "");
+        st.snippet = s.value("snippet", "");
+        st.key = step_key(e_, d.function, st.description, st.snippet);
+        d.steps.push_back(std::move(st));
+      }
+    }
+    out.push_back(std::move(d));
+  }
+  for (auto& d : out) validate(d);
+  return out;
+}
+
+// Lines of a snippet that are not lines of the body (whitespace-insensitive at the ends).
+static std::vector<std::string> missing_lines(const std::string& snippet, const std::string& body) {
+  std::unordered_set<std::string> have;
+  for (auto l : split_lines(body)) have.emplace(trim(l));
+  std::vector<std::string> missing;
+  for (auto l : split_lines(snippet)) {
+    auto t = trim(l);
+    if (t.empty()) continue;
+    if (!have.count(std::string(t))) missing.emplace_back(t);
+  }
+  return missing;
+}
+
+void StepFactory::validate(FunctionDecomposition& d) {
+  const auto& en = e_.view().entities()[d.function];
+  std::string doc = normalize_text(en.docstring);
+  std::string body = function_body(d.function);
+  std::string source = en.docstring.empty() ? body : "\"\"\"" + en.docstring + "\"\"\"\n" + body;
+  // Stage 1 and 2 need no model.
+  std::vector<Step*> need_judge;
+  for (auto& s : d.steps) {
+    std::string desc = normalize_text(s.description);
+    if (desc.empty()) {
+      s.validation.description_stage = "rejected";
+      s.validation.rejection = "empty description";
+      continue;
+    }
+    if (!doc.empty() && doc.find(desc) != std::string::npos) {
+      s.validation.description_stage = "docstring";
+      continue;
+    }
+    s.validation.rouge = doc.empty() ? 0 : rouge_l_f1(desc, doc);
+    if (s.validation.rouge > p_.rouge_threshold) {
+      s.validation.description_stage = "rouge";
+      continue;
+    }
+    need_judge.push_back(&s);
+  }
+  // Stage 3: the LLM judges whether the function supports the claim.
+  if (!need_judge.empty()) {
+    static const PromptTemplate t = load_prompt("judge_claim");
+    json schema = {{"type", "object"},
+                   {"properties", {{"supported", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
+                   {"required", {"supported", "reason"}}};
+    std::vector<GenerateRequest> rs;
+    for (Step* s : need_judge) {
+      GenerateRequest r;
+      r.messages = render_prompt(t, {{"source", source}, {"claim", s->description}});
+      r.json_schema = schema.dump();
+      r.max_tokens = p_.judge_tokens;
+      rs.push_back(std::move(r));
+    }
+    auto gs = llm_.generate_many(rs);
+    for (size_t i = 0; i < need_judge.size(); ++i) {
+      Step* s = need_judge[i];
+      std::string why;
+      auto j = parse_model_json(gs[i].choices.at(0).text, &why);
+      bool ok = j && (*j).contains("supported") && (*j)["supported"].is_boolean() && (*j)["supported"].get<bool>();
+      s->validation.judge_reason = j ? (*j).value("reason", "") : why;
+      s->validation.description_stage = ok ? "judge" : "rejected";
+      if (!ok) s->validation.rejection = j ? "the judge found the description unsupported by the function" : "judge: " + why;
+    }
+  }
+  // Snippet validation: every line in the body, else the model re-identifies the snippet.
+  std::vector<Step*> reidentify;
+  for (auto& s : d.steps) {
+    if (s.validation.description_stage == "rejected") continue;
+    if (!trim(s.snippet).empty() && missing_lines(s.snippet, body).empty()) s.validation.snippet_stage = "verbatim";
+    else reidentify.push_back(&s);
+  }
+  if (!reidentify.empty()) {
+    static const PromptTemplate t = load_prompt("reidentify_snippet");
+    json schema = {{"type", "object"},
+                   {"properties", {{"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
+                   {"required", {"snippet"}}};
+    std::vector<GenerateRequest> rs;
+    for (Step* s : reidentify) {
+      GenerateRequest r;
+      r.messages = render_prompt(t, {{"body", body}, {"description", s->description}});
+      r.json_schema = schema.dump();
+      r.max_tokens = p_.decompose_tokens;
+      rs.push_back(std::move(r));
+    }
+    auto gs = llm_.generate_many(rs);
+    for (size_t i = 0; i < reidentify.size(); ++i) {
+      Step* s = reidentify[i];
+      std::string why;
+      auto j = parse_model_json(gs[i].choices.at(0).text, &why);
+      std::string snip = j ? (*j).value("snippet", "") : "";
+      if (j && !trim(snip).empty() && missing_lines(snip, body).empty()) {
+        s->snippet = snip;
+        s->key = step_key(e_, s->function, s->description, s->snippet);
+        s->validation.snippet_stage = "reidentified";
+      } else {
+        s->validation.snippet_stage = "rejected";
+        s->validation.rejection = j ? "snippet lines are not in the function body, also after re-identification"
+                                    : "re-identification: " + why;
+      }
+    }
+  }
+  // Cross-modal check: the description (as a query) and the snippet (as a document) must agree.
+  std::vector<Step*> embed;
+  for (auto& s : d.steps)
+    if (s.validation.description_stage != "rejected" && s.validation.snippet_stage != "rejected") embed.push_back(&s);
+  if (!embed.empty()) {
+    EmbedRequest qd, dd;
+    qd.task = EmbedTask::query;
+    dd.task = EmbedTask::document;
+    for (Step* s : embed) {
+      qd.texts.push_back(s->description);
+      dd.texts.push_back(s->snippet);
+    }
+    auto qv = embedder_.embed(qd), dv = embedder_.embed(dd);
+    for (size_t i = 0; i < embed.size(); ++i) {
+      double c = cosine(qv.vectors[i], dv.vectors[i]);
+      embed[i]->validation.snippet_cosine = c;
+      if (c > p_.snippet_cosine) {
+        embed[i]->grounded = true;
+      } else {
+        embed[i]->validation.rejection = "description and snippet embeddings disagree (cosine " +
+                                         std::to_string(c).substr(0, 5) + " <= " + std::to_string(p_.snippet_cosine).substr(0, 4) + ")";
+      }
+    }
+  }
+}
+
+FunctionDecomposition StepFactory::decompose_target(int function) {
+  static const PromptTemplate t = load_prompt("decompose_target");
+  const auto& en = e_.view().entities()[function];
+  GenerateRequest r;
+  r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
+                                 {"signature", en.signature}, {"docstring", en.docstring}});
+  r.json_schema = schema_target().dump();
+  r.max_tokens = p_.decompose_tokens;
+  auto g = llm_.generate(r);
+  FunctionDecomposition d;
+  d.function = function;
+  d.is_target = true;
+  std::string why;
+  auto j = parse_model_json(g.choices.at(0).text, &why);
+  if (!j || !(*j)["steps"].is_array()) {
+    d.error = j ? "the model's answer has no \"steps\" array" : why;
+    return d;
+  }
+  int ord = 0;
+  for (const auto& s : (*j)["steps"]) {
+    if (!s.is_object() || trim(s.value("description", "")).empty()) continue;
+    Step st;
+    st.function = function;
+    st.ord = ord++;
+    st.description = s.value("description", "");
+    st.grounded = true;  // target steps are plans, not claims about code: nothing to validate
+    st.validation.description_stage = "target";
+    st.key = step_key(e_, function, st.description, "");
+    d.steps.push_back(std::move(st));
+  }
+  if (d.steps.empty() && d.error.empty()) d.error = "the model listed no step";
+  return d;
+}
+
+std::vector<float> StepFactory::project_text(const std::string& description, const std::string& snippet) {
+  subspace();
+  std::string key = content_hash(description + "\x1f" + snippet);
+  if (auto it = projection_memo_.find(key); it != projection_memo_.end()) return it->second;
+  EmbeddingStore store(e_.view().db_path(), "step_projections");
+  auto have = store.get(subspace_->id(), {key});
+  std::vector<float> v;
+  if (auto it = have.find(key); it != have.end()) {
+    v = it->second;
+  } else {
+    v = projector_->project(description, snippet.empty() ? "(not written yet)" : snippet);
+    store.put(subspace_->id(), {{key, v}});
+  }
+  projection_memo_[key] = v;
+  return v;
+}
+
+void StepFactory::project(std::vector<Step*>& steps, const std::string& prefix) {
+  subspace();
+  EmbeddingStore store(e_.view().db_path(), "step_projections");
+  std::vector<std::string> keys;
+  for (Step* s : steps) keys.push_back(content_hash(prefix + s->description + "\x1f" + s->snippet));
+  auto have = store.get(subspace_->id(), keys);
+  std::vector<std::pair<std::string, std::string>> todo;
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (auto it = have.find(keys[i]); it != have.end()) {
+      steps[i]->projection = it->second;
+      continue;
+    }
+    todo.emplace_back(prefix + steps[i]->description, steps[i]->snippet.empty() ? "(not written yet)" : steps[i]->snippet);
+    idx.push_back(i);
+  }
+  if (todo.empty()) return;
+  auto P = projector_->project_many(todo);
+  std::vector<std::pair<std::string, std::vector<float>>> rows;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    steps[idx[k]]->projection = P[k];
+    rows.emplace_back(keys[idx[k]], P[k]);
+  }
+  store.put(subspace_->id(), rows);
+}
+
+}  // namespace repoctx

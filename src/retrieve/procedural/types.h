@@ -1,0 +1,93 @@
+// Data of ProjAgent's procedural retrieval (sections 4.1-4.2): steps of functions, their validation,
+// and the parameters of every stage with the paper's defaults.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "projection/debias.h"
+
+namespace repoctx {
+
+struct ProceduralParams {
+  // 4.1 offline preprocessing
+  int selected_files = 20;          // function selection: top files
+  int batch_files = 5;              // Algorithm 1: files added per iteration
+  double tau_mu = 1e-3;             // eq. 4
+  double tau_pc1 = 0.99;            // eq. 5
+  double rouge_threshold = 0.7;     // step validation, stage 2
+  double snippet_cosine = 0.75;     // snippet validation: cosine(description, snippet) embeddings
+  bool full_search = false;         // RQ1 coverage experiment: decompose every context function offline
+  // 4.2 procedural retrieval
+  double seed_threshold = 0.75;     // initial seeds: projection similarity >= 0.75
+  int seed_top = 20;                //   top 20 verified by the LLM
+  double redundancy = 0.95;         // agent proposals: drop candidates > 0.95 similar to an existing seed
+  double expand_tau = 0.65;         // seed expansion: similarity > 0.65 ...
+  int expand_k = 2;                 //   ... to at least 2 seeds
+  int verify_top = 30;              // verification of the top 30 expanded steps
+  int verify_batch_tokens = 3000;   //   batched within this prompt budget (estimated tokens)
+  int max_rounds = 5;               // plan confirmation rounds
+  bool agent = true;                // agentic seed finding
+  int agent_budget = 15;            // tool calls per target step
+  int agent_context_tokens = 6000;  // compaction threshold (estimated tokens of the conversation)
+  // generation budgets (per call kind) and JSON-schema bounds
+  int max_steps = 12;               // steps per function
+  int description_chars = 300;
+  int snippet_chars = 1500;
+  int decompose_tokens = 2048;
+  int judge_tokens = 256;
+  int agent_tokens = 512;
+  int projection_tokens = 128;      // response tokens whose hidden states are pooled
+  nlohmann::json to_json() const;
+};
+
+struct StepValidation {
+  std::string description_stage;    // "docstring" | "rouge" | "judge" | "rejected"
+  double rouge = 0;
+  std::string judge_reason;
+  std::string snippet_stage;        // "verbatim" | "reidentified" | "rejected"
+  double snippet_cosine = -2;       // -2: not computed
+  std::string rejection;            // why the step is not grounded ("" when grounded)
+  nlohmann::json to_json() const;
+};
+
+struct Step {
+  int function = -1;                // entity index
+  int ord = 0;
+  std::string description, snippet;
+  bool grounded = false;
+  StepValidation validation;
+  std::string key;                  // content hash of (function, description, snippet)
+  std::vector<float> projection;    // raw proj_R, mean-pooled (empty until projected)
+  std::vector<float> debiased;      // eq. 3
+};
+
+struct FunctionDecomposition {
+  int function = -1;
+  bool is_target = false;
+  std::vector<Step> steps;          // grounded and rejected, in order
+  std::string error;                // the LLM's output could not be used (and why)
+};
+
+// One context of a target step, as reported.
+struct ProceduralContext {
+  int function = -1;
+  std::string description, snippet;
+  double similarity = 0;            // projection cosine (debiased) to the target step
+  std::string source;               // "seed" | "agent" | "expansion"
+};
+
+struct TargetStepResult {
+  int id = 0;
+  std::string description;          // as first decomposed
+  std::string query;                // the refined query prepended in later rounds ("" if none)
+  bool confirmed = false;
+  int rounds = 0;
+  std::vector<ProceduralContext> contexts;
+};
+
+}  // namespace repoctx
