@@ -132,7 +132,7 @@ json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const Tar
 
 // ---------------------------------------------------------------------------------------- LLM flags
 struct LlmFlags {
-  std::string config, backend, model, embed_backend, embed_model, cache;
+  std::string config, backend, model, embed_backend, embed_model, hidden_model, cache;
   std::vector<std::string> endpoints, embed_endpoints;
   int threads = 0, ctx = 0;
   bool no_cache = false;
@@ -146,6 +146,8 @@ void add_llm_flags(CLI::App* c, LlmFlags& f) {
   c->add_option("--embed-backend", f.embed_backend, "backend of the embedding model (default: as --backend)");
   c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM");
   c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)");
+  c->add_option("--hidden-model", f.hidden_model,
+                 "GGUF file whose hidden states project steps (procedural; default: the LLM, which must then be a GGUF)");
   c->add_option("--llm-threads", f.threads, "llama backend threads (0 = all cores)");
   c->add_option("--ctx", f.ctx, "llama backend context length");
   c->add_option("--cache", f.cache, "LLM cache database (default ~/.cache/repoctx/llm-cache.db)");
@@ -172,6 +174,7 @@ LlmConfig llm_config(const LlmFlags& f) {
   apply(c.llm, f.backend, f.model, f.endpoints);
   if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
     apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
+  if (!f.hidden_model.empty()) apply(c.hidden_states, "llama", f.hidden_model, {});
   if (!f.cache.empty()) c.cache_path = f.cache;
   if (f.no_cache) c.cache_read = false;
   return c;
@@ -257,6 +260,13 @@ int cmd_retrieve(const Common& o, const std::string& target, const std::string& 
                  int top_k, const RetrieverOptions& ro, bool with_text, const LlmFlags& lf) {
   auto eng = open_engine(o);
   auto session = attach_embedder(*eng, lf);
+  if (strategy == "procedural") {
+    if (!session)
+      throw Error(ExitCode::usage, "the procedural strategy needs an LLM with hidden states: pass --model path.gguf "
+                                   "(and --embed-model for embeddings), or a config file (--config)");
+    eng->set_llm(&session->llm());
+    eng->set_hidden_states(&session->hidden_states());
+  }
   RetrievalQuery q;
   q.top_k = top_k;
   q.text = query;
@@ -558,6 +568,12 @@ int main(int argc, char** argv) {
   ret->add_flag("--with-text", with_text, "include each result's text");
   ret->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   ret->add_flag("--bm25-only", ro.bm25_only, "imports: rank the pool by BM25 alone even with an embedding model");
+  ret->add_option("--trace", ro.trace_path, "procedural: write the JSON trace of every stage to this file");
+  ret->add_option("--rq2-pairs", ro.rq2_pairs_path, "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)");
+  std::vector<std::string> proc_params;
+  ret->add_option("--param", proc_params,
+                  "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, max_rounds=5, "
+                  "agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")");
   add_llm_flags(ret, lf);
 
   std::string snip_file;
@@ -737,7 +753,16 @@ int main(int argc, char** argv) {
     if (*idx) return cmd_index(o, force);
     if (*sym) return cmd_symbols(o, kind, file, jsonl);
     if (*fil) return cmd_files(o, errors_only, skipped_only);
-    if (*ret) return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text, lf);
+    if (*ret) {
+      for (const auto& kv : proc_params) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
+        json v = json::parse(kv.substr(eq + 1), nullptr, false);
+        if (v.is_discarded()) v = kv.substr(eq + 1);
+        ro.procedural.apply(json{{kv.substr(0, eq), v}});
+      }
+      return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text, lf);
+    }
     if (*sn) return cmd_snippets(o, snip_file, dependency);
     if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies, lf);
     if (*sel) return cmd_select(o, sel_targets, sel_file, sel_top);

@@ -199,7 +199,8 @@ std::string rq2_markdown(const Rq2Report& r) {
         fmt::format("{:.1f}%", 100 * row.leftover.recall),
         fmt::format("{:.3f}", row.leftover.f1)};
     out += "|";
-    for (auto& c : cells) out += " " + (static_cast<int>(i) == r.best_row ? "**" + c + "**" : c) + " |";
+    bool bold = static_cast<int>(i) == r.best_row;
+    for (const auto& c : cells) out += bold ? fmt::format(" **{}** |", c) : fmt::format(" {} |", c);
     out += "\n";
   }
   out += fmt::format("\n{} labelled pairs ({} similar, {} not similar); {} pairs without a label and {} labels "

@@ -32,6 +32,9 @@ struct GenerateRequest {
   uint64_t seed = 0;
   bool hidden_states = false;         // white-box only: last-layer pre-norm states of the response tokens
   std::string hidden_pool;            // "" = one row per response token; "mean" = their mean (one row)
+  // What the call is for ("decompose", "verify_seed", ...): counted by MeteredBackend (llm/metered.h).
+  // Not part of the cache key: the same request made by two stages is one cached result.
+  std::string purpose;
   nlohmann::json to_json() const;     // canonical form: the cache key
 };
 
@@ -49,6 +52,7 @@ struct Generation {
 struct GenerateResult {
   std::vector<Generation> choices;
   int prompt_tokens = 0;
+  bool cached = false;                // served by the cache (set by CachedBackend; not stored)
   nlohmann::json to_json() const;
   static GenerateResult from_json(const nlohmann::json& j);
 };
@@ -78,6 +82,7 @@ enum class EmbedTask { query, document, none };
 
 struct EmbedRequest {
   std::vector<std::string> texts;
+  std::string purpose;                // as GenerateRequest::purpose (not part of the cache key)
   EmbedTask task = EmbedTask::none;   // the backend adds the model's task prompt (e.g. embeddinggemma's)
   nlohmann::json to_json() const;
 };

@@ -112,7 +112,11 @@ GenerateResult CachedBackend::generate(const GenerateRequest& r) {
   json req = r.to_json();
   std::string key = key_of(req);
   if (read_)
-    if (auto hit = cache_->get(key)) return GenerateResult::from_json(*hit);
+    if (auto hit = cache_->get(key)) {
+      auto res = GenerateResult::from_json(*hit);
+      res.cached = true;
+      return res;
+    }
   auto t0 = std::chrono::steady_clock::now();
   GenerateResult res = inner_->generate(r);
   cache_->put(key, "generate", identity(), req, res.to_json(), res.prompt_tokens, completion_tokens(res), ms_since(t0));
@@ -131,6 +135,7 @@ std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<Gener
     if (read_) {
       if (auto hit = cache_->get(keys[i])) {
         out[i] = GenerateResult::from_json(*hit);
+        out[i].cached = true;
         if (on_done) on_done(i, out[i]);
         continue;
       }

@@ -47,6 +47,7 @@ static void model_from_json(ModelConfig& m, const json& j, const std::string& ro
 void LlmConfig::apply_json(const json& j) {
   if (j.contains("llm")) model_from_json(llm, j["llm"], "llm");
   if (j.contains("embedding")) model_from_json(embedding, j["embedding"], "embedding");
+  if (j.contains("hidden_states")) model_from_json(hidden_states, j["hidden_states"], "hidden_states");
   if (j.contains("cache")) cache_path = expand_home(j["cache"].get<std::string>());
 }
 
@@ -96,6 +97,12 @@ LlmBackend& LlmSession::llm() {
                                  "(openai backend), or a config file (--config)");
   if (!llm_) llm_ = make(cfg_.llm);
   return *llm_;
+}
+
+LlmBackend& LlmSession::hidden_states() {
+  if (!cfg_.hidden_states.configured()) return llm();
+  if (!hidden_) hidden_ = make(cfg_.hidden_states);
+  return *hidden_;
 }
 
 LlmBackend& LlmSession::embedder() {

@@ -4,6 +4,7 @@
 //     "llm":       {"backend": "openai", "endpoints": ["http://gpu1:8000/v1", "http://gpu2:8000/v1"],
 //                   "model": "Qwen/Qwen2.5-Coder-14B-Instruct", "concurrency": 16},
 //     "embedding": {"backend": "llama", "model": "/models/embeddinggemma-300m.gguf"},
+//     "hidden_states": {"backend": "llama", "model": "/models/qwen2.5-coder-14b-instruct-q4_k_m.gguf"},
 //     "cache": "~/.cache/repoctx/llm-cache.db"
 //   }
 //
@@ -30,6 +31,10 @@ struct ModelConfig {
 struct LlmConfig {
   ModelConfig llm;        // generation, judging, hidden states
   ModelConfig embedding;  // embeddings (dense retrieval, snippet validation); defaults to `llm`
+  // Hidden states and the unembedding matrix (ProjAgent's projections): a white-box model in process.
+  // Defaults to `llm`; set it when `llm` is an OpenAI-compatible server, which cannot show its internals
+  // (the paper uses one model for both; with two, steps are judged by one and projected by the other).
+  ModelConfig hidden_states;
   std::string cache_path; // empty = LlmCache::default_path()
   bool cache_read = true; // --no-cache: fresh calls (results are still stored)
   std::string source;     // the file it was read from, if any
@@ -45,6 +50,7 @@ class LlmSession {
   explicit LlmSession(LlmConfig cfg);
   LlmBackend& llm();
   LlmBackend& embedder();
+  LlmBackend& hidden_states();  // the hidden_states role, else llm()
   bool has_llm() const { return cfg_.llm.configured(); }
   bool has_embedder() const { return cfg_.embedding.configured() || cfg_.llm.configured(); }
   LlmCache& cache();
@@ -54,7 +60,7 @@ class LlmSession {
   std::unique_ptr<LlmBackend> make(const ModelConfig& m);
   LlmConfig cfg_;
   std::shared_ptr<LlmCache> cache_;
-  std::unique_ptr<LlmBackend> llm_, embedder_;
+  std::unique_ptr<LlmBackend> llm_, embedder_, hidden_;
 };
 
 }  // namespace repoctx

@@ -18,6 +18,7 @@ StepProjector::StepProjector(LlmBackend& model, const ReasoningSubspace& subspac
 GenerateRequest StepProjector::request(const std::string& description, const std::string& snippet) const {
   static const PromptTemplate t = load_prompt("step_reasoning");
   GenerateRequest r;
+  r.purpose = "project_step";
   r.messages = render_prompt(t, {{"description", description}, {"snippet", snippet}});
   r.max_tokens = o_.max_tokens;
   r.temperature = 0.0;

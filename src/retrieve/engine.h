@@ -59,6 +59,13 @@ class Engine {
   // Dense side (ProjAgent eq. 6, REPOCOD DENSE): an embedding model, set by the caller.
   void set_embedder(LlmBackend* embedder) { embedder_ = embedder; }
   bool has_embedder() const { return embedder_ != nullptr; }
+  LlmBackend* embedder() const { return embedder_; }
+  // The generating LLM (procedural retrieval: decomposition, judging, hidden states).
+  void set_llm(LlmBackend* llm) { llm_ = llm; }
+  LlmBackend* llm() const { return llm_; }
+  // The white-box model whose hidden states project steps (default: llm()).
+  void set_hidden_states(LlmBackend* m) { hidden_ = m; }
+  LlmBackend* hidden_states() const { return hidden_ ? hidden_ : llm_; }
   // L2-normalised vectors of every entity document; missing ones are embedded (task "document") and
   // stored in the index under their content hash. Empty vector for entities without a document.
   const std::vector<std::vector<float>>& entity_vectors() const;
@@ -77,6 +84,8 @@ class Engine {
   mutable Bm25Index entity_bm25_, snippet_bm25_, visible_bm25_;
   mutable std::vector<TermVec> visible_terms_;
   LlmBackend* embedder_ = nullptr;
+  LlmBackend* llm_ = nullptr;
+  LlmBackend* hidden_ = nullptr;
   mutable std::once_flag vectors_once_;
   mutable std::vector<std::vector<float>> entity_vectors_;
 };

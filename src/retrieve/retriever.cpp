@@ -14,6 +14,8 @@ const std::vector<RetrieverInfo>& retriever_registry() {
       {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", make_hybrid},
       {"imports", "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an embedder); ProjAgent 4.3", make_imports},
       {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", make_structural},
+      {"procedural", "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan confirmation (needs an LLM with hidden states)",
+       make_procedural},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
        make_aligncoder_snippets},
   };

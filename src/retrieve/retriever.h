@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "retrieve/engine.h"
+#include "retrieve/procedural/types.h"
 
 namespace repoctx {
 
@@ -40,6 +41,9 @@ struct RetrieverOptions {
   bool bm25_only = false;           // imports: ignore the embedder even when one is set
   std::string model_path;           // structural: feature weights (JSON); empty = the shipped default
   int neighbours = 20;              // structural: similar functions whose references vote
+  ProceduralParams procedural;      // procedural: every threshold and budget (paper defaults)
+  std::string trace_path;           // procedural: write the JSON trace of every stage here
+  std::string rq2_pairs_path;       // procedural: append RQ2 pairs (JSONL) here
 };
 
 class Retriever {
@@ -78,5 +82,6 @@ std::unique_ptr<Retriever> make_structural(const Engine&, const RetrieverOptions
 std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_dense(const Engine&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_hybrid(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_procedural(const Engine&, const RetrieverOptions&);
 
 }  // namespace repoctx

@@ -5,6 +5,7 @@
 
 #include "llm/prompts.h"
 #include "retrieve/procedural/decompose.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -80,6 +81,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       for (const auto& t : convo)
         if (t.kind == Kind::exploration || t.kind == Kind::summary) history += t.msg.role + ": " + t.msg.content + "\n";
       GenerateRequest sr;
+      sr.purpose = "agent_compaction";
       sr.messages = render_prompt(compaction, {{"history", history}, {"files", join_list(files)},
                                                {"directories", join_list(dirs)}, {"functions", join_list(functions)}});
       sr.max_tokens = 512;
@@ -106,6 +108,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       for (const auto& t : convo) ms.push_back(t.msg);
     }
     GenerateRequest r;
+    r.purpose = "agent_turn";
     r.messages = ms;
     r.json_schema = schema;
     r.max_tokens = p_.agent_tokens;
@@ -121,13 +124,15 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       continue;
     }
     ToolCall call;
-    call.tool = (*j)["tool"].get<std::string>();
-    call.path = (*j).value("path", "");
-    call.pattern = (*j).value("pattern", "");
-    call.name = (*j).value("name", "");
-    call.fixed = (*j).value("fixed", false);
-    call.start = (*j).value("start", 0);
-    call.end = (*j).value("end", 0);
+    try {
+      call = tool_call_from_json(*j);
+    } catch (const Error& err) {
+      ++run.invalid_turns;
+      run.trace.push_back({{"turn", run.tool_calls}, {"invalid", err.what()}});
+      convo.push_back({{"assistant", sanitize_utf8(answer.substr(0, 500))}, Kind::exploration});
+      convo.push_back({{"user", std::string("That tool call could not be used: ") + err.what()}, Kind::exploration});
+      continue;
+    }
     json tj = {{"turn", run.tool_calls}, {"tool", call.tool}, {"thought", (*j).value("thought", "")}};
     for (const char* k : {"path", "pattern", "name"})
       if ((*j).contains(k)) tj[k] = (*j)[k];
@@ -136,8 +141,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       run.trace.push_back(tj);
       return run;
     }
-    std::string sig = (*j).dump();
-    sig = call.tool + "|" + call.path + "|" + call.pattern + "|" + call.name + "|" + std::to_string(call.start) + "|" +
+    std::string sig = call.tool + "|" + call.path + "|" + call.pattern + "|" + call.name + "|" + std::to_string(call.start) + "|" +
           std::to_string(call.end);
     if (++repeats[sig] >= 3) {
       // An agent repeating itself learns nothing new: stop instead of spending the budget.
@@ -179,7 +183,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
     ToolResult res = tools_.call(call);
     for (const auto& f : res.files) files.insert(f);
     for (const auto& d : res.dirs) dirs.insert(d);
-    for (const auto& f : res.functions) functions.insert(f);
+    for (int f : res.functions) functions.insert(tools_.function_name(f));
     tj["ok"] = res.ok;
     if (!res.ok) tj["error"] = res.error;
     else tj["output_chars"] = res.output.size();

@@ -40,6 +40,11 @@ std::string basename(const std::string& p) {
   return s == std::string::npos ? p : p.substr(s + 1);
 }
 
+std::string stem(const std::string& name) {
+  size_t dot = name.rfind('.');
+  return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
 // A shown line: cut to `max` bytes on a UTF-8 boundary, invalid bytes replaced (the agent's messages are
 // JSON), trailing whitespace and '\r' dropped.
 std::string show_line(std::string_view line, size_t max) {
@@ -89,6 +94,9 @@ ToolResult fail(std::string error) {
   return r;
 }
 
+std::string files_count(int n) { return n == 1 ? "1 file" : fmt::format("{} files", n); }
+std::string lines_count(int n) { return n == 1 ? "1 line" : fmt::format("{} lines", n); }
+
 bool is_function_or_class(EntityKind k) { return is_callable(k) || is_type(k); }
 
 }  // namespace
@@ -130,7 +138,7 @@ std::string RepoTools::close_paths(const std::string& path) const {
   auto consider = [&](const std::string& cand, const std::string& shown) {
     if (cand.empty()) return;
     if (ends_with(cand, "/" + path) || ends_with(path, "/" + cand)) close.emplace_back(0, cand.size(), shown);
-    else if (basename(cand) == base) close.emplace_back(1, cand.size(), shown);
+    else if (basename(cand) == base || stem(basename(cand)) == base) close.emplace_back(1, cand.size(), shown);
     else {
       size_t d = edit_distance(lower(basename(cand)), lower(base));
       if (d <= std::max<size_t>(2, base.size() / 4)) close.emplace_back(2, d, shown);
@@ -210,7 +218,7 @@ ToolResult RepoTools::ls(const std::string& path) {
   r.ok = true;
   const auto& files = e_.view().files();
   if (!loc->is_dir) {
-    r.output = fmt::format("{} ({} lines)\n", loc->path, files[loc->file].line_count);
+    r.output = fmt::format("{} ({})\n", loc->path, lines_count(files[loc->file].line_count));
     r.files.push_back(loc->path);
     return r;
   }
@@ -219,12 +227,12 @@ ToolResult RepoTools::ls(const std::string& path) {
   Bounded out(lim_.max_output_chars);
   int shown = 0, total = static_cast<int>(d.subdirs.size() + d.files.size());
   for (const auto& s : d.subdirs) {
-    if (shown >= lim_.max_entries || !out.add(fmt::format("{}/ ({} files)", s, dirs_.at(prefix + s).total_files))) break;
+    if (shown >= lim_.max_entries || !out.add(fmt::format("{}/ ({})", s, files_count(dirs_.at(prefix + s).total_files)))) break;
     ++shown;
   }
   if (shown == static_cast<int>(d.subdirs.size()))
     for (int f : d.files) {
-      if (shown >= lim_.max_entries || !out.add(fmt::format("{} ({} lines)", basename(files[f].path), files[f].line_count))) break;
+      if (shown >= lim_.max_entries || !out.add(fmt::format("{} ({})", basename(files[f].path), lines_count(files[f].line_count)))) break;
       ++shown;
     }
   std::string note;
@@ -247,6 +255,9 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
   o.set_max_mem(lim_.regex_max_mem);
   o.set_literal(fixed);
   RE2 re(pattern, o);
+  if (re.error_code() == RE2::ErrorPatternTooLarge)
+    return fail("the regular expression '" + pattern + "' is too large to run (" + re.error() +
+                "): use fewer or smaller repetitions, or a fixed string");
   if (!re.ok())
     return fail("invalid regular expression '" + pattern + "': " + re.error() +
                 " (grep takes RE2 syntax: no backreferences or lookaround; pass \"fixed\": true to search the text "
@@ -404,13 +415,13 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
     return found;
   }
 
-  // A bare name: an exact qualname first, then a short name, then a dotted module path ("pkg.mod.C.f").
+  // A bare name: a qualname or a short name (both: "make_response" is helpers.make_response and
+  // Flask.make_response alike, an ambiguity to list), else a dotted module path ("pkg.mod.C.f").
   std::vector<int> found;
   for (size_t i = 0; i < ents.size(); ++i)
     if (ents[i].qualname == name && kind_ok(static_cast<int>(i))) found.push_back(static_cast<int>(i));
-  if (found.empty())
-    for (int i : v.entities_named(name))
-      if (kind_ok(i)) found.push_back(i);
+  for (int i : v.entities_named(name))
+    if (kind_ok(i)) found.push_back(i);
   if (found.empty())
     for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
       auto f = v.file_by_module(name.substr(0, dot));
@@ -463,12 +474,22 @@ ToolResult RepoTools::read_func(const std::string& name) {
       notes += fmt::format("[{} not shown (output limit): read_lines {} {} {}]\n", header, path, first, en.end_line);
       continue;
     }
+    // The target itself: its signature and docstring, and where its hidden body is, rather than a screen
+    // of masked lines.
+    int end = en.end_line;
+    std::string hidden_note;
+    int visible_end = std::max(en.header_end_line, en.doc_end_line);
+    if (ctx_ && i == ctx_->target.entity && en.body_start_line > visible_end && visible_end >= first) {
+      end = visible_end;
+      hidden_note = fmt::format("[lines {}-{}: the body of the function being implemented, hidden]\n", end + 1, en.end_line);
+    }
     int last = 0;
-    std::string body = numbered(en.file, first, en.end_line, &last, budget - r.output.size() - header.size() - 1);
+    std::string body = numbered(en.file, first, end, &last, budget - r.output.size() - header.size() - 1);
     r.output += header + "\n" + body;
-    if (last < en.end_line)
-      notes += fmt::format("[lines {}-{} of {} not shown (limit per call): read_lines {} {} {}]\n", last + 1, en.end_line,
-                           function_name(i), path, last + 1, en.end_line);
+    if (last == end) r.output += hidden_note;
+    if (last < end)
+      notes += fmt::format("[lines {}-{} of {} not shown (limit per call): read_lines {} {} {}]\n", last + 1, end,
+                           function_name(i), path, last + 1, end);
     r.functions.push_back(i);
     if (std::find(r.files.begin(), r.files.end(), path) == r.files.end()) r.files.push_back(path);
   }
@@ -590,7 +611,7 @@ std::string RepoTools::structure(int depth, size_t max_chars) const {
     std::string prefix = dir.empty() ? "" : dir + "/";
     for (const auto& s : d.subdirs) {
       const std::string child = prefix + s;
-      if (!out.add(fmt::format("{}{}/ ({} files)", std::string(2 * level, ' '), child, dirs_.at(child).total_files))) {
+      if (!out.add(fmt::format("{}{}/ ({})", std::string(2 * level, ' '), child, files_count(dirs_.at(child).total_files)))) {
         ++omitted;
         continue;
       }

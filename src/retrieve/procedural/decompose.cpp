@@ -22,7 +22,48 @@ json ProceduralParams::to_json() const {
           {"expand_tau", expand_tau}, {"expand_k", expand_k}, {"verify_top", verify_top},
           {"verify_batch_tokens", verify_batch_tokens}, {"max_rounds", max_rounds}, {"agent", agent},
           {"agent_budget", agent_budget}, {"agent_context_tokens", agent_context_tokens}, {"max_steps", max_steps},
-          {"projection_tokens", projection_tokens}};
+          {"description_chars", description_chars}, {"snippet_chars", snippet_chars}, {"decompose_tokens", decompose_tokens},
+          {"judge_tokens", judge_tokens}, {"agent_tokens", agent_tokens}, {"projection_tokens", projection_tokens}};
+}
+
+void ProceduralParams::apply(const json& j) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& k = it.key();
+    const json& v = it.value();
+    auto num = [&](auto& field) {
+      try {
+        field = v.get<std::remove_reference_t<decltype(field)>>();
+      } catch (const std::exception&) {
+        throw Error(ExitCode::usage, "procedural parameter '" + k + "' has a value of the wrong type: " + v.dump());
+      }
+    };
+    if (k == "selected_files") num(selected_files);
+    else if (k == "batch_files") num(batch_files);
+    else if (k == "tau_mu") num(tau_mu);
+    else if (k == "tau_pc1") num(tau_pc1);
+    else if (k == "rouge_threshold") num(rouge_threshold);
+    else if (k == "snippet_cosine") num(snippet_cosine);
+    else if (k == "full_search") num(full_search);
+    else if (k == "seed_threshold") num(seed_threshold);
+    else if (k == "seed_top") num(seed_top);
+    else if (k == "redundancy") num(redundancy);
+    else if (k == "expand_tau") num(expand_tau);
+    else if (k == "expand_k") num(expand_k);
+    else if (k == "verify_top") num(verify_top);
+    else if (k == "verify_batch_tokens") num(verify_batch_tokens);
+    else if (k == "max_rounds") num(max_rounds);
+    else if (k == "agent") num(agent);
+    else if (k == "agent_budget") num(agent_budget);
+    else if (k == "agent_context_tokens") num(agent_context_tokens);
+    else if (k == "max_steps") num(max_steps);
+    else if (k == "description_chars") num(description_chars);
+    else if (k == "snippet_chars") num(snippet_chars);
+    else if (k == "decompose_tokens") num(decompose_tokens);
+    else if (k == "judge_tokens") num(judge_tokens);
+    else if (k == "agent_tokens") num(agent_tokens);
+    else if (k == "projection_tokens") num(projection_tokens);
+    else throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (see `repoctx retrieve --help`)");
+  }
 }
 
 json StepValidation::to_json() const {
@@ -50,16 +91,16 @@ std::optional<json> parse_model_json(const std::string& text, std::string* why) 
   return j;
 }
 
-StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, const ProceduralParams& p,
-                         const TargetContext* hidden)
-    : e_(e), llm_(llm), embedder_(embedder), p_(p), hidden_(hidden) {}
+StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
+                         const ProceduralParams& p, const TargetContext* hidden)
+    : e_(e), llm_(llm), embedder_(embedder), hidden_states_(hidden_states), p_(p), hidden_(hidden) {}
 
 const ReasoningSubspace& StepFactory::subspace() {
   if (!subspace_) {
-    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(llm_));
+    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states_));
     StepProjectionOptions po;
     po.max_tokens = p_.projection_tokens;
-    projector_ = std::make_unique<StepProjector>(llm_, *subspace_, po);
+    projector_ = std::make_unique<StepProjector>(hidden_states_, *subspace_, po);
   }
   return *subspace_;
 }
@@ -126,6 +167,7 @@ std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vec
   for (int f : functions) {
     const auto& en = ents[f];
     GenerateRequest r;
+    r.purpose = "decompose_context";
     r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
                                    {"signature", en.signature}, {"docstring", en.docstring}, {"body", function_body(f)}});
     r.json_schema = schema_context().dump();
@@ -207,6 +249,7 @@ void StepFactory::validate(FunctionDecomposition& d) {
     std::vector<GenerateRequest> rs;
     for (Step* s : need_judge) {
       GenerateRequest r;
+      r.purpose = "validate_judge";
       r.messages = render_prompt(t, {{"source", source}, {"claim", s->description}});
       r.json_schema = schema.dump();
       r.max_tokens = p_.judge_tokens;
@@ -238,6 +281,7 @@ void StepFactory::validate(FunctionDecomposition& d) {
     std::vector<GenerateRequest> rs;
     for (Step* s : reidentify) {
       GenerateRequest r;
+      r.purpose = "validate_reidentify";
       r.messages = render_prompt(t, {{"body", body}, {"description", s->description}});
       r.json_schema = schema.dump();
       r.max_tokens = p_.decompose_tokens;
@@ -266,6 +310,7 @@ void StepFactory::validate(FunctionDecomposition& d) {
     if (s.validation.description_stage != "rejected" && s.validation.snippet_stage != "rejected") embed.push_back(&s);
   if (!embed.empty()) {
     EmbedRequest qd, dd;
+    qd.purpose = dd.purpose = "validate_snippet_embed";
     qd.task = EmbedTask::query;
     dd.task = EmbedTask::document;
     for (Step* s : embed) {
@@ -290,6 +335,7 @@ FunctionDecomposition StepFactory::decompose_target(int function) {
   static const PromptTemplate t = load_prompt("decompose_target");
   const auto& en = e_.view().entities()[function];
   GenerateRequest r;
+  r.purpose = "decompose_target";
   r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
                                  {"signature", en.signature}, {"docstring", en.docstring}});
   r.json_schema = schema_target().dump();

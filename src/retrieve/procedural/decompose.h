@@ -22,8 +22,9 @@ std::optional<nlohmann::json> parse_model_json(const std::string& text, std::str
 
 class StepFactory {
  public:
-  StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, const ProceduralParams& p,
-              const TargetContext* hidden);
+  // `hidden_states`: the white-box model of the projections (subspace and hidden states).
+  StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
+              const ProceduralParams& p, const TargetContext* hidden);
 
   // Context functions: decomposed with their bodies, then validated; several functions at once.
   std::vector<FunctionDecomposition> decompose_context(const std::vector<int>& functions);
@@ -46,6 +47,7 @@ class StepFactory {
   const Engine& e_;
   LlmBackend& llm_;
   LlmBackend& embedder_;
+  LlmBackend& hidden_states_;
   ProceduralParams p_;
   const TargetContext* hidden_;
   std::unique_ptr<ReasoningSubspace> subspace_;

@@ -43,6 +43,8 @@ struct ProceduralParams {
   int agent_tokens = 512;
   int projection_tokens = 128;      // response tokens whose hidden states are pooled
   nlohmann::json to_json() const;
+  // Sets the fields named in `j` (the names of to_json()); throws Error(usage) on an unknown name.
+  void apply(const nlohmann::json& j);
 };
 
 struct StepValidation {

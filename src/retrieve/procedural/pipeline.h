@@ -1,0 +1,56 @@
+// ProjAgent's procedural retrieval, sections 4.1 and 4.2, for one target function:
+//   offline   function selection -> decomposition -> validation -> projections -> stable mu/PC1
+//             (Algorithm 1, batches of 5 more files) -> debiased projections of grounded context steps;
+//   online    target decomposition (signature + docstring) -> for each target step, up to 5 rounds of:
+//             initial seeds (similarity >= 0.75, top 20, LLM-verified) -> agentic seed finding
+//             (four-stage filter) -> seed expansion (> 0.65 to >= 2 seeds) -> verification of the top 30
+//             (batched, seeds as calibration) -> plan confirmation (sufficient? else a refined query is
+//             prepended to the step and its projection recomputed).
+// Every stage is recorded in a JSON trace a person can read to see why each context was chosen.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llm/backend.h"
+#include "llm/metered.h"
+#include "retrieve/engine.h"
+#include "retrieve/procedural/types.h"
+
+namespace repoctx {
+
+struct ProceduralOutcome {
+  std::vector<TargetStepResult> steps;
+  nlohmann::json trace;
+  LlmUsage usage;  // this run's LLM work by stage (also in trace["llm_usage"])
+};
+
+// One record of RQ2's dataset: a (target step, context step) pair and its similarity to every seed.
+struct Rq2Pair {
+  std::string target_step, context_step, target_description, context_description, context_snippet;
+  std::vector<double> seed_similarities;
+};
+
+class ProceduralPipeline {
+ public:
+  // `llm` decomposes, judges and drives the agent; `embedder` validates snippets; `hidden` (white-box)
+  // gives the hidden states and unembedding matrix of the projections. They may be one backend.
+  ProceduralPipeline(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden, ProceduralParams p = {});
+  ~ProceduralPipeline();
+  // `benchmark_targets`: the other target functions of a benchmark (excluded from context, and they rank
+  // their files first in function selection). The target itself always counts as one.
+  ProceduralOutcome run(const TargetRef& target, const std::vector<int>& benchmark_targets = {});
+  // RQ2 support: after run(), every (target step, grounded context step) pair with its similarities to
+  // the target step's seeds.
+  const std::vector<Rq2Pair>& rq2_pairs() const { return rq2_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<Rq2Pair> rq2_;
+};
+
+}  // namespace repoctx
