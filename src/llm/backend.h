@@ -89,6 +89,7 @@ struct EmbedRequest {
 
 struct EmbedResult {
   std::vector<std::vector<float>> vectors;  // L2-normalised
+  size_t cached = 0;                        // texts served by the cache (set by CachedBackend; not stored)
   nlohmann::json to_json() const;
   static EmbedResult from_json(const nlohmann::json& j);
 };

@@ -187,6 +187,7 @@ EmbedResult CachedBackend::embed(const EmbedRequest& r) {
     if (read_)
       if (auto hit = cache_->get(keys[i])) {
         out.vectors[i] = EmbedResult::from_json(*hit).vectors.at(0);
+        ++out.cached;
         continue;
       }
     todo.push_back(i);

@@ -80,6 +80,7 @@ EmbedResult MeteredBackend::embed(const EmbedRequest& r) {
   std::lock_guard lk(mu_);
   auto& row = usage_.by_purpose[r.purpose.empty() ? "embed" : r.purpose];
   ++row.calls;
+  if (res.cached == r.texts.size()) ++row.cached;
   row.embedded_texts += static_cast<int64_t>(r.texts.size());
   row.seconds += since(t0);
   return res;

@@ -29,14 +29,16 @@ GenerateRequest StepProjector::request(const std::string& description, const std
 
 static std::vector<float> pooled(const GenerateResult& g, int d) {
   const auto& c = g.choices.at(0);
-  if (c.hidden.size() < static_cast<size_t>(d))
-    throw Error(ExitCode::llm, "the model returned no hidden states for a step (empty response?)");
+  // An empty response (end of text at once) has no response-token states: the step gets no projection
+  // and the caller records why, instead of one step failing a whole run.
+  if (c.hidden.size() < static_cast<size_t>(d)) return {};
   return std::vector<float>(c.hidden.begin(), c.hidden.begin() + d);
 }
 
 std::vector<float> StepProjector::project(const std::string& description, const std::string& snippet) {
   auto g = m_.generate(request(description, snippet));
-  return s_.project(pooled(g, s_.dim()).data());
+  auto h = pooled(g, s_.dim());
+  return h.empty() ? h : s_.project(h.data());
 }
 
 std::vector<std::vector<float>> StepProjector::project_many(const std::vector<std::pair<std::string, std::string>>& steps) {
@@ -44,7 +46,10 @@ std::vector<std::vector<float>> StepProjector::project_many(const std::vector<st
   for (const auto& [d, s] : steps) rs.push_back(request(d, s));
   auto gs = m_.generate_many(rs);
   std::vector<std::vector<float>> out;
-  for (const auto& g : gs) out.push_back(s_.project(pooled(g, s_.dim()).data()));
+  for (const auto& g : gs) {
+    auto h = pooled(g, s_.dim());
+    out.push_back(h.empty() ? h : s_.project(h.data()));
+  }
   return out;
 }
 

@@ -20,6 +20,7 @@ struct StepProjectionOptions {
 class StepProjector {
  public:
   StepProjector(LlmBackend& model, const ReasoningSubspace& subspace, StepProjectionOptions o = {});
+  // Empty when the model gave no response token (so no hidden state) for the step.
   std::vector<float> project(const std::string& description, const std::string& snippet);
   // Many steps (the openai-free llama backend runs them one by one; each is cached as it completes).
   std::vector<std::vector<float>> project_many(const std::vector<std::pair<std::string, std::string>>& steps);

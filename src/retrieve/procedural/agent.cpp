@@ -85,7 +85,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       sr.messages = render_prompt(compaction, {{"history", history}, {"files", join_list(files)},
                                                {"directories", join_list(dirs)}, {"functions", join_list(functions)}});
       sr.max_tokens = 512;
-      std::string summary = llm_.generate(sr).choices.at(0).text;
+      std::string summary = first_text(llm_.generate(sr));
       // The lists are appended verbatim: explored files, directories and functions survive any summary.
       summary += "\nExplored files: " + join_list(files) + "\nExplored directories: " + join_list(dirs) +
                  "\nExplored functions: " + join_list(functions);
@@ -112,7 +112,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
     r.messages = ms;
     r.json_schema = schema;
     r.max_tokens = p_.agent_tokens;
-    std::string answer = llm_.generate(r).choices.at(0).text;
+    std::string answer = first_text(llm_.generate(r));
     ++run.tool_calls;
     std::string why;
     auto j = parse_model_json(answer, &why);
@@ -133,7 +133,7 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       convo.push_back({{"user", std::string("That tool call could not be used: ") + err.what()}, Kind::exploration});
       continue;
     }
-    json tj = {{"turn", run.tool_calls}, {"tool", call.tool}, {"thought", (*j).value("thought", "")}};
+    json tj = {{"turn", run.tool_calls}, {"tool", call.tool}, {"thought", json_string(*j, "thought")}};
     for (const char* k : {"path", "pattern", "name"})
       if ((*j).contains(k)) tj[k] = (*j)[k];
     if (call.tool == "finish") {

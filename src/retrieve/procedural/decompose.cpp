@@ -18,6 +18,7 @@ using nlohmann::json;
 json ProceduralParams::to_json() const {
   return {{"selected_files", selected_files}, {"batch_files", batch_files}, {"tau_mu", tau_mu}, {"tau_pc1", tau_pc1},
           {"rouge_threshold", rouge_threshold}, {"snippet_cosine", snippet_cosine}, {"full_search", full_search},
+          {"max_context_functions", max_context_functions},
           {"seed_threshold", seed_threshold}, {"seed_top", seed_top}, {"redundancy", redundancy},
           {"expand_tau", expand_tau}, {"expand_k", expand_k}, {"verify_top", verify_top},
           {"verify_batch_tokens", verify_batch_tokens}, {"max_rounds", max_rounds}, {"agent", agent},
@@ -44,6 +45,7 @@ void ProceduralParams::apply(const json& j) {
     else if (k == "rouge_threshold") num(rouge_threshold);
     else if (k == "snippet_cosine") num(snippet_cosine);
     else if (k == "full_search") num(full_search);
+    else if (k == "max_context_functions") num(max_context_functions);
     else if (k == "seed_threshold") num(seed_threshold);
     else if (k == "seed_top") num(seed_top);
     else if (k == "redundancy") num(redundancy);
@@ -90,6 +92,14 @@ std::optional<json> parse_model_json(const std::string& text, std::string* why) 
   }
   return j;
 }
+
+std::string json_string(const json& o, const char* key) {
+  if (!o.is_object()) return "";
+  auto it = o.find(key);
+  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+std::string first_text(const GenerateResult& g) { return g.choices.empty() ? "" : g.choices[0].text; }
 
 StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
                          const ProceduralParams& p, const TargetContext* hidden)
@@ -180,7 +190,7 @@ std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vec
     FunctionDecomposition d;
     d.function = functions[i];
     std::string why;
-    auto j = parse_model_json(gs[i].choices.at(0).text, &why);
+    auto j = parse_model_json(first_text(gs[i]), &why);
     if (!j || !(*j)["steps"].is_array()) {
       d.error = j ? "the model's answer has no \"steps\" array" : why;
     } else {
@@ -190,8 +200,8 @@ std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vec
         Step st;
         st.function = d.function;
         st.ord = ord++;
-        st.description = s.value("description", "");
-        st.snippet = s.value("snippet", "");
+        st.description = json_string(s, "description");
+        st.snippet = json_string(s, "snippet");
         st.key = step_key(e_, d.function, st.description, st.snippet);
         d.steps.push_back(std::move(st));
       }
@@ -259,9 +269,9 @@ void StepFactory::validate(FunctionDecomposition& d) {
     for (size_t i = 0; i < need_judge.size(); ++i) {
       Step* s = need_judge[i];
       std::string why;
-      auto j = parse_model_json(gs[i].choices.at(0).text, &why);
+      auto j = parse_model_json(first_text(gs[i]), &why);
       bool ok = j && (*j).contains("supported") && (*j)["supported"].is_boolean() && (*j)["supported"].get<bool>();
-      s->validation.judge_reason = j ? (*j).value("reason", "") : why;
+      s->validation.judge_reason = j ? json_string(*j, "reason") : why;
       s->validation.description_stage = ok ? "judge" : "rejected";
       if (!ok) s->validation.rejection = j ? "the judge found the description unsupported by the function" : "judge: " + why;
     }
@@ -291,8 +301,8 @@ void StepFactory::validate(FunctionDecomposition& d) {
     for (size_t i = 0; i < reidentify.size(); ++i) {
       Step* s = reidentify[i];
       std::string why;
-      auto j = parse_model_json(gs[i].choices.at(0).text, &why);
-      std::string snip = j ? (*j).value("snippet", "") : "";
+      auto j = parse_model_json(first_text(gs[i]), &why);
+      std::string snip = j ? json_string(*j, "snippet") : "";
       if (j && !trim(snip).empty() && missing_lines(snip, body).empty()) {
         s->snippet = snip;
         s->key = step_key(e_, s->function, s->description, s->snippet);
@@ -345,18 +355,18 @@ FunctionDecomposition StepFactory::decompose_target(int function) {
   d.function = function;
   d.is_target = true;
   std::string why;
-  auto j = parse_model_json(g.choices.at(0).text, &why);
+  auto j = parse_model_json(first_text(g), &why);
   if (!j || !(*j)["steps"].is_array()) {
     d.error = j ? "the model's answer has no \"steps\" array" : why;
     return d;
   }
   int ord = 0;
   for (const auto& s : (*j)["steps"]) {
-    if (!s.is_object() || trim(s.value("description", "")).empty()) continue;
+    if (!s.is_object() || trim(json_string(s, "description")).empty()) continue;
     Step st;
     st.function = function;
     st.ord = ord++;
-    st.description = s.value("description", "");
+    st.description = json_string(s, "description");
     st.grounded = true;  // target steps are plans, not claims about code: nothing to validate
     st.validation.description_stage = "target";
     st.key = step_key(e_, function, st.description, "");
@@ -377,7 +387,7 @@ std::vector<float> StepFactory::project_text(const std::string& description, con
     v = it->second;
   } else {
     v = projector_->project(description, snippet.empty() ? "(not written yet)" : snippet);
-    store.put(subspace_->id(), {{key, v}});
+    if (!v.empty()) store.put(subspace_->id(), {{key, v}});
   }
   projection_memo_[key] = v;
   return v;
@@ -404,9 +414,9 @@ void StepFactory::project(std::vector<Step*>& steps, const std::string& prefix) 
   std::vector<std::pair<std::string, std::vector<float>>> rows;
   for (size_t k = 0; k < idx.size(); ++k) {
     steps[idx[k]]->projection = P[k];
-    rows.emplace_back(keys[idx[k]], P[k]);
+    if (!P[k].empty()) rows.emplace_back(keys[idx[k]], P[k]);
   }
-  store.put(subspace_->id(), rows);
+  if (!rows.empty()) store.put(subspace_->id(), rows);
 }
 
 }  // namespace repoctx

@@ -19,6 +19,11 @@ namespace repoctx {
 
 // Parses a model's JSON answer; nullopt (and a reason) for anything that is not the expected object.
 std::optional<nlohmann::json> parse_model_json(const std::string& text, std::string* why);
+// A string field of a model's JSON object; "" when absent or of another type (models write numbers and
+// nulls where strings belong; that must cost the field, never the run).
+std::string json_string(const nlohmann::json& o, const char* key);
+// The text of a generation's first choice; "" when the backend returned none.
+std::string first_text(const GenerateResult& g);
 
 class StepFactory {
  public:

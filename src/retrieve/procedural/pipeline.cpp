@@ -81,6 +81,9 @@ struct ProceduralPipeline::Impl {
         if (!is_callable(en.kind) || en.body_start_line <= 0) continue;
         if (en.qualname.find("<locals>") != std::string::npos) continue;
         if (excluded.count(i) || (ctx && ctx->is_hidden_entity(i)) || decomposed.count(i)) continue;
+        if (p.max_context_functions > 0 &&
+            static_cast<int>(decomposed.size() + out.size()) >= p.max_context_functions)
+          return out;
         out.push_back(i);
       }
     }
@@ -104,6 +107,11 @@ struct ProceduralPipeline::Impl {
           if (s.grounded) grounded.push_back(&s);
         if (!grounded.empty()) factory->project(grounded);
         for (Step* s : grounded) {
+          if (s->projection.empty()) {
+            s->grounded = false;
+            s->validation.rejection = "no projection: the model gave no response to the reasoning prompt";
+            continue;
+          }
           pool.push_back(s);
           out.push_back(s->projection);
         }
@@ -140,12 +148,12 @@ struct ProceduralPipeline::Impl {
     std::vector<std::pair<bool, std::string>> out;
     for (const auto& g : gs) {
       std::string why;
-      auto j = parse_model_json(g.choices.at(0).text, &why);
+      auto j = parse_model_json(first_text(g), &why);
       if (!j || !(*j).contains("same_operation") || !(*j)["same_operation"].is_boolean()) {
         out.emplace_back(false, "unusable verdict: " + (j ? std::string("no same_operation field") : why));
         continue;
       }
-      out.emplace_back((*j)["same_operation"].get<bool>(), (*j).value("reason", ""));
+      out.emplace_back((*j)["same_operation"].get<bool>(), json_string(*j, "reason"));
     }
     return out;
   }
@@ -339,7 +347,7 @@ struct ProceduralPipeline::Impl {
     std::map<size_t, bool> verdict;
     for (size_t bi = 0; bi < gs.size(); ++bi) {
       std::string why;
-      auto j = parse_model_json(gs[bi].choices.at(0).text, &why);
+      auto j = parse_model_json(first_text(gs[bi]), &why);
       if (!j || !(*j)["verdicts"].is_array()) {
         tj["verification"].push_back({{"batch", bi}, {"error", j ? "no verdicts array" : why}});
         continue;
@@ -388,7 +396,7 @@ struct ProceduralPipeline::Impl {
     r.json_schema = schema.dump();
     r.max_tokens = p.judge_tokens + 96 * static_cast<int>(open.size());
     std::string why;
-    auto j = parse_model_json(llm.generate(r).choices.at(0).text, &why);
+    auto j = parse_model_json(first_text(llm.generate(r)), &why);
     json cj = json::array();
     std::map<int, TargetStepState*> by_id;
     for (auto* st : open) by_id[st->id] = st;
@@ -402,7 +410,7 @@ struct ProceduralPipeline::Impl {
         answered.insert(id);
         TargetStepState* st = it->second;
         bool ok = v.contains("sufficient") && v["sufficient"].is_boolean() && v["sufficient"].get<bool>();
-        std::string q = std::string(trim(v.value("query", "")));
+        std::string q = std::string(trim(json_string(v, "query")));
         cj.push_back({{"step", id}, {"sufficient", ok}, {"query", q}});
         if (ok) st->confirmed = true;
         else if (q.empty() || q == st->query) st->stuck = true;
@@ -441,6 +449,7 @@ struct ProceduralPipeline::Impl {
     so.batch_files = p.batch_files;
     auto stab = estimate_stable_mu_pc1(P, [&]() -> std::optional<std::vector<std::vector<float>>> {
       if (next_file >= sel.ranked_files.size()) return std::nullopt;
+      if (p.max_context_functions > 0 && static_cast<int>(decomposed.size()) >= p.max_context_functions) return std::nullopt;
       std::vector<int> files;
       for (int i = 0; i < p.batch_files && next_file < sel.ranked_files.size(); ++i, ++next_file)
         files.push_back(sel.ranked_files[next_file].file);
@@ -462,8 +471,11 @@ struct ProceduralPipeline::Impl {
       TargetStepState st;
       st.id = static_cast<int>(states.size());
       st.description = s.description;
-      st.debiased = debias(factory->project_text(s.description, ""), mp);
+      auto proj = factory->project_text(s.description, "");
+      if (proj.empty()) st.stuck = true;  // nothing to compare: the step is reported without context
+      else st.debiased = debias(proj, mp);
       tdj["steps"].push_back({{"id", st.id}, {"description", s.description}});
+      if (proj.empty()) tdj["steps"].back()["error"] = "no projection: the model gave no response to the reasoning prompt";
       states.push_back(std::move(st));
     }
     trace["target_decomposition"] = tdj;
@@ -476,7 +488,14 @@ struct ProceduralPipeline::Impl {
       if (open.empty() || pool.empty()) break;
       json rj = {{"round", r}, {"target_steps", json::array()}};
       for (auto* st : open) {
-        if (r > 1) st->debiased = debias(factory->project_text(st->query + " " + st->description, ""), mp);
+        if (r > 1) {
+          auto proj = factory->project_text(st->query + " " + st->description, "");
+          if (proj.empty()) {  // keep the previous round's projection: the refined query adds nothing usable
+            rj["projection_errors"].push_back({{"step", st->id}, {"query", st->query}});
+          } else {
+            st->debiased = debias(proj, mp);
+          }
+        }
         st->rounds = r;
         round(*st, r, rj);
       }

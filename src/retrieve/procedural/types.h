@@ -22,6 +22,7 @@ struct ProceduralParams {
   double rouge_threshold = 0.7;     // step validation, stage 2
   double snippet_cosine = 0.75;     // snippet validation: cosine(description, snippet) embeddings
   bool full_search = false;         // RQ1 coverage experiment: decompose every context function offline
+  int max_context_functions = 0;    // cost cap on functions decomposed offline (0 = none, the paper's setting)
   // 4.2 procedural retrieval
   double seed_threshold = 0.75;     // initial seeds: projection similarity >= 0.75
   int seed_top = 20;                //   top 20 verified by the LLM
