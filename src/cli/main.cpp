@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "eval/bench.h"
+#include "eval/bench_agent_tools.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
 #include "eval/bench_projection.h"
@@ -717,6 +718,13 @@ int main(int argc, char** argv) {
   bp->add_option("--internal-subspace", bpo_internal)->group("");
 #endif
 
+  BenchToolsOptions bto;
+  auto* bt = app.add_subcommand("bench-agent-tools", "latency of the seed-finding agent's repository tools; grep vs a Python reference");
+  bt->add_option("repo", o.repo, "repository")->required();
+  bt->add_option("--db", o.db, "index database (default: the repository's under ~/.cache/repoctx/indexes)");
+  bt->add_option("--calls", bto.calls, "calls per tool")->capture_default_str();
+  bt->add_flag("--json", o.json_out, "JSON instead of Markdown");
+
   SubspaceOptions so;
   std::string so_energy = "squared", so_steps;
   int so_tokens = 128;
@@ -799,6 +807,14 @@ int main(int argc, char** argv) {
     }
 #endif
 #ifdef REPOCTX_WITH_LLAMA
+    if (*bt) {
+      auto eng = open_engine(o);
+      bto.reference_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_grep.py";
+      json r = run_bench_agent_tools(*eng, bto);
+      if (o.json_out) std::cout << r.dump(2) << "\n";
+      else std::cout << bench_agent_tools_markdown(r);
+      return 0;
+    }
     if (*bp) {
       if (!bpo_internal.empty()) {
         std::cout << internal_subspace(bpo_internal).dump() << "\n";

@@ -262,6 +262,8 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
     return fail("invalid regular expression '" + pattern + "': " + re.error() +
                 " (grep takes RE2 syntax: no backreferences or lookaround; pass \"fixed\": true to search the text "
                 "literally)");
+  RE2 whole(fixed ? pattern : "(?m)" + pattern, o);
+  if (!whole.ok()) return fail("invalid regular expression '" + pattern + "': " + whole.error());
   std::string err;
   auto loc = locate(path, &err);
   if (!loc) return fail(err);
@@ -284,13 +286,23 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
     const std::string& fp = e_.view().files()[f].path;
     std::string_view text = text_of(f);
     bool file_shown = false, file_omitted = false;
-    int line_no = 0;
+    // The whole file is searched at once (RE2 scans a buffer far faster than line by line) with the
+    // pattern in multi-line mode, a superset of the per-line matches; each candidate line is then
+    // checked alone, so a match spanning lines (e.g. through \s) is not reported.
+    int line_no = 1;
+    size_t counted = 0;  // line_no is the line number of offset `counted`
     for (size_t i = 0; i < text.size();) {
-      size_t j = text.find('\n', i);
-      if (j == std::string_view::npos) j = text.size();
-      std::string_view line = text.substr(i, j - i);
-      ++line_no;
-      i = j + 1;
+      re2::StringPiece m;
+      if (!whole.Match(text, i, text.size(), RE2::UNANCHORED, &m, 1)) break;
+      size_t pos = static_cast<size_t>(m.data() - text.data());
+      size_t ls = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
+      ls = ls == std::string_view::npos ? 0 : ls + 1;
+      size_t le = text.find('\n', ls);
+      if (le == std::string_view::npos) le = text.size();
+      line_no += static_cast<int>(std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
+      counted = ls;
+      std::string_view line = text.substr(ls, le - ls);
+      i = le + 1;
       if (!RE2::PartialMatch(line, re)) continue;
       if (shown < lim_.max_matches && out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim_.max_line_chars)))) {
         ++shown;

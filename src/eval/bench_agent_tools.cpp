@@ -1,0 +1,143 @@
+#include "eval/bench_agent_tools.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "retrieve/procedural/agent_tools.h"
+#include "util/error.h"
+
+namespace repoctx {
+
+using nlohmann::json;
+
+namespace {
+
+double pct(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+json summary(const std::vector<double>& ms, const std::vector<size_t>& chars) {
+  size_t total = 0;
+  for (auto c : chars) total += c;
+  return {{"calls", ms.size()}, {"p50_ms", pct(ms, 0.5)}, {"p99_ms", pct(ms, 0.99)}, {"max_ms", pct(ms, 1.0)},
+          {"mean_output_chars", chars.empty() ? 0 : total / chars.size()}};
+}
+
+}  // namespace
+
+json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
+  RepoTools tools(e);
+  const auto& ents = e.view().entities();
+  const auto& files = e.view().files();
+  std::mt19937 rng(42);
+  std::vector<int> callables, with_body_files;
+  for (size_t i = 0; i < ents.size(); ++i)
+    if (is_callable(ents[i].kind) && ents[i].qualname.find("<locals>") == std::string::npos) callables.push_back(static_cast<int>(i));
+  if (callables.empty()) throw Error(ExitCode::bad_input, "bench-agent-tools: the index holds no function");
+  auto pick = [&](const std::vector<int>& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+  std::vector<std::string> dirs = {""};
+  for (const auto& f : files) {
+    auto slash = f.path.rfind('/');
+    if (slash != std::string::npos) dirs.push_back(f.path.substr(0, slash));
+  }
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+
+  json out = {{"repo", e.view().root()}, {"files", files.size()}, {"functions", callables.size()}, {"tools", json::object()}};
+  auto timed = [&](const std::string& name, const std::function<ToolResult(int)>& call) {
+    std::vector<double> ms;
+    std::vector<size_t> chars;
+    for (int i = 0; i < o.calls; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      ToolResult r = call(i);
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      chars.push_back(r.text().size());
+    }
+    out["tools"][name] = summary(ms, chars);
+  };
+  timed("ls", [&](int) { return tools.ls(dirs[std::uniform_int_distribution<size_t>(0, dirs.size() - 1)(rng)]); });
+  timed("read_func", [&](int) { return tools.read_func(tools.function_name(pick(callables))); });
+  timed("read_func (short name)", [&](int) {
+    const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
+    return tools.read_func(q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1));
+  });
+  timed("read_lines", [&](int) {
+    const auto& en = ents[static_cast<size_t>(pick(callables))];
+    return tools.read_lines(files[en.file].path, en.start_line, en.start_line + 60);
+  });
+  timed("search_func", [&](int) {
+    const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
+    auto last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
+    return tools.search_func(last.substr(0, std::max<size_t>(3, last.size() / 2)));
+  });
+  // grep: fixed names of functions (what the agent searches most), and regexes.
+  std::vector<json> patterns;
+  for (int i = 0; i < o.calls; ++i) {
+    const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
+    std::string last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
+    if (i % 2 == 0) patterns.push_back({{"pattern", last + "("}, {"fixed", true}});
+    else patterns.push_back({{"pattern", "def \\w*" + last.substr(0, std::max<size_t>(3, last.size() / 2)) + "\\w*\\("}, {"fixed", false}});
+  }
+  std::vector<double> gms;
+  std::vector<size_t> gchars;
+  for (const auto& p : patterns) {
+    auto t0 = std::chrono::steady_clock::now();
+    ToolResult r = tools.grep(p["pattern"], "", p["fixed"]);
+    gms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    gchars.push_back(r.text().size());
+  }
+  out["tools"]["grep (whole repository)"] = summary(gms, gchars);
+  if (o.reference) {
+    const std::string& script = o.reference_script;
+    auto tmp = std::filesystem::temp_directory_path() / ("repoctx-bench-tools-" + std::to_string(rng()));
+    std::filesystem::create_directories(tmp);
+    {
+      std::ofstream fl(tmp / "files.txt");
+      for (const auto& f : files) fl << f.path << "\n";
+      std::ofstream(tmp / "patterns.json") << json(patterns).dump();
+    }
+    std::string cmd = o.python + " '" + script + "' '" + e.view().root() + "' '" + (tmp / "files.txt").string() + "' '" +
+                      (tmp / "patterns.json").string() + "'";
+    std::string text;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+      pclose(p);
+    }
+    std::filesystem::remove_all(tmp);
+    json ref = json::parse(text, nullptr, false);
+    if (ref.is_object() && ref.contains("ms")) {
+      auto rms = ref["ms"].get<std::vector<double>>();
+      out["reference_grep"] = {{"p50_ms", pct(rms, 0.5)}, {"p99_ms", pct(rms, 0.99)}};
+      out["grep_speedup_p50"] = pct(rms, 0.5) / std::max(1e-9, pct(gms, 0.5));
+    } else {
+      out["reference_grep"] = {{"error", "the Python reference did not run: " + cmd}};
+    }
+  }
+  return out;
+}
+
+std::string bench_agent_tools_markdown(const json& r) {
+  std::string s = fmt::format("Agent tools on {} ({} files, {} functions)\n\n| tool | calls | p50 ms | p99 ms | max ms | mean output chars |\n|---|---|---|---|---|---|\n",
+                              r["repo"].get<std::string>(), r["files"].get<size_t>(), r["functions"].get<size_t>());
+  for (const auto& [name, t] : r["tools"].items())
+    s += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {} |\n", name, t["calls"].get<int>(), t["p50_ms"].get<double>(),
+                     t["p99_ms"].get<double>(), t["max_ms"].get<double>(), t["mean_output_chars"].get<size_t>());
+  if (r.contains("reference_grep") && r["reference_grep"].contains("p50_ms"))
+    s += fmt::format("\nPython reference grep (re, files in memory): p50 {:.2f} ms, p99 {:.2f} ms; repoctx grep is {:.1f}x faster at p50\n",
+                     r["reference_grep"]["p50_ms"].get<double>(), r["reference_grep"]["p99_ms"].get<double>(),
+                     r["grep_speedup_p50"].get<double>());
+  return s;
+}
+
+}  // namespace repoctx
