@@ -13,6 +13,7 @@
 
 #include "eval/bench.h"
 #include "eval/bench_agent_tools.h"
+#include "eval/rq2.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
 #include "eval/bench_projection.h"
@@ -718,6 +719,15 @@ int main(int argc, char** argv) {
   bp->add_option("--internal-subspace", bpo_internal)->group("");
 #endif
 
+  std::string rq2_pairs, rq2_labels;
+  std::vector<std::string> rq2_cfgs;
+  auto* rq2 = app.add_subcommand("rq2", "ProjAgent RQ2 (Table 3): promoted/leftover precision, recall, F1 of (tau, k) configurations "
+                                        "over labelled pairs written by `retrieve --strategy procedural --rq2-pairs`");
+  rq2->add_option("--pairs", rq2_pairs, "pairs file (JSONL)")->required();
+  rq2->add_option("--labels", rq2_labels, "labels file (JSONL: target_step, context_step, similar)")->required();
+  rq2->add_option("--config", rq2_cfgs, "TAU:K (repeatable; default: the paper's A-F)");
+  rq2->add_flag("--json", o.json_out, "JSON instead of Markdown");
+
   BenchToolsOptions bto;
   auto* bt = app.add_subcommand("bench-agent-tools", "latency of the seed-finding agent's repository tools; grep vs a Python reference");
   bt->add_option("repo", o.repo, "repository")->required();
@@ -806,7 +816,34 @@ int main(int argc, char** argv) {
       return 0;
     }
 #endif
-#ifdef REPOCTX_WITH_LLAMA
+    if (*rq2) {
+      std::vector<Rq2Config> cfgs;
+      for (const auto& c : rq2_cfgs) {
+        auto colon = c.find(':');
+        char* end = nullptr;
+        Rq2Config rc;
+        rc.name = c;
+        if (colon != std::string::npos) {
+          rc.tau = std::strtod(c.c_str(), &end);
+          rc.k = std::atoi(c.c_str() + colon + 1);
+        }
+        if (colon == std::string::npos || end != c.c_str() + colon || rc.k < 1)
+          throw Error(ExitCode::usage, "--config takes TAU:K, e.g. 0.65:2, got '" + c + "'");
+        cfgs.push_back(rc);
+      }
+      auto rep = evaluate_rq2(read_rq2_pairs(rq2_pairs), read_rq2_labels(rq2_labels), cfgs.empty() ? rq2_paper_configs() : cfgs);
+      if (o.json_out) {
+        json rows = json::array();
+        for (const auto& r : rep.rows)
+          rows.push_back({{"config", r.config.name}, {"tau", r.config.tau}, {"k", r.config.k},
+                          {"promoted", {{"pairs", r.promoted.pairs}, {"precision", r.promoted.precision}, {"recall", r.promoted.recall}, {"f1", r.promoted.f1}}},
+                          {"leftover", {{"pairs", r.leftover.pairs}, {"precision", r.leftover.precision}, {"recall", r.leftover.recall}, {"f1", r.leftover.f1}}}});
+        std::cout << json{{"pairs", rep.pairs}, {"labelled", rep.labelled}, {"best_row", rep.best_row}, {"rows", rows}}.dump(2) << "\n";
+      } else {
+        std::cout << rq2_markdown(rep);
+      }
+      return 0;
+    }
     if (*bt) {
       auto eng = open_engine(o);
       bto.reference_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_grep.py";
@@ -815,6 +852,7 @@ int main(int argc, char** argv) {
       else std::cout << bench_agent_tools_markdown(r);
       return 0;
     }
+#ifdef REPOCTX_WITH_LLAMA
     if (*bp) {
       if (!bpo_internal.empty()) {
         std::cout << internal_subspace(bpo_internal).dump() << "\n";

@@ -11,17 +11,9 @@
 #include <utility>
 #include <vector>
 
-namespace repoctx {
+#include "retrieve/procedural/types.h"
 
-// One line of the pairs file (JSONL), as the procedural pipeline records it:
-// {"target_step", "context_step", "target_description", "context_description", "context_snippet",
-//  "seed_similarities": [...]}. Only the two ids and the similarities enter the metrics; the texts are
-// what a labeller (LLM or person) reads.
-struct Rq2Pair {
-  std::string target_step, context_step;
-  std::string target_description, context_description, context_snippet;
-  std::vector<double> seed_similarities;
-};
+namespace repoctx {
 
 using Rq2Key = std::pair<std::string, std::string>;  // (target step, context step)
 using Rq2Labels = std::map<Rq2Key, bool>;             // true = procedurally similar

@@ -3,6 +3,7 @@
 // its label says which step, whether that step was confirmed, and how the context was found.
 #include <fstream>
 
+#include "eval/rq2.h"
 #include "retrieve/procedural/pipeline.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
@@ -30,12 +31,8 @@ class ProceduralRetriever : public Retriever {
     }
     if (!o_.rq2_pairs_path.empty()) {
       std::ofstream f(o_.rq2_pairs_path, std::ios::app);
-      for (const auto& p : pipe.rq2_pairs())
-        f << nlohmann::json{{"target_step", p.target_step}, {"context_step", p.context_step},
-                            {"target_description", p.target_description}, {"context_description", p.context_description},
-                            {"context_snippet", p.context_snippet}, {"seed_similarities", p.seed_similarities}}
-                 .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-          << "\n";
+      if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + o_.rq2_pairs_path + "'");
+      for (const auto& p : pipe.rq2_pairs()) f << rq2_pair_json(p) << "\n";
     }
     std::vector<Hit> hits;
     for (const auto& st : out.steps) {

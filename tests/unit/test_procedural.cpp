@@ -324,3 +324,29 @@ TEST(Procedural, ARerunRepeatsNoLlmWorkAndAnInterruptedRunResumesFromTheCache) {
   EXPECT_EQ(again.usage.total().calls, again.usage.total().cached);
   EXPECT_EQ(again.trace["rounds"].dump(), out.trace["rounds"].dump());
 }
+
+TEST(Procedural, AnAgentRepeatingItselfOrProposingWhatDoesNotExistIsStoppedWithAReason) {
+  StatsRepo repo;
+  ScriptedBackend b;
+  script_good(b);
+  int turn = 0;
+  b.answers["agent_turn"] = [&turn](const GenerateRequest&) {
+    ++turn;
+    if (turn == 1) return std::string(R"({"thought": "invented", "tool": "propose_func", "name": "pkg/stats.py::median"})");
+    if (turn == 2) return std::string(R"({"thought": "escape", "tool": "read_lines", "path": "../../etc/passwd", "start": 1, "end": 5})");
+    if (turn == 3) return std::string(R"({"thought": "no such tool", "tool": "execute_python", "path": "x"})");
+    return std::string(R"({"thought": "again", "tool": "grep", "pattern": "counts", "fixed": true})");
+  };
+  auto p = test_params();
+  p.max_rounds = 1;
+  p.agent_budget = 15;
+  auto out = run_once(repo, b, p);
+  const auto& agent = out.trace["rounds"][0]["target_steps"][0]["agent"];
+  SCOPED_TRACE(agent.dump(1));
+  EXPECT_EQ(agent["stop"], "loop");            // the same grep a third time
+  EXPECT_EQ(agent["tool_calls"].get<int>(), 6);
+  EXPECT_TRUE(has(agent["turns"][0].value("error", ""), "median"));
+  EXPECT_FALSE(agent["turns"][1]["ok"].get<bool>());
+  EXPECT_FALSE(agent["turns"][2]["ok"].get<bool>());
+  EXPECT_EQ(agent["turns"][5].value("stopped", ""), "the same call a third time");
+}

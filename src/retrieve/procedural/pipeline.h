@@ -28,12 +28,6 @@ struct ProceduralOutcome {
   LlmUsage usage;  // this run's LLM work by stage (also in trace["llm_usage"])
 };
 
-// One record of RQ2's dataset: a (target step, context step) pair and its similarity to every seed.
-struct Rq2Pair {
-  std::string target_step, context_step, target_description, context_description, context_snippet;
-  std::vector<double> seed_similarities;
-};
-
 class ProceduralPipeline {
  public:
   // `llm` decomposes, judges and drives the agent; `embedder` validates snippets; `hidden` (white-box)

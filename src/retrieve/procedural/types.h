@@ -84,6 +84,15 @@ struct ProceduralContext {
   std::string source;               // "seed" | "agent" | "expansion"
 };
 
+// One record of RQ2's dataset (ProjAgent 5.3, Table 3), as the pipeline writes it to a pairs file (JSONL):
+// a (target step, context step) pair and its projection similarity to each seed of the target step. Only
+// the two ids and the similarities enter the metrics (eval/rq2.h); the texts are what a labeller reads.
+struct Rq2Pair {
+  std::string target_step, context_step;
+  std::string target_description, context_description, context_snippet;
+  std::vector<double> seed_similarities;
+};
+
 struct TargetStepResult {
   int id = 0;
   std::string description;          // as first decomposed
