@@ -14,6 +14,7 @@
 #include "eval/bench.h"
 #include "eval/bench_agent_tools.h"
 #include "eval/rq2.h"
+#include "generate/static_checks.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
 #include "eval/bench_projection.h"
@@ -728,6 +729,15 @@ int main(int argc, char** argv) {
   rq2->add_option("--config", rq2_cfgs, "TAU:K (repeatable; default: the paper's A-F)");
   rq2->add_flag("--json", o.json_out, "JSON instead of Markdown");
 
+  int cb_max = 0;
+  auto* cb = app.add_subcommand("check-bodies", "static checks (ProjAgent 4.4) on every real function body: false alarms (should be none)");
+  cb->add_option("repo", o.repo, "repository")->required();
+  cb->add_option("--db", o.db, "index database");
+  cb->add_option("--max", cb_max, "check at most this many functions (0 = all)");
+  cb->add_flag("--json", o.json_out, "JSON instead of text");
+  int cb_inject = 0;
+  cb->add_option("--inject", cb_inject, "instead: inject errors into every N-th real body and report the share caught per kind");
+
   BenchToolsOptions bto;
   auto* bt = app.add_subcommand("bench-agent-tools", "latency of the seed-finding agent's repository tools; grep vs a Python reference");
   bt->add_option("repo", o.repo, "repository")->required();
@@ -816,6 +826,30 @@ int main(int argc, char** argv) {
       return 0;
     }
 #endif
+    if (*cb) {
+      auto eng = open_engine(o);
+      if (cb_inject > 0) {
+        auto d = injected_error_detection(*eng, cb_inject);
+        json j = json::object();
+        for (const auto& [k, v] : d.by_kind) {
+          j[k] = {{"caught", v.first}, {"injected", v.second}, {"share", v.second ? double(v.first) / v.second : 0.0}};
+          if (!o.json_out) fmt::print("{:<20} {:>6} / {:<6} caught ({:.1f}%)\n", k, v.first, v.second, v.second ? 100.0 * v.first / v.second : 0.0);
+        }
+        if (o.json_out) std::cout << j.dump(2) << "\n";
+        else fmt::print("({:.1f} s)\n", d.seconds);
+        return 0;
+      }
+      auto rep = check_all_real_bodies(*eng, cb_max);
+      if (o.json_out) {
+        json f = json::array();
+        for (const auto& [fn, x] : rep.findings) f.push_back({{"function", fn}, {"finding", x.to_json()}});
+        std::cout << json{{"functions", rep.functions}, {"files", rep.files}, {"seconds", rep.seconds}, {"findings", f}}.dump(2) << "\n";
+      } else {
+        for (const auto& [fn, x] : rep.findings) fmt::print("{}:{}: [{}] {}\n", fn, x.line, x.check, x.message);
+        fmt::print("{} findings in {} functions of {} files ({:.2f} s)\n", rep.findings.size(), rep.functions, rep.files, rep.seconds);
+      }
+      return rep.findings.empty() ? 0 : 1;
+    }
     if (*rq2) {
       std::vector<Rq2Config> cfgs;
       for (const auto& c : rq2_cfgs) {

@@ -32,7 +32,7 @@ enum K : int {
   k_as_pattern_target, k_parenthesized_expression, k_ERROR, k_string_start, k_string_content, k_escape_sequence,
   k_case_pattern, k_tuple, k_list, k_with_clause, k_delete_statement, k_type_alias_statement, k_interpolation,
   k_subscript, k_generator_expression, k_block_end_marker, k_colon, k_async, k_type_parameter,
-  k_count
+  k_line_continuation, k_count
 };
 const std::vector<const char*> kKindNames = {
   "module", "function_definition", "class_definition", "decorated_definition", "decorator", "block",
@@ -48,6 +48,7 @@ const std::vector<const char*> kKindNames = {
   "as_pattern_target", "parenthesized_expression", "ERROR", "string_start", "string_content", "escape_sequence",
   "case_pattern", "tuple", "list", "with_clause", "delete_statement", "type_alias_statement", "interpolation",
   "subscript", "generator_expression", "_block_end_marker_unused", ":", "async", "type_parameter",
+  "line_continuation",
 };
 
 struct Grammar {
@@ -797,7 +798,7 @@ class Extractor {
             int ak = kind(a);
             if (ak == k_keyword_argument) kwargs.emplace_back(text(field(a, g_.f_name)));
             else if (ak == k_list_splat || ak == k_dictionary_splat) nargs = -1000000;
-            else if (ak != k_comment) ++nargs;
+            else if (ak != k_comment && ak != k_line_continuation) ++nargs;  // `\` continuations are nodes too
           });
         } else if (!ts_node_is_null(args)) {
           nargs = 1;  // f(x for x in y)

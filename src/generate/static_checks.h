@@ -1,0 +1,49 @@
+// ProjAgent 4.4's static-analysis feedback, conservative: a finding is reported only when it is certain
+// (the checked name resolves completely inside the repository, or provably resolves to nothing).
+// Implemented here: the syntax check; (1) calls of methods on self/cls: the method must exist in the
+// class hierarchy and accept the arguments; (4) standalone function calls: the name must be defined and
+// the function must accept the arguments (defaults, *args, **kwargs, keyword-only respected).
+// Checks (2) field accesses and (3) receiver-type inference are not implemented yet (docs/DEVIATIONS.md).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "retrieve/engine.h"
+
+namespace repoctx {
+
+struct StaticFinding {
+  std::string check;    // "syntax" | "method_call" | "function_call"
+  int line = 0;         // in the checked file text
+  std::string message;  // what is wrong, in words a model can act on
+  nlohmann::json to_json() const;
+};
+
+// Checks the definition of `target` (an indexed function or method) as it reads in `file_text`, the
+// target's file with a candidate implementation in place (the indexed content = the real body). Names
+// are resolved in the indexed repository, from the scope around the target.
+std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text);
+
+// False-alarm measurement: every function and method of every file, on its real body.
+struct FalseAlarmReport {
+  int functions = 0, files = 0;
+  std::vector<std::pair<std::string, StaticFinding>> findings;  // (path::qualname, finding)
+  double seconds = 0;
+};
+FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0);
+
+// Detection: one error of each kind injected as the first statement of real bodies (every `stride`-th
+// function), and the share the checks catch. Kinds: missing_method (self.<new name>() in methods),
+// wrong_arity (a plain module-level function of the same file called with one argument too many),
+// undefined_function (a call of a new name), syntax (an unclosed parenthesis).
+struct DetectionReport {
+  std::map<std::string, std::pair<int, int>> by_kind;  // kind -> (caught, injected)
+  double seconds = 0;
+};
+DetectionReport injected_error_detection(const Engine& e, int stride = 1);
+
+}  // namespace repoctx

@@ -1,0 +1,90 @@
+// Conservative static checks (generate/static_checks.h) on real code: no finding on flask's correct
+// bodies, and each kind of injected error is caught in real functions of flask.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "generate/static_checks.h"
+#include "helpers.h"
+#include "index/index.h"
+#include "util/text.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+
+struct FlaskIndex {
+  TempDir db;
+  std::unique_ptr<Engine> engine;
+  FlaskIndex() {
+    IndexOptions o;
+    o.db_path = db.str() + "/flask.db";
+    o.progress = false;
+    build_index("/usr/lib/python3/dist-packages/flask", o);
+    engine = Engine::open(o.db_path);
+  }
+};
+FlaskIndex& flask() {
+  static FlaskIndex f;
+  return f;
+}
+bool have_flask() { return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"); }
+
+// The file of `target` with `line` inserted as the first statement of its body.
+std::string inject(const Engine& e, int target, const std::string& line) {
+  const auto& en = e.view().entities()[target];
+  const std::string& src = e.view().content(en.file);
+  auto starts = line_starts(src);
+  size_t at = starts[static_cast<size_t>(en.body_start_line - 1)];
+  size_t indent = 0;
+  while (src[at + indent] == ' ') ++indent;
+  return src.substr(0, at) + std::string(indent, ' ') + line + "\n" + src.substr(at);
+}
+
+std::vector<StaticFinding> check_with(const std::string& target, const std::string& line) {
+  auto& e = *flask().engine;
+  auto t = e.resolve_target(target);
+  return check_function(e, t.entity, inject(e, t.entity, line));
+}
+
+bool has_kind(const std::vector<StaticFinding>& fs, const std::string& check) {
+  for (const auto& f : fs)
+    if (f.check == check) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST(StaticChecks, NoFindingOnFlasksRealBodies) {
+  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  auto rep = check_all_real_bodies(*flask().engine);
+  EXPECT_GT(rep.functions, 300);
+  for (const auto& [fn, f] : rep.findings) ADD_FAILURE() << fn << ":" << f.line << ": " << f.message;
+}
+
+TEST(StaticChecks, InjectedErrorsInRealFunctionsAreCaught) {
+  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  // (1) a method that does not exist on self; a method called with too many arguments.
+  auto a = check_with("app.py::Flask.make_response", "self.make_responze(rv)");
+  EXPECT_TRUE(has_kind(a, "method_call")) << (a.empty() ? "" : a[0].message);
+  auto b = check_with("app.py::Flask.make_response", "self.make_default_options_response(rv, rv, rv)");
+  ASSERT_TRUE(has_kind(b, "method_call"));
+  EXPECT_NE(b[0].message.find("positional"), std::string::npos) << b[0].message;
+  // (4) an undefined function; a module function with a wrong keyword and with a missing argument.
+  auto c = check_with("helpers.py::get_root_path", "x = get_root_pathh(import_name)");
+  EXPECT_TRUE(has_kind(c, "function_call"));
+  auto d = check_with("helpers.py::send_file", "get_root_path(import_name=1, no_such_argument=2)");
+  ASSERT_TRUE(has_kind(d, "function_call"));
+  EXPECT_NE(d[0].message.find("no_such_argument"), std::string::npos) << d[0].message;
+  auto m = check_with("helpers.py::send_file", "get_root_path()");
+  ASSERT_TRUE(has_kind(m, "function_call"));
+  EXPECT_NE(m[0].message.find("missing required argument 'import_name'"), std::string::npos) << m[0].message;
+  // Syntax.
+  auto s = check_with("helpers.py::get_root_path", "x = (1 +");
+  EXPECT_TRUE(has_kind(s, "syntax"));
+  // Correct additions stay silent: a real method with the right arguments, a builtin, a local function.
+  EXPECT_TRUE(check_with("app.py::Flask.make_response", "self.make_default_options_response()").empty());
+  EXPECT_TRUE(check_with("helpers.py::get_root_path", "x = len(import_name)").empty());
+  EXPECT_TRUE(check_with("helpers.py::get_root_path", "def local_helper(): return 1").empty());
+}
