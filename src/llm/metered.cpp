@@ -16,17 +16,24 @@ json row_json(const LlmUsage::Row& r) {
 }
 }  // namespace
 
+LlmUsage::Row& LlmUsage::Row::operator+=(const Row& o) {
+  calls += o.calls;
+  cached += o.cached;
+  prompt_tokens += o.prompt_tokens;
+  completion_tokens += o.completion_tokens;
+  embedded_texts += o.embedded_texts;
+  seconds += o.seconds;
+  return *this;
+}
+
 LlmUsage::Row LlmUsage::total() const {
   Row t;
-  for (const auto& [k, r] : by_purpose) {
-    t.calls += r.calls;
-    t.cached += r.cached;
-    t.prompt_tokens += r.prompt_tokens;
-    t.completion_tokens += r.completion_tokens;
-    t.embedded_texts += r.embedded_texts;
-    t.seconds += r.seconds;
-  }
+  for (const auto& [k, r] : by_purpose) t += r;
   return t;
+}
+
+void LlmUsage::add(const LlmUsage& o) {
+  for (const auto& [k, r] : o.by_purpose) by_purpose[k] += r;
 }
 
 json LlmUsage::to_json() const {

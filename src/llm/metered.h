@@ -18,9 +18,11 @@ struct LlmUsage {
   struct Row {
     int64_t calls = 0, cached = 0, prompt_tokens = 0, completion_tokens = 0, embedded_texts = 0;
     double seconds = 0;  // wall time inside the backend (cached calls included; they are ~0)
+    Row& operator+=(const Row& o);
   };
   std::map<std::string, Row> by_purpose;  // "" = untagged
   Row total() const;
+  void add(const LlmUsage& o);            // row by row, by purpose
   nlohmann::json to_json() const;         // {purpose: {...}, "total": {...}}
 };
 

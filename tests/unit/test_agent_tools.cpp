@@ -6,6 +6,7 @@
 #include <set>
 
 #include "helpers.h"
+#include "indexed_repo.h"
 #include "index/index.h"
 #include "retrieve/procedural/agent_tools.h"
 #include "util/error.h"
@@ -84,22 +85,7 @@ SmallRepo& small() {
   return r;
 }
 
-struct Flask {
-  TempDir db;
-  std::unique_ptr<Engine> engine;
-  Flask() {
-    IndexOptions o;
-    o.db_path = db.str() + "/flask.db";
-    o.progress = false;
-    build_index("/usr/lib/python3/dist-packages/flask", o);
-    engine = Engine::open(o.db_path);
-  }
-};
-
-Flask& flask() {
-  static Flask f;
-  return f;
-}
+repoctx::testing::IndexedRepo& flask() { return repoctx::testing::flask_index(); }
 
 bool has_flask() { return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"); }
 

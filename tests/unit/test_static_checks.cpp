@@ -6,6 +6,7 @@
 
 #include "generate/static_checks.h"
 #include "helpers.h"
+#include "indexed_repo.h"
 #include "index/index.h"
 #include "util/text.h"
 
@@ -14,21 +15,7 @@ using repoctx::testing::TempDir;
 
 namespace {
 
-struct FlaskIndex {
-  TempDir db;
-  std::unique_ptr<Engine> engine;
-  FlaskIndex() {
-    IndexOptions o;
-    o.db_path = db.str() + "/flask.db";
-    o.progress = false;
-    build_index("/usr/lib/python3/dist-packages/flask", o);
-    engine = Engine::open(o.db_path);
-  }
-};
-FlaskIndex& flask() {
-  static FlaskIndex f;
-  return f;
-}
+repoctx::testing::IndexedRepo& flask() { return repoctx::testing::flask_index(); }
 bool have_flask() { return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"); }
 
 // The file of `target` with `line` inserted as the first statement of its body.

@@ -56,16 +56,8 @@ struct ProceduralPipeline::Impl {
 
   LlmUsage usage() const {
     LlmUsage u = llm.usage();
-    for (const auto* m : {&emb, &hid})
-      for (const auto& [k, r] : m->usage().by_purpose) {
-        auto& t = u.by_purpose[k];
-        t.calls += r.calls;
-        t.cached += r.cached;
-        t.prompt_tokens += r.prompt_tokens;
-        t.completion_tokens += r.completion_tokens;
-        t.embedded_texts += r.embedded_texts;
-        t.seconds += r.seconds;
-      }
+    u.add(emb.usage());
+    u.add(hid.usage());
     return u;
   }
 
