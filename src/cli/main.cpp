@@ -14,6 +14,7 @@
 #include "eval/bench.h"
 #include "eval/bench_agent_tools.h"
 #include "eval/rq2.h"
+#include "generate/generator.h"
 #include "generate/static_checks.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
@@ -302,6 +303,49 @@ int cmd_retrieve(const Common& o, const std::string& target, const std::string& 
   return 0;
 }
 
+// ProjAgent 4.3-4.4 (or a REPOCOD baseline) for one target: the generated function, the patched file or
+// its diff on stdout; the repository is never written.
+int cmd_generate(const Common& o, const std::string& target, const GenerationParams& gp, const std::string& output,
+                 const std::string& trace_path, const LlmFlags& lf) {
+  check_generation_method(gp.method);
+  if (output != "function" && output != "file" && output != "diff" && output != "json")
+    throw Error(ExitCode::usage, "--output must be function, file, diff or json, not '" + output + "'");
+  if (target.empty()) throw Error(ExitCode::usage, "give --target path/to/file.py::Qualified.name");
+  auto eng = open_engine(o);
+  auto session = attach_embedder(*eng, lf);
+  if (!session || !session->has_llm())
+    throw Error(ExitCode::usage, "generation needs an LLM: --model path.gguf, --endpoint URL --model NAME, or --config FILE");
+  if (gp.method == "dense" && !eng->has_embedder())
+    throw Error(ExitCode::usage, "the dense baseline needs an embedding model (--embed-model)");
+  eng->set_llm(&session->llm());
+  bool procedural = gp.method == "projagent" || gp.method == "projagent-no-semantic" || gp.method == "projagent-no-feedback";
+  LlmBackend* hidden = procedural ? &session->hidden_states() : nullptr;
+  auto t = eng->resolve_target(target);
+  auto out = generate_function(*eng, session->llm(), eng->embedder(), hidden, t, gp);
+  if (!trace_path.empty()) {
+    std::ofstream f(trace_path);
+    if (!f) throw Error(ExitCode::bad_input, "cannot write the trace to '" + trace_path + "'");
+    f << out.trace.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  }
+  if (output == "json") {
+    json j = {{"target", eng->target_name(t.entity)}, {"method", out.method}, {"function", out.function_text},
+              {"diff", out.diff}, {"rounds", out.rounds}, {"llm_usage", out.usage.to_json()}};
+    j["findings"] = json::array();
+    for (const auto& f : out.findings) j["findings"].push_back(f.to_json());
+    std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  } else if (output == "file") {
+    std::cout << out.patched_file;
+  } else if (output == "diff") {
+    std::cout << out.diff;
+  } else {
+    std::cout << out.function_text;
+  }
+  if (!o.quiet)
+    log_info("{}: {} refinement round(s), {} finding(s) left, {} LLM call(s) ({} cached)", out.method, out.rounds,
+             out.findings.size(), out.usage.total().calls, out.usage.total().cached);
+  return 0;
+}
+
 int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
   auto eng = open_engine(o);
   const auto& v = eng->view();
@@ -579,6 +623,22 @@ int main(int argc, char** argv) {
                   "agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")");
   add_llm_flags(ret, lf);
 
+
+  GenerationParams gp;
+  std::string gen_target, gen_output = "function", gen_trace;
+  std::vector<std::string> gen_params;
+  auto* gen = app.add_subcommand("generate", "ProjAgent 4.3-4.4: write a function's body (hidden) with retrieved context and static-check feedback");
+  add_common(gen, o, true);
+  gen->add_option("--target", gen_target, "path/to/file.py::Qualified.name")->required();
+  gen->add_option("-m,--method", gp.method, "projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file")->capture_default_str();
+  gen->add_option("--output", gen_output, "function, file (the patched file), diff or json")->capture_default_str();
+  gen->add_option("--trace", gen_trace, "write the JSON trace (retrieval, prompt contexts, every round) here");
+  gen->add_option("--max-tokens", gp.max_tokens, "output tokens per generation (greedy)")->capture_default_str();
+  gen->add_option("--max-rounds", gp.max_rounds, "refinement rounds of the feedback loop")->capture_default_str();
+  gen->add_option("--budget", gp.prompt_budget_tokens, "estimated tokens of context in the prompt")->capture_default_str();
+  gen->add_option("--param", gen_params, "procedural retrieval NAME=VALUE (as `retrieve --param`)");
+  gen->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
+  add_llm_flags(gen, lf);
   std::string snip_file;
   bool dependency = false;
   auto* sn = app.add_subcommand("snippets", "show a file's split-aggregate snippets or its dependency snippets");
@@ -790,6 +850,16 @@ int main(int argc, char** argv) {
         ro.procedural.apply(json{{kv.substr(0, eq), v}});
       }
       return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text, lf);
+    }
+    if (*gen) {
+      for (const auto& kv : gen_params) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
+        json v = json::parse(kv.substr(eq + 1), nullptr, false);
+        if (v.is_discarded()) v = kv.substr(eq + 1);
+        gp.procedural.apply(json{{kv.substr(0, eq), v}});
+      }
+      return cmd_generate(o, gen_target, gp, gen_output, gen_trace, lf);
     }
     if (*sn) return cmd_snippets(o, snip_file, dependency);
     if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies, lf);

@@ -1,0 +1,59 @@
+// ProjAgent 4.3-4.4 for one target function: semantic retrieval per target step (eq. 6 over the import
+// closure's symbol pool), budgeted prompt assembly, greedy generation, and the conservative static-analysis
+// feedback loop (at most 10 refinement rounds); the result is spliced into the file in place of the hidden
+// body. The same entry point runs the ablations and REPOCOD's retrieval baselines, selected by name:
+//
+//   projagent                full pipeline
+//   projagent-no-procedural  no procedural contexts (target steps still decomposed; semantic per step)
+//   projagent-no-semantic    no semantic contexts
+//   projagent-no-feedback    no refinement rounds
+//   sparse | dense | same-file   REPOCOD: retrieved context (BM25 / embeddings / the file itself) + generation
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "generate/prompt_assembly.h"
+#include "generate/static_checks.h"
+#include "llm/backend.h"
+#include "llm/metered.h"
+#include "retrieve/engine.h"
+#include "retrieve/procedural/types.h"
+
+namespace repoctx {
+
+struct GenerationParams {
+  std::string method = "projagent";
+  int prompt_budget_tokens = 12000;  // contexts' share of the prompt (the paper gives no number; docs/DEVIATIONS.md)
+  int max_tokens = 4096;             // greedy decoding, 4096 output tokens (ProjAgent 5.1)
+  int max_rounds = 10;               // refinement rounds of the feedback loop
+  int semantic_top = 20;             // semantic contexts per target step (4.3)
+  int baseline_top = 10;             // sparse/dense baselines: retrieved functions
+  int context_chars = 3000;          // one context's text is cut here
+  ProceduralParams procedural;
+  nlohmann::json to_json() const;
+};
+
+struct GenerationOutcome {
+  std::string method;
+  std::string body;                  // the generated body (dedented), as spliced
+  std::string function_text;         // the function as it reads in the patched file
+  std::string patched_file, diff;
+  std::vector<StaticFinding> findings;  // left after the last round
+  int rounds = 0;                    // refinement rounds made
+  nlohmann::json trace;
+  LlmUsage usage;
+};
+
+const std::vector<std::string>& generation_methods();
+// Throws Error(usage) listing the methods when `method` is unknown.
+void check_generation_method(const std::string& method);
+
+// `embedder` (may be null: semantic ranking is then BM25 alone, and `dense` fails) and `hidden` (white-box
+// model of the projections; null = `llm`).
+GenerationOutcome generate_function(const Engine& e, LlmBackend& llm, LlmBackend* embedder, LlmBackend* hidden,
+                                    const TargetRef& target, const GenerationParams& p);
+
+}  // namespace repoctx
