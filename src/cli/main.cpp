@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "eval/bench.h"
 #include "eval/bench_agent_tools.h"
 #include "eval/rq2.h"
+#include "eval/runner.h"
 #include "generate/generator.h"
 #include "generate/static_checks.h"
 #ifdef REPOCTX_WITH_LLAMA
@@ -346,6 +348,62 @@ int cmd_generate(const Common& o, const std::string& target, const GenerationPar
   return 0;
 }
 
+// REPOCOD-style evaluation: every (task, method) of the shard, resumable; then the table of all results.
+int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadOptions& tl, RunnerOptions ro,
+                 const std::string& methods, const std::string& shard, const LlmFlags& lf) {
+  {
+    std::stringstream ss(methods);
+    for (std::string m; std::getline(ss, m, ',');)
+      if (!m.empty()) ro.methods.push_back(m);
+  }
+  if (ro.methods.empty()) throw Error(ExitCode::usage, "--methods is empty");
+  if (!shard.empty()) {
+    auto sl = shard.find('/');
+    if (sl == std::string::npos) throw Error(ExitCode::usage, "--shard takes i/n, e.g. 0/4");
+    try {
+      ro.shard = std::stoi(shard.substr(0, sl));
+      ro.shards = std::stoi(shard.substr(sl + 1));
+    } catch (const std::exception&) {
+      throw Error(ExitCode::usage, "--shard takes i/n with integers, got '" + shard + "'");
+    }
+  }
+  auto tasks = load_tasks(tasks_path, tl);
+  ro.self_exe = fs::read_symlink("/proc/self/exe").string();
+  ro.quiet = o.quiet;
+  bool need_llm = false;
+  for (const auto& m : ro.methods) need_llm |= m != "gold" && m != "stub";
+  std::unique_ptr<LlmSession> session;
+  if (need_llm) session = std::make_unique<LlmSession>(llm_config(lf));
+  MethodModels models;
+  if (session && session->has_llm()) {
+    models.llm = &session->llm();
+    if (session->has_embedder()) models.embedder = &session->embedder();
+    bool procedural = false;
+    for (const auto& m : ro.methods) procedural |= m == "projagent" || m == "projagent-no-semantic" || m == "projagent-no-feedback";
+    if (procedural) models.hidden = &session->hidden_states();
+  }
+  std::map<std::string, std::unique_ptr<Engine>> engines;
+  auto engine_for = [&](const std::string& repo) -> Engine& {
+    auto& e = engines[repo];
+    if (!e) {
+      Common c = o;
+      c.repo = repo;
+      c.db.clear();
+      e = open_engine(c);
+      if (models.embedder) e->set_embedder(models.embedder);
+      if (models.llm) e->set_llm(models.llm);
+    }
+    return *e;
+  };
+  int n = run_evaluation(tasks, ro, models, engine_for);
+  if (!o.quiet) log_info("{} result(s) written to {}/results.jsonl", n, ro.out_dir);
+  std::string md = results_table({ro.out_dir}, false);
+  std::ofstream(ro.out_dir + "/table.md") << md;
+  std::ofstream(ro.out_dir + "/table.csv") << results_table({ro.out_dir}, true);
+  std::cout << md;
+  return 0;
+}
+
 int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
   auto eng = open_engine(o);
   const auto& v = eng->view();
@@ -639,6 +697,35 @@ int main(int argc, char** argv) {
   gen->add_option("--param", gen_params, "procedural retrieval NAME=VALUE (as `retrieve --param`)");
   gen->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   add_llm_flags(gen, lf);
+
+  std::string ev_tasks, ev_methods = "gold,stub", ev_shard;
+  std::vector<std::string> ev_repo_map;
+  TaskLoadOptions tlo;
+  RunnerOptions rno;
+  auto* evr = app.add_subcommand("evaluate", "REPOCOD-style Pass@1: hide each task's body, generate it with each method, run the tests, restore the file");
+  evr->add_option("tasks", ev_tasks, "tasks (JSONL or JSON array; REPOCOD fields or repo/file/function/test_command)")->required();
+  evr->add_option("--methods", ev_methods, "comma-separated: projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file, gold, stub")->capture_default_str();
+  evr->add_option("--out", rno.out_dir, "results folder (results.jsonl, logs/, artifacts/, table.md, table.csv); re-running resumes")->required();
+  evr->add_option("--shard", ev_shard, "i/n: run the tasks whose position mod n is i (0 <= i < n)");
+  evr->add_option("--timeout", rno.limits.timeout_s, "seconds per test run (the process group is killed after)")->capture_default_str();
+  evr->add_option("--mem-mb", rno.limits.memory_mb, "address-space limit of a test run in MiB (0 = none)")->capture_default_str();
+  evr->add_option("--repo", ev_repo_map, "NAME=PATH: local path of a REPOCOD repository (repeatable)");
+  evr->add_option("--repos-dir", tlo.repos_dir, "folder holding REPOCOD repositories by name");
+  evr->add_option("--test-template", tlo.test_template, "REPOCOD tasks: command running the test files ({tests})")->capture_default_str();
+  evr->add_option("--max-tokens", rno.gen.max_tokens, "output tokens per generation")->capture_default_str();
+  evr->add_option("--max-rounds", rno.gen.max_rounds, "refinement rounds")->capture_default_str();
+  evr->add_option("--budget", rno.gen.prompt_budget_tokens, "estimated tokens of context per prompt")->capture_default_str();
+  evr->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
+  add_llm_flags(evr, lf);
+  std::vector<std::string> table_dirs;
+  bool table_csv = false;
+  auto* tbl = app.add_subcommand("table", "Pass@1 table (Markdown or CSV) of the results of one or more evaluate --out folders (shards)");
+  tbl->add_option("dirs", table_dirs, "results folders")->required();
+  tbl->add_flag("--csv", table_csv, "CSV instead of Markdown");
+  std::string guard_dir;
+  auto* grd = app.add_subcommand("_guard", "");  // internal: the evaluate runner's restore guard
+  grd->group("");
+  grd->add_option("journal", guard_dir)->required();
   std::string snip_file;
   bool dependency = false;
   auto* sn = app.add_subcommand("snippets", "show a file's split-aggregate snippets or its dependency snippets");
@@ -860,6 +947,19 @@ int main(int argc, char** argv) {
         gp.procedural.apply(json{{kv.substr(0, eq), v}});
       }
       return cmd_generate(o, gen_target, gp, gen_output, gen_trace, lf);
+    }
+    if (*grd) return guard_main(guard_dir);
+    if (*tbl) {
+      std::cout << results_table(table_dirs, table_csv);
+      return 0;
+    }
+    if (*evr) {
+      for (const auto& kv : ev_repo_map) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos) throw Error(ExitCode::usage, "--repo takes NAME=PATH, got '" + kv + "'");
+        tlo.repos[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
+      return cmd_evaluate(o, ev_tasks, tlo, rno, ev_methods, ev_shard, lf);
     }
     if (*sn) return cmd_snippets(o, snip_file, dependency);
     if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies, lf);

@@ -1,0 +1,33 @@
+// A shell command run for the evaluation runner (the tests of a task), in its own process group, with a
+// wall-clock timeout and resource limits; the whole group is killed on timeout or interrupt. Hand-written
+// on fork/exec because the limits must be set in the child before exec (setrlimit, setpgid), which
+// posix_spawn cannot do and no Debian-packaged C++ process library offers with process-group kills.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+namespace repoctx {
+
+struct CommandLimits {
+  double timeout_s = 600;    // wall clock; the process group is killed after it
+  int64_t memory_mb = 8192;  // RLIMIT_AS of the command (0 = none)
+  int64_t cpu_s = 0;         // RLIMIT_CPU (0 = timeout_s + 10)
+};
+
+struct CommandResult {
+  int exit_code = -1;        // the command's exit status; 128 + signal when killed by one
+  bool timed_out = false;
+  bool interrupted = false;  // `stop` became true: killed, the result means nothing
+  double seconds = 0;
+};
+
+// Runs `/bin/sh -c command` in `cwd` with `env_extra` ("NAME=value" entries added to the environment),
+// stdout and stderr to `log_path`. `on_start(pgid)` is called once the group exists (the runner records it
+// so that a guard can kill it if the runner itself dies).
+CommandResult run_command(const std::string& command, const std::string& cwd, const std::vector<std::string>& env_extra,
+                          const std::string& log_path, const CommandLimits& lim, const std::atomic<bool>* stop,
+                          const std::function<void(int)>& on_start = {});
+
+}  // namespace repoctx

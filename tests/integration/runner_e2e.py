@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""The REPOCOD-style runner (`repoctx evaluate`) end to end on a copy of Debian's python3-colorama (a real
+package that ships its tests): the LLM-free gold and stub methods pass and fail as they must; results are
+resumable, shardable, REPOCOD's task format loads; the tiny random model's gibberish is reported as a
+failure; and SIGKILL or SIGINT of the runner in the middle of a test run leaves every file as it was (the
+guard process restores it). Every check compares the hashes of all files of the copy."""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from _util import Checker, Failure, TempDir, main_wrapper, run, run_ok, tail
+
+PY = sys.executable
+
+
+def tree_hashes(root):
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            with open(p, "rb") as fh:
+                out[os.path.relpath(p, root)] = hashlib.sha1(fh.read()).hexdigest()
+    return out
+
+
+def results(out):
+    with open(os.path.join(out, "results.jsonl")) as f:
+        return [json.loads(l) for l in f if l.strip()]
+
+
+def write_tasks(path, repo, test_command):
+    with open(path, "w") as f:
+        for fn in ["code_to_chars", "AnsiCodes.__init__"]:
+            f.write(json.dumps({"repo": repo, "file": "colorama/ansi.py", "function": fn, "repo_id": "colorama",
+                                "test_command": test_command}) + "\n")
+
+
+def kill_mid_task(ck, binary, repo, work, sig, before):
+    tasks = os.path.join(work, f"slow-{sig}.jsonl")
+    write_tasks(tasks, repo, f"{PY} -c 'import time; time.sleep(120)'")
+    out = os.path.join(work, f"out-kill-{sig}")
+    target = os.path.join(repo, "colorama", "ansi.py")
+    with open(target, "rb") as f:
+        original = f.read()
+    p = subprocess.Popen([binary, "evaluate", tasks, "--methods", "stub", "--out", out, "-q"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with open(target, "rb") as f:
+            if f.read() != original:
+                break
+        time.sleep(0.05)
+    else:
+        p.kill()
+        raise Failure("the runner never wrote the stub into the file")
+    time.sleep(0.5)  # the test command is running now
+    p.send_signal(sig)
+    p.wait(timeout=60)
+    deadline = time.time() + 20
+    while time.time() < deadline and tree_hashes(repo) != before:
+        time.sleep(0.1)
+    ck.check(tree_hashes(repo) == before, f"signal {sig} mid-task: every repository file is as it was")
+    if sig == signal.SIGINT:
+        ck.check(p.returncode == 130, "SIGINT: exit code 130", f"got {p.returncode}: {tail(p.stderr.read().decode())}")
+    leftover = subprocess.run(["pgrep", "-f", "time.sleep\\(120\\)"], capture_output=True, text=True).stdout.split()
+    ck.check(not leftover, f"signal {sig}: the test's process group is gone", " ".join(leftover))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repoctx", required=True)
+    ap.add_argument("--package", default="/usr/lib/python3/dist-packages/colorama")
+    ap.add_argument("--tiny-model", action="store_true", help="also run generation methods with the tiny random model")
+    a = ap.parse_args()
+    ck = Checker()
+    if not os.path.isdir(a.package):
+        raise Failure(f"{a.package} is missing: run scripts/setup.sh --python-libs (python3-colorama)")
+    with TempDir("repoctx-runner-e2e-") as work:
+        repo = os.path.join(work, "repo")
+        shutil.copytree(a.package, os.path.join(repo, "colorama"), ignore=shutil.ignore_patterns("__pycache__"))
+        before = tree_hashes(repo)
+        db = ["--db", os.path.join(work, "index.db")]
+        tasks = os.path.join(work, "tasks.jsonl")
+        test = f"{PY} -m pytest -q -x -p no:cacheprovider colorama/tests/ansi_test.py"
+        write_tasks(tasks, repo, test)
+        out = os.path.join(work, "out")
+        p = run_ok(a.repoctx, ["evaluate", tasks, "--methods", "gold,stub", "--out", out, "--timeout", "120"])
+        rs = {(r["task"].split("::")[-1], r["method"]): r for r in results(out)}
+        ck.check(len(rs) == 4, "4 results (2 tasks x gold, stub)", str(list(rs)))
+        for fn in ["code_to_chars", "AnsiCodes.__init__"]:
+            ck.check(rs.get((fn, "gold"), {}).get("passed") is True, f"gold {fn}: the real body passes its tests",
+                     tail(json.dumps(rs.get((fn, "gold")))))
+            ck.check(rs.get((fn, "stub"), {}).get("passed") is False, f"stub {fn}: raise NotImplementedError fails them")
+        ck.check("| gold | 100.00% (2/2) | 100.00% (2/2) |" in p.stdout, "table: gold 100%", p.stdout)
+        ck.check("| stub | 0.00% (0/2) | 0.00% (0/2) |" in p.stdout, "table: stub 0%", p.stdout)
+        ck.check(os.path.exists(os.path.join(out, "table.csv")), "table.csv written")
+        ck.check(tree_hashes(repo) == before, "after the run every repository file is as it was")
+        p = run_ok(a.repoctx, ["evaluate", tasks, "--methods", "gold,stub", "--out", out])
+        ck.check(len(results(out)) == 4 and "0 result(s)" in p.stderr, "re-run resumes: nothing is run again", tail(p.stderr))
+        # Shards: 1/2 holds the second task only; `table` merges shard folders.
+        s0, s1 = os.path.join(work, "s0"), os.path.join(work, "s1")
+        run_ok(a.repoctx, ["evaluate", tasks, "--methods", "gold", "--out", s1, "--shard", "1/2", "-q"])
+        ck.check([r["task"].split("::")[-1] for r in results(s1)] == ["AnsiCodes.__init__"], "shard 1/2 runs task 2 only")
+        run_ok(a.repoctx, ["evaluate", tasks, "--methods", "gold", "--out", s0, "--shard", "0/2", "-q"])
+        p = run_ok(a.repoctx, ["table", s0, s1, "--csv"])
+        ck.check("gold,all,2,2,1.0000" in p.stdout, "table merges shards", p.stdout)
+        p = run(a.repoctx, ["evaluate", tasks, "--methods", "gold", "--out", s0, "--shard", "2/2"])
+        ck.check(p.returncode == 2 and "--shard" in p.stderr, "bad shard: usage error", tail(p.stderr))
+        p = run(a.repoctx, ["evaluate", tasks, "--methods", "nope", "--out", s0])
+        ck.check(p.returncode == 2 and "unknown method 'nope'" in p.stderr, "unknown method: usage error naming it")
+        # REPOCOD's task format.
+        rc = os.path.join(work, "repocod.json")
+        with open(rc, "w") as f:
+            json.dump([{"repository": "colorama", "repo_id": 7, "target_module_path": "colorama/ansi.py",
+                        "prompt": "def code_to_chars(code):", "relavent_test_path": ["colorama/tests/ansi_test.py"],
+                        "full_function": "def code_to_chars(code):\n    return CSI + str(code) + 'm'\n",
+                        "function_name": "code_to_chars"}], f)
+        orc = os.path.join(work, "out-repocod")
+        p = run_ok(a.repoctx, ["evaluate", rc, "--methods", "gold", "--out", orc, "--repo", f"colorama={repo}",
+                               "--test-template", f"{PY} -m pytest -q -x -p no:cacheprovider {{tests}}", "-q"])
+        r = results(orc)
+        ck.check(len(r) == 1 and r[0]["passed"] and r[0]["task"] == "colorama/7", "REPOCOD task loads and passes", tail(str(r)))
+        p = run(a.repoctx, ["evaluate", rc, "--methods", "gold", "--out", orc + "2"])
+        ck.check(p.returncode == 2 and "--repo colorama=PATH" in p.stderr, "REPOCOD repository without a path: says what to pass")
+        # The tiny model: gibberish must be reported as failures, with the file restored.
+        if a.tiny_model:
+            model = os.path.join(work, "tiny.gguf")
+            run_ok(a.repoctx, ["make-test-model", "--out", model])
+            og = os.path.join(work, "out-tiny")
+            p = run(a.repoctx, ["evaluate", tasks, "--methods", "projagent-no-procedural,sparse,same-file", "--out", og,
+                                "--model", model, "--max-tokens", "48", "--max-rounds", "1", "--cache",
+                                os.path.join(work, "llm.db"), "--timeout", "120"], timeout=900)
+            ck.check(p.returncode == 0, "tiny model: the runner completes", tail(p.stderr))
+            r = results(og)
+            ck.check(len(r) == 6 and all(x["passed"] is False for x in r), "tiny model: 6 results, all reported failed",
+                     tail(json.dumps(r)))
+            ck.check(all("llm_calls" in x for x in r), "tiny model: every result counts its LLM calls")
+            ck.check(tree_hashes(repo) == before, "tiny model: every repository file is as it was")
+            arts = os.path.join(og, "artifacts", "sparse")
+            ck.check(os.path.isdir(arts) and len(os.listdir(arts)) == 2, "artifacts (diff + trace) per task")
+        kill_mid_task(ck, a.repoctx, repo, work, signal.SIGKILL, before)
+        kill_mid_task(ck, a.repoctx, repo, work, signal.SIGINT, before)
+    return ck.finish("runner_e2e")
+
+
+if __name__ == "__main__":
+    sys.exit(main_wrapper("runner_e2e", main))
