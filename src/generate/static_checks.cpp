@@ -1,6 +1,8 @@
 #include "generate/static_checks.h"
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include <fmt/format.h>
@@ -114,6 +116,26 @@ bool instance_attribute_exists(const Engine& e, int cls, const std::string& name
   return false;
 }
 
+// Attribute names assigned anywhere in the repository (x.name = ..., tuple targets): subclasses and helpers
+// set fields their bases read (astropy's Kernel subclasses set `_default_size` for Kernel1D.__init__).
+bool stored_anywhere(const Engine& e, const std::string& name) {
+  static std::mutex mu;
+  static std::map<const Engine*, std::set<std::string>> by_engine;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_engine.find(&e);
+  if (it == by_engine.end()) {
+    std::set<std::string> names;
+    for (size_t f = 0; f < e.view().files().size(); ++f)
+      for (const auto& r : e.view().references(static_cast<int>(f)))
+        if (r.is_store) {
+          auto d = r.chain.rfind('.');
+          if (d != std::string::npos) names.insert(r.chain.substr(d + 1));
+        }
+    it = by_engine.emplace(&e, std::move(names)).first;
+  }
+  return it->second.count(name) > 0;
+}
+
 }  // namespace
 
 std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text) {
@@ -170,7 +192,45 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   bool file_has_star = false;
   for (const auto& im : e.view().imports(te.file))
     if (im.name == "*") file_has_star = true;
+  // Names the candidate text itself assigns as attributes anywhere (self.x = ... in the new body, in other
+  // methods, tuple targets): a read of such a field is never reported.
+  std::set<std::string> stored_fields;
+  for (const auto& r : pf.references)
+    if (r.is_store) {
+      auto d = r.chain.rfind('.');
+      if (d != std::string::npos) stored_fields.insert(r.chain.substr(d + 1));
+    }
+  std::set<std::string> reported_fields;
   for (const auto& r : pf.references) {
+    if (r.kind == RefKind::attribute && !r.is_store && cls >= 0 && r.scope == ti && !expects_errors &&
+        r.line >= ne.body_start_line && r.line <= ne.end_line && r.chain.rfind("self.", 0) == 0 &&
+        !te.params.empty() && te.params[0].name == "self") {
+      // (2) a field read on self: it must be defined in the class hierarchy (member, property, or an
+      // attribute some method of the hierarchy assigns).
+      std::string rest = r.chain.substr(5);
+      std::string field = rest.substr(0, rest.find('.'));
+      if (field.empty() || (field.size() > 4 && field.rfind("__", 0) == 0) || reported_fields.count(field) ||
+          stored_fields.count(field) || g.class_member(cls, field))
+        continue;
+      // `_x` behind a member `x`: a descriptor or property stores it (astropy's Parameter, MetaData).
+      {
+        size_t u = field.find_first_not_of('_');
+        if (u != 0 && u != std::string::npos && g.class_member(cls, field.substr(u))) continue;
+      }
+      bool defined_somewhere = false;
+      for (int x : e.view().entities_named(field))
+        if (ents[x].parent_index >= 0 && is_type(ents[ents[x].parent_index].kind)) defined_somewhere = true;
+      const std::string& cn = ents[cls].name;
+      if (defined_somewhere || stored_anywhere(e, field) || cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos ||
+          cn.find("Abstract") != std::string::npos || !hierarchy_is_closed(e, cls) || instance_attribute_exists(e, cls, field) ||
+          file_text.find("." + field + " =") != std::string::npos || file_text.find("\"" + field + "\"") != std::string::npos ||
+          file_text.find("'" + field + "'") != std::string::npos)
+        continue;
+      reported_fields.insert(field);
+      out.push_back({"field_access", r.line, fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
+                                                         "(no member, and no method assigns it)", field, ents[cls].qualname, field)});
+      continue;
+    }
     if (r.kind != RefKind::call || r.line < ne.body_start_line || r.line > ne.end_line) continue;
     if (r.scope != ti) continue;  // nested functions have scopes of their own
     if (expects_errors) continue;
@@ -307,6 +367,7 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
       };
       bool method = en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == "self";
       if (method) count("missing_method", "method_call", "self.zq_no_such_method_7()");
+      if (method) count("undefined_field", "field_access", "zq_value = self.zq_no_such_field_7");
       if (callee >= 0 && callee != i) {
         int max_pos = 0;
         for (const auto& p : ents[callee].params)

@@ -3,7 +3,8 @@
 // Implemented here: the syntax check; (1) calls of methods on self/cls: the method must exist in the
 // class hierarchy and accept the arguments; (4) standalone function calls: the name must be defined and
 // the function must accept the arguments (defaults, *args, **kwargs, keyword-only respected).
-// Checks (2) field accesses and (3) receiver-type inference are not implemented yet (docs/DEVIATIONS.md).
+// (2) field reads on self: the field must be a member of the hierarchy or assigned by one of its methods.
+// Check (3), receiver-type inference, is not implemented yet (docs/DEVIATIONS.md).
 #pragma once
 
 #include <map>
@@ -17,7 +18,7 @@
 namespace repoctx {
 
 struct StaticFinding {
-  std::string check;    // "syntax" | "method_call" | "function_call"
+  std::string check;    // "syntax" | "method_call" | "field_access" | "function_call"
   int line = 0;         // in the checked file text
   std::string message;  // what is wrong, in words a model can act on
   nlohmann::json to_json() const;

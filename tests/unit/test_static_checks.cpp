@@ -67,6 +67,14 @@ TEST(StaticChecks, InjectedErrorsInRealFunctionsAreCaught) {
   auto m = check_with("helpers.py::send_file", "get_root_path()");
   ASSERT_TRUE(has_kind(m, "function_call"));
   EXPECT_NE(m[0].message.find("missing required argument 'import_name'"), std::string::npos) << m[0].message;
+  // (2) a field no class of the hierarchy defines or assigns; real fields (assigned in __init__, class
+  // attributes, properties) and fields the new body assigns itself stay silent.
+  auto f = check_with("app.py::Flask.make_response", "x = self.zq_no_such_field");
+  ASSERT_TRUE(has_kind(f, "field_access")) << (f.empty() ? "" : f[0].message);
+  EXPECT_NE(f[0].message.find("zq_no_such_field"), std::string::npos);
+  EXPECT_TRUE(check_with("app.py::Flask.make_response", "x = self.config").empty());
+  EXPECT_TRUE(check_with("app.py::Flask.make_response", "x = self.response_class").empty());
+  EXPECT_TRUE(check_with("app.py::Flask.make_response", "self.zq_new = 1; x = self.zq_new").empty());
   // Syntax.
   auto s = check_with("helpers.py::get_root_path", "x = (1 +");
   EXPECT_TRUE(has_kind(s, "syntax"));
