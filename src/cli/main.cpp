@@ -262,6 +262,17 @@ std::unique_ptr<LlmSession> attach_embedder(Engine& eng, const LlmFlags& lf) {
   return session;
 }
 
+// --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs) {
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
+    json v = json::parse(kv.substr(eq + 1), nullptr, false);
+    if (v.is_discarded()) v = kv.substr(eq + 1);
+    p.apply(json{{kv.substr(0, eq), v}});
+  }
+}
+
 int cmd_retrieve(const Common& o, const std::string& target, const std::string& query, const std::string& strategy,
                  int top_k, const RetrieverOptions& ro, bool with_text, const LlmFlags& lf) {
   auto eng = open_engine(o);
@@ -929,23 +940,11 @@ int main(int argc, char** argv) {
     if (*sym) return cmd_symbols(o, kind, file, jsonl);
     if (*fil) return cmd_files(o, errors_only, skipped_only);
     if (*ret) {
-      for (const auto& kv : proc_params) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
-        json v = json::parse(kv.substr(eq + 1), nullptr, false);
-        if (v.is_discarded()) v = kv.substr(eq + 1);
-        ro.procedural.apply(json{{kv.substr(0, eq), v}});
-      }
+      apply_params(ro.procedural, proc_params);
       return cmd_retrieve(o, target, query, strategy, top_k, ro, with_text, lf);
     }
     if (*gen) {
-      for (const auto& kv : gen_params) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
-        json v = json::parse(kv.substr(eq + 1), nullptr, false);
-        if (v.is_discarded()) v = kv.substr(eq + 1);
-        gp.procedural.apply(json{{kv.substr(0, eq), v}});
-      }
+      apply_params(gp.procedural, gen_params);
       return cmd_generate(o, gen_target, gp, gen_output, gen_trace, lf);
     }
     if (*grd) return guard_main(guard_dir);
