@@ -331,8 +331,7 @@ int cmd_generate(const Common& o, const std::string& target, const GenerationPar
   if (gp.method == "dense" && !eng->has_embedder())
     throw Error(ExitCode::usage, "the dense baseline needs an embedding model (--embed-model)");
   eng->set_llm(&session->llm());
-  bool procedural = gp.method == "projagent" || gp.method == "projagent-no-semantic" || gp.method == "projagent-no-feedback";
-  LlmBackend* hidden = procedural ? &session->hidden_states() : nullptr;
+  LlmBackend* hidden = method_uses_procedural(gp.method) ? &session->hidden_states() : nullptr;
   auto t = eng->resolve_target(target);
   auto out = generate_function(*eng, session->llm(), eng->embedder(), hidden, t, gp);
   if (!trace_path.empty()) {
@@ -390,7 +389,7 @@ int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadO
     models.llm = &session->llm();
     if (session->has_embedder()) models.embedder = &session->embedder();
     bool procedural = false;
-    for (const auto& m : ro.methods) procedural |= m == "projagent" || m == "projagent-no-semantic" || m == "projagent-no-feedback";
+    for (const auto& m : ro.methods) procedural |= method_uses_procedural(m);
     if (procedural) models.hidden = &session->hidden_states();
   }
   std::map<std::string, std::unique_ptr<Engine>> engines;

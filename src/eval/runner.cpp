@@ -250,6 +250,17 @@ std::string safe_name(const std::string& id) {
   return s;
 }
 
+// The records of a results file, in order (a line cut by a crash is skipped: that task runs again).
+std::vector<json> read_results(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(read_all(path));
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.contains("task") && j.contains("method")) out.push_back(std::move(j));
+  }
+  return out;
+}
+
 std::string tail_of(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
   std::string s((std::istreambuf_iterator<char>(in)), {});
@@ -289,14 +300,8 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
   fs::create_directories(o.out_dir);
   std::string results_path = o.out_dir + "/results.jsonl";
   std::set<std::pair<std::string, std::string>> done;
-  if (fs::exists(results_path)) {
-    std::istringstream in(read_all(results_path));
-    std::string line;
-    while (std::getline(in, line)) {
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.contains("task")) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
-    }
-  }
+  if (fs::exists(results_path))
+    for (const auto& j : read_results(results_path)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
   FileJournal journal(o.out_dir + "/journal", o.self_exe);
   std::ofstream results(results_path, std::ios::app);
   int written = 0;
@@ -379,11 +384,9 @@ std::string results_table(const std::vector<std::string>& dirs, bool csv) {
   for (const auto& d : dirs) {
     std::string p = d + "/results.jsonl";
     if (!fs::exists(p)) throw Error(ExitCode::not_found, "no results in '" + d + "' (results.jsonl missing)");
-    std::istringstream in(read_all(p));
-    std::string line;
-    while (std::getline(in, line)) {
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.contains("task")) last[{j["task"].get<std::string>(), j["method"].get<std::string>()}] = j;
+    for (auto& j : read_results(p)) {
+      std::pair<std::string, std::string> key{j["task"].get<std::string>(), j["method"].get<std::string>()};
+      last[std::move(key)] = std::move(j);
     }
   }
   std::vector<std::string> methods, groups;

@@ -28,6 +28,10 @@ const std::vector<std::string>& generation_methods() {
   return m;
 }
 
+bool method_uses_procedural(const std::string& m) {
+  return m == "projagent" || m == "projagent-no-semantic" || m == "projagent-no-feedback";
+}
+
 void check_generation_method(const std::string& method) {
   const auto& m = generation_methods();
   if (std::find(m.begin(), m.end(), method) == m.end()) {
@@ -95,19 +99,15 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
       RetrievalQuery q;
       q.target = t;
       q.top_k = p.baseline_top;
-      std::vector<std::vector<PromptContext>> by_rank(1);
+      // REPOCOD: the top functions in rank order, as many as the budget holds.
+      int used = 0;
       for (const auto& h : r->retrieve(q)) {
         PromptContext c{"retrieved", 1, true, h.entity, h.score, e.target_name(h.entity),
                         "```python\n" + cut(e.entity_text(h.entity), static_cast<size_t>(p.context_chars)) + "\n```"};
-        by_rank[0].push_back(std::move(c));
+        if (used + c.tokens() > p.prompt_budget_tokens) continue;
+        used += c.tokens();
+        selected.push_back(std::move(c));
       }
-      // REPOCOD: the top functions in rank order, as many as the budget holds.
-      int used = 0;
-      for (auto& c : by_rank[0])
-        if (used + c.tokens() <= p.prompt_budget_tokens) {
-          used += c.tokens();
-          selected.push_back(c);
-        }
       vars["contexts"] = format_contexts(selected);
     }
     vars["steps"] = "(no plan)\n";
@@ -115,7 +115,7 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
     gen_tpl = load_prompt("generate_function");
     LlmBackend& emb = embedder ? *embedder : llm;
     LlmBackend& hid = hidden ? *hidden : llm;
-    bool use_procedural = p.method != "projagent-no-procedural";
+    bool use_procedural = method_uses_procedural(p.method);
     bool use_semantic = p.method != "projagent-no-semantic";
     if (use_procedural) {
       ProceduralPipeline pipe(e, llm, emb, hid, p.procedural);

@@ -48,6 +48,8 @@ struct GenerationOutcome {
 };
 
 const std::vector<std::string>& generation_methods();
+// Does the method run procedural retrieval (and so need a white-box model for hidden states)?
+bool method_uses_procedural(const std::string& method);
 // Throws Error(usage) listing the methods when `method` is unknown.
 void check_generation_method(const std::string& method);
 

@@ -22,18 +22,6 @@ std::string extract_code_block(const std::string& answer) {
 
 namespace {
 
-std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> out;
-  size_t a = 0;
-  while (a < s.size()) {
-    size_t b = s.find('\n', a);
-    if (b == std::string::npos) b = s.size();
-    out.push_back(s.substr(a, b - a));
-    a = b + 1;
-  }
-  return out;
-}
-
 size_t line_start_of(const std::string& s, size_t byte) {
   size_t p = s.rfind('\n', byte == 0 ? 0 : byte - 1);
   return byte == 0 || p == std::string::npos ? 0 : p + 1;
@@ -78,8 +66,8 @@ ExtractedBody extract_body(const std::string& code, const std::string& name) {
   bool first = true;
   for (auto& l : split_lines(text)) {
     if (!first) body += '\n';
-    if (!first && !indent.empty() && l.compare(0, indent.size(), indent) == 0) body += l.substr(indent.size());
-    else body += first || !all_space(l) ? l : std::string();
+    if (!first && !indent.empty() && l.substr(0, indent.size()) == indent) body += l.substr(indent.size());
+    else if (first || !all_space(l)) body += l;
     first = false;
   }
   while (!body.empty() && (body.back() == '\n' || body.back() == ' ' || body.back() == '\r')) body.pop_back();
@@ -115,7 +103,10 @@ std::string splice_body(const std::string& content, const Entity& t, const std::
   bool first = true;
   for (const auto& l : split_lines(body)) {
     if (!first) out += '\n';
-    if (!l.empty()) out += indent + l;
+    if (!l.empty()) {
+      out += indent;
+      out += l;
+    }
     first = false;
   }
   if (had_newline) out += '\n';
@@ -136,10 +127,15 @@ std::string unified_diff(const std::string& path, const std::string& before, con
   std::string out = fmt::format("--- a/{}\n+++ b/{}\n", path, path);
   auto range = [](size_t start, size_t n) { return n == 0 ? fmt::format("{},0", start) : fmt::format("{},{}", start + 1, n); };
   out += fmt::format("@@ -{} +{} @@\n", range(s, ea - s), range(s, eb - s));
-  for (size_t i = s; i < pre; ++i) out += " " + a[i] + "\n";
-  for (size_t i = pre; i < a.size() - suf; ++i) out += "-" + a[i] + "\n";
-  for (size_t i = pre; i < b.size() - suf; ++i) out += "+" + b[i] + "\n";
-  for (size_t i = a.size() - suf; i < ea; ++i) out += " " + a[i] + "\n";
+  auto emit = [&](char mark, std::string_view line) {
+    out += mark;
+    out += line;
+    out += '\n';
+  };
+  for (size_t i = s; i < pre; ++i) emit(' ', a[i]);
+  for (size_t i = pre; i < a.size() - suf; ++i) emit('-', a[i]);
+  for (size_t i = pre; i < b.size() - suf; ++i) emit('+', b[i]);
+  for (size_t i = a.size() - suf; i < ea; ++i) emit(' ', a[i]);
   return out;
 }
 
