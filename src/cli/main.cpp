@@ -16,6 +16,7 @@
 #include "eval/bench_agent_tools.h"
 #include "eval/rq2.h"
 #include "eval/runner.h"
+#include "eval/task_builder.h"
 #include "generate/generator.h"
 #include "generate/static_checks.h"
 #ifdef REPOCTX_WITH_LLAMA
@@ -414,6 +415,35 @@ int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadO
   return 0;
 }
 
+// Tasks from the repository's own tests; with --validate, only those gold passes and stub fails.
+int cmd_make_tasks(const Common& o, const std::string& out, const TaskBuildOptions& tbo, const std::string& validate_dir,
+                   const CommandLimits& limits) {
+  auto eng = open_engine(o);
+  std::string repo = fs::absolute(o.repo).lexically_normal().string();
+  while (repo.size() > 1 && repo.back() == '/') repo.pop_back();
+  auto tasks = build_tasks(*eng, repo, tbo);
+  if (!o.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), repo);
+  if (validate_dir.empty()) {
+    write_tasks(out, tasks);
+    if (!o.quiet) log_info("wrote {} (not validated: run with --validate DIR to keep only tasks gold passes and stub fails)", out);
+    return tasks.empty() ? 1 : 0;
+  }
+  RunnerOptions ro;
+  ro.out_dir = validate_dir;
+  ro.limits = limits;
+  ro.self_exe = fs::read_symlink("/proc/self/exe").string();
+  ro.quiet = o.quiet;
+  auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
+  write_tasks(out, tv.kept);
+  json summary = {{"candidates", tasks.size()}, {"kept", tv.kept.size()}, {"gold_failed", tv.gold_failed},
+                  {"stub_passed", tv.stub_passed}, {"tasks", out}, {"validation", validate_dir}};
+  if (o.json_out) std::cout << summary.dump(2) << "\n";
+  else
+    fmt::print("{} task(s) kept of {} candidates ({} fail with the real body, {} pass without it); written to {}\n",
+               tv.kept.size(), tasks.size(), tv.gold_failed, tv.stub_passed, out);
+  return tv.kept.empty() ? 1 : 0;
+}
+
 int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
   auto eng = open_engine(o);
   const auto& v = eng->view();
@@ -736,6 +766,23 @@ int main(int argc, char** argv) {
   auto* grd = app.add_subcommand("_guard", "");  // internal: the evaluate runner's restore guard
   grd->group("");
   grd->add_option("journal", guard_dir)->required();
+  std::string mk_out, mk_validate;
+  TaskBuildOptions tbo;
+  CommandLimits mk_limits;
+  auto* mkt = app.add_subcommand("make-tasks", "REPOCOD-style tasks from a repository that ships its tests: the functions its test files "
+                                              "reference; --validate keeps those whose tests pass with the real body and fail without it");
+  add_common(mkt, o, true);
+  mkt->add_option("--out", mk_out, "tasks file to write (JSONL, read by `evaluate`)")->required();
+  mkt->add_option("--max", tbo.max_tasks, "tasks to propose, round-robin over the target files")->capture_default_str();
+  mkt->add_option("--min-lines", tbo.min_body_lines, "fewest body lines of a target")->capture_default_str();
+  mkt->add_option("--max-lines", tbo.max_body_lines, "most body lines of a target")->capture_default_str();
+  mkt->add_option("--max-test-files", tbo.max_test_files, "test files a task runs")->capture_default_str();
+  mkt->add_option("--repo-id", tbo.repo_id, "table column of the tasks (default: the folder's name)");
+  mkt->add_option("--test-template", tbo.test_template, "command running the test files ({tests}), in the repository root")->capture_default_str();
+  mkt->add_option("--validate", mk_validate, "run gold and stub into this folder (resumable) and write only the tasks they validate");
+  mkt->add_option("--timeout", mk_limits.timeout_s, "validation: seconds per test run")->capture_default_str();
+  mkt->add_option("--mem-mb", mk_limits.memory_mb, "validation: address-space limit of a test run in MiB (0 = none)")->capture_default_str();
+  mkt->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   std::string snip_file;
   bool dependency = false;
   auto* sn = app.add_subcommand("snippets", "show a file's split-aggregate snippets or its dependency snippets");
@@ -893,7 +940,9 @@ int main(int argc, char** argv) {
   cb->add_option("--max", cb_max, "check at most this many functions (0 = all)");
   cb->add_flag("--json", o.json_out, "JSON instead of text");
   int cb_inject = 0;
+  bool cb_misses = false;
   cb->add_option("--inject", cb_inject, "instead: inject errors into every N-th real body and report the share caught per kind");
+  cb->add_flag("--show-misses", cb_misses, "with --inject: list the functions where an injected error was not caught");
 
   BenchToolsOptions bto;
   auto* bt = app.add_subcommand("bench-agent-tools", "latency of the seed-finding agent's repository tools; grep vs a Python reference");
@@ -959,6 +1008,7 @@ int main(int argc, char** argv) {
       }
       return cmd_evaluate(o, ev_tasks, tlo, rno, ev_methods, ev_shard, lf);
     }
+    if (*mkt) return cmd_make_tasks(o, mk_out, tbo, mk_validate, mk_limits);
     if (*sn) return cmd_snippets(o, snip_file, dependency);
     if (*ev) return cmd_eval(o, eval_repos, eo, eval_strategies, lf);
     if (*sel) return cmd_select(o, sel_targets, sel_file, sel_top);
@@ -1003,6 +1053,11 @@ int main(int argc, char** argv) {
           j[k] = {{"caught", v.first}, {"injected", v.second}, {"share", v.second ? double(v.first) / v.second : 0.0}};
           if (!o.json_out) fmt::print("{:<20} {:>6} / {:<6} caught ({:.1f}%)\n", k, v.first, v.second, v.second ? 100.0 * v.first / v.second : 0.0);
         }
+        if (cb_misses)
+          for (const auto& [kind, fn] : d.misses) {
+            if (o.json_out) j["misses"].push_back({{"kind", kind}, {"function", fn}});
+            else fmt::print("missed {}: {}\n", kind, fn);
+          }
         if (o.json_out) std::cout << j.dump(2) << "\n";
         else fmt::print("({:.1f} s)\n", d.seconds);
         return 0;
@@ -1011,10 +1066,14 @@ int main(int argc, char** argv) {
       if (o.json_out) {
         json f = json::array();
         for (const auto& [fn, x] : rep.findings) f.push_back({{"function", fn}, {"finding", x.to_json()}});
-        std::cout << json{{"functions", rep.functions}, {"files", rep.files}, {"seconds", rep.seconds}, {"findings", f}}.dump(2) << "\n";
+        std::cout << json{{"functions", rep.functions}, {"files", rep.files}, {"seconds", rep.seconds},
+                          {"checked_argument_counts", rep.coverage.argument_counts},
+                          {"checked_typed_receiver_calls", rep.coverage.typed_receiver_calls}, {"findings", f}}.dump(2) << "\n";
       } else {
         for (const auto& [fn, x] : rep.findings) fmt::print("{}:{}: [{}] {}\n", fn, x.line, x.check, x.message);
-        fmt::print("{} findings in {} functions of {} files ({:.2f} s)\n", rep.findings.size(), rep.functions, rep.files, rep.seconds);
+        fmt::print("{} findings in {} functions of {} files ({:.2f} s); checked {} argument counts, {} calls on inferred receivers\n",
+                   rep.findings.size(), rep.functions, rep.files, rep.seconds, rep.coverage.argument_counts,
+                   rep.coverage.typed_receiver_calls);
       }
       return rep.findings.empty() ? 0 : 1;
     }

@@ -250,16 +250,6 @@ std::string safe_name(const std::string& id) {
   return s;
 }
 
-// The records of a results file, in order (a line cut by a crash is skipped: that task runs again).
-std::vector<json> read_results(const std::string& path) {
-  std::vector<json> out;
-  std::istringstream in(read_all(path));
-  for (std::string line; std::getline(in, line);) {
-    json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.contains("task") && j.contains("method")) out.push_back(std::move(j));
-  }
-  return out;
-}
 
 std::string tail_of(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
@@ -270,6 +260,16 @@ std::string tail_of(const std::string& path, size_t n) {
 }  // namespace
 
 void recover_journal(const std::string& dir) { restore_entry(dir); }
+
+std::vector<json> read_results(const std::string& path) {
+  std::vector<json> out;
+  std::istringstream in(read_all(path));
+  for (std::string line; std::getline(in, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.contains("task") && j.contains("method")) out.push_back(std::move(j));
+  }
+  return out;
+}
 
 int guard_main(const std::string& dir) {
   ::signal(SIGINT, SIG_IGN);  // Ctrl-C reaches the whole foreground group; the runner restores itself

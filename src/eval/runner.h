@@ -67,6 +67,9 @@ struct MethodModels {
 int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const MethodModels& models,
                    const std::function<Engine&(const std::string& repo)>& engine_for);
 
+// The records of a results.jsonl, in order (a line cut by a crash is skipped: that task runs again).
+std::vector<nlohmann::json> read_results(const std::string& results_path);
+
 // Pass@1 per method (rows) and repository group (columns), over the results of the given output folders.
 std::string results_table(const std::vector<std::string>& out_dirs, bool csv);
 

@@ -4,6 +4,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -72,48 +75,111 @@ bool signature_is_plain(const EntityRec& f, bool* skip_first, bool is_method) {
   return true;
 }
 
-// Is the whole hierarchy of `cls` inside the repository (no unknown base, no metaclass, no dynamic
-// attribute hooks)? Only then can a missing member be certain.
-bool hierarchy_is_closed(const Engine& e, int cls) {
+// Attribute names of the builtin and standard-library classes repository classes commonly derive from
+// (generated from the interpreter by scripts/gen_python_base_members.py: the checks cannot import Python).
+const std::unordered_set<std::string>* external_base_members(const std::string& dotted) {
+  static const auto table = [] {
+    static const std::pair<const char*, const char*> rows[] = {
+#include "generate/python_base_members.inc"
+    };
+    std::unordered_map<std::string, std::unordered_set<std::string>> t;
+    for (const auto& [cls, names] : rows) {
+      auto& set = t[cls];
+      std::istringstream words(names);
+      for (std::string n; words >> n;) set.insert(n);
+    }
+    return t;
+  }();
+  auto it = table.find(dotted);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+// The dotted name outside the repository a base expression of `file` denotes ("ABC" after `from abc
+// import ABC` -> "abc.ABC", "dict" -> "builtins.dict"), or "" when it is not certain.
+std::string external_name(const Engine& e, int file, std::string base) {
+  if (auto b = base.find('['); b != std::string::npos) base.resize(b);  // Generic[T]
+  std::string root = base.substr(0, base.find('.')), rest = base.substr(root.size());
+  const Import* bound = nullptr;
+  for (const auto& im : e.view().imports(file))
+    if (im.scope < 0 && !im.star && im.bound_name() == root) bound = &im;  // the last binding wins
+  if (bound) {
+    if (bound->level > 0) return "";
+    if (!bound->name.empty()) return bound->module + "." + bound->name + rest;
+    if (!bound->alias.empty()) return bound->module + rest;
+    return root + rest;  // `import collections.abc` binds `collections`
+  }
+  if (rest.empty() && e.graph().top_level(file, root) < 0 && SymbolGraph::is_builtin(root)) return "builtins." + root;
+  return "";
+}
+
+// Class decorators that add no attribute a body could call by a non-dunder name the class does not spell.
+bool decorator_is_transparent(const std::string& d) {
+  for (const char* ok : {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final",
+                         "typing.final"})
+    if (d == ok || d.rfind(std::string(ok) + "(", 0) == 0) return true;
+  return false;
+}
+
+// Is every class of `cls`'s hierarchy inside the repository or a known external base (no unknown base,
+// no metaclass other than ABCMeta, no dynamic attribute hooks)? Only then can a missing member be
+// certain. The members of the external bases met are collected into `external`.
+bool hierarchy_is_closed(const Engine& e, int cls, std::vector<const std::unordered_set<std::string>*>* external = nullptr) {
   const auto& g = e.graph();
   const auto& ents = e.view().entities();
   auto mro = g.mro(cls);
   for (int c : mro) {
     const auto& ce = ents[c];
-    if (!ce.decorators.empty()) return false;
+    for (const auto& d : ce.decorators)
+      if (!decorator_is_transparent(d)) return false;
     for (const auto& b : ce.bases) {
-      if (b == "object") continue;
-      if (b.find('=') != std::string::npos) return false;  // metaclass=..., keyword arguments
+      if (b == "metaclass=ABCMeta" || b == "metaclass=abc.ABCMeta") continue;  // adds register() on the class only
+      if (b.find('=') != std::string::npos) return false;  // other metaclasses, class keyword arguments
       auto r = g.resolve(ce.file, ce.parent_index, b);
-      if (r.kind != Resolution::Kind::entity || !is_type(ents[r.entity].kind)) return false;
-      if (std::find(mro.begin(), mro.end(), r.entity) == mro.end()) return false;
+      if (r.kind == Resolution::Kind::entity && is_type(ents[r.entity].kind)) {
+        if (std::find(mro.begin(), mro.end(), r.entity) == mro.end()) return false;
+        continue;
+      }
+      const auto* members = external_base_members(external_name(e, ce.file, b));
+      if (!members) return false;
+      if (external) external->push_back(members);
     }
-    for (const char* hook : {"__getattr__", "__getattribute__", "__slots__", "__dict__"})
+    // __slots__ is not a hook: it restricts instances to the slot names (strings of the class's file,
+    // which instance_attribute() treats as assigned, or computed: then "dynamic").
+    for (const char* hook : {"__getattr__", "__getattribute__", "__dict__"})
       if (g.class_member(c, hook)) return false;
   }
   return true;
 }
 
-// Names assigned on instances anywhere in the classes of the hierarchy (self.x = ...), plus class-level
-// names (members). A missing method must be none of them.
-bool instance_attribute_exists(const Engine& e, int cls, const std::string& name) {
+// How an attribute may exist on instances of `cls` without being a member: assigned by a method of the
+// hierarchy (self.x = ..., obj.x = ... in __new__), named in a string of one of its files, or possibly
+// set through setattr / __dict__ / vars with a computed name.
+enum class InstanceAttribute { none, assigned, dynamic };
+InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string& name) {
   const auto& g = e.graph();
   const auto& ents = e.view().entities();
+  bool dynamic = false;
   for (int c : g.mro(cls)) {
     const auto& ce = ents[c];
+    // An import in the class body binds a class attribute (email.message.Message: `from email.iterators
+    // import walk`).
+    int first = e.view().files()[ce.file].first_entity;
+    for (const auto& im : e.view().imports(ce.file))
+      if (im.scope >= 0 && first + im.scope == c && (im.star || im.bound_name() == name)) return InstanceAttribute::assigned;
     // Assignments the reference list may not mark as stores (x.name = ..., setattr(x, "name", ...)).
     const std::string& src = e.view().content(ce.file);
     if (src.find("." + name + " =") != std::string::npos || src.find("\"" + name + "\"") != std::string::npos ||
         src.find("'" + name + "'") != std::string::npos)
-      return true;
+      return InstanceAttribute::assigned;
     for (const auto& r : e.view().references(ce.file)) {
       if (r.line < ce.start_line || r.line > ce.end_line) continue;
       if (r.is_store && r.chain.size() > name.size() && r.chain.compare(r.chain.size() - name.size() - 1, std::string::npos, "." + name) == 0)
-        return true;  // self.x = ..., obj.x = ... (obj built in __new__), cls.x = ...
-      if (r.chain == "setattr" || r.chain == "self.__dict__" || r.chain == "vars") return true;  // dynamic
+        return InstanceAttribute::assigned;  // self.x = ..., obj.x = ... (obj built in __new__), cls.x = ...
+      if (r.chain == "setattr" || r.chain == "self.__dict__" || r.chain == "vars") dynamic = true;
     }
+    if (g.class_member(c, "__slots__")) dynamic = true;  // slot names may be computed
   }
-  return false;
+  return dynamic ? InstanceAttribute::dynamic : InstanceAttribute::none;
 }
 
 // Attribute names assigned anywhere in the repository (x.name = ..., tuple targets): subclasses and helpers
@@ -136,9 +202,153 @@ bool stored_anywhere(const Engine& e, const std::string& name) {
   return it->second.count(name) > 0;
 }
 
+// Identifier-like words of a text and how often each occurs (code, strings and comments alike).
+void count_words(std::string_view text, std::unordered_map<std::string, int>& counts) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (std::isalpha(c) || c == '_') {
+      size_t j = i + 1;
+      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) ++j;
+      ++counts[std::string(text.substr(i, j - i))];
+      i = j;
+    } else {
+      ++i;
+    }
+  }
+}
+
+// Does `name` occur in the repository outside the indexed text of `target`? A name set through setattr
+// with a computed key must come from somewhere: a string, a parameter name, a list of fields. A name the
+// repository never spells outside the checked function cannot be such a key.
+bool spelled_elsewhere(const Engine& e, int target, const std::string& name) {
+  static std::mutex mu;
+  static std::map<const Engine*, std::unordered_map<std::string, int>> by_engine;
+  int total = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = by_engine.find(&e);
+    if (it == by_engine.end()) {
+      std::unordered_map<std::string, int> counts;
+      for (size_t f = 0; f < e.view().files().size(); ++f) count_words(e.view().content(static_cast<int>(f)), counts);
+      it = by_engine.emplace(&e, std::move(counts)).first;
+    }
+    auto w = it->second.find(name);
+    total = w == it->second.end() ? 0 : w->second;
+  }
+  if (total == 0) return false;
+  const auto& te = e.view().entities()[target];
+  const std::string& src = e.view().content(te.file);
+  auto starts = line_starts(src);
+  std::unordered_map<std::string, int> inside;
+  count_words(line_range(src, starts, te.start_line, te.end_line), inside);
+  auto w = inside.find(name);
+  return total > (w == inside.end() ? 0 : w->second);
+}
+
+// Is the attribute `name` certainly missing on instances of `cls`? `target` is the checked function (its
+// own indexed text does not count as a use elsewhere); `file_text` the candidate file.
+bool attribute_certainly_missing(const Engine& e, int cls, const std::string& name, int target, const std::string& file_text) {
+  const auto& g = e.graph();
+  if (g.class_member(cls, name)) return false;
+  std::vector<const std::unordered_set<std::string>*> external;
+  if (!hierarchy_is_closed(e, cls, &external)) return false;
+  for (const auto* m : external)
+    if (m->count(name)) return false;
+  if (stored_anywhere(e, name)) return false;  // obj.x = ... anywhere (subclasses, helpers, monkeypatching)
+  if (file_text.find("." + name + " =") != std::string::npos || file_text.find("\"" + name + "\"") != std::string::npos ||
+      file_text.find("'" + name + "'") != std::string::npos)
+    return false;
+  switch (instance_attribute(e, cls, name)) {
+    case InstanceAttribute::assigned: return false;
+    case InstanceAttribute::dynamic:
+      // Computed keys are often a prefix plus a spelled name (setattr(self, "_" + component, v)): every
+      // suffix after an underscore must be unspelled too.
+      for (size_t at = 0; at != std::string::npos; at = name.find('_', at + 1)) {
+        std::string suffix = at == 0 && name[0] != '_' ? name : name.substr(at + (name[at] == '_' ? 1 : 0));
+        if (!suffix.empty() && spelled_elsewhere(e, target, suffix)) return false;
+      }
+      return !spelled_elsewhere(e, target, name);
+    case InstanceAttribute::none: return true;
+  }
+  return false;
+}
+
+// A method of a class that its subclasses are expected to complete (mixins and abstract bases call
+// members only subclasses define): a name some class of the repository defines is never reported on
+// such a receiver.
+bool defined_by_some_class(const Engine& e, const std::string& name) {
+  const auto& ents = e.view().entities();
+  for (int x : e.view().entities_named(name))
+    if (ents[x].parent_index >= 0 && is_type(ents[ents[x].parent_index].kind)) return true;
+  return false;
+}
+
+// Lines of the `try:` blocks of a body whose handlers catch `exc` (or Exception, BaseException, everything):
+// calls there may fail on purpose (try: f(new_signature) except TypeError: f(old_signature)).
+std::vector<bool> lines_in_try_catching(const std::string& text, const std::vector<uint32_t>& starts, int first, int last,
+                                        std::string_view exc) {
+  std::vector<bool> marked(static_cast<size_t>(last + 2), false);
+  auto indent_of = [](std::string_view l) {
+    size_t i = 0;
+    while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+    return i == l.size() || l[i] == '#' ? std::string::npos : i;  // blank and comment lines: none
+  };
+  for (int ln = first; ln <= last; ++ln) {
+    std::string_view l = line_range(text, starts, ln, ln);
+    size_t ind = indent_of(l);
+    if (ind == std::string::npos || !starts_with(trim(l), "try:")) continue;
+    int end = ln, k = ln + 1;  // the try body: the deeper-indented lines after `try:`
+    for (; k <= last; ++k) {
+      size_t ni = indent_of(line_range(text, starts, k, k));
+      if (ni != std::string::npos && ni <= ind) break;
+      end = k;
+    }
+    bool catches = false;  // the handlers: `except` lines at the try's indentation, with their bodies
+    for (; k <= last; ++k) {
+      std::string_view n = line_range(text, starts, k, k);
+      size_t ni = indent_of(n);
+      if (ni == std::string::npos || ni > ind) continue;
+      std::string_view h = trim(n);
+      if (ni < ind || !starts_with(h, "except")) break;  // else/finally/the next statement
+      if (starts_with(h, "except:") || h.find(exc) != std::string_view::npos || h.find("Exception") != std::string_view::npos)
+        catches = true;
+    }
+    if (catches)
+      for (int k = ln; k <= end; ++k) marked[static_cast<size_t>(k)] = true;
+  }
+  return marked;
+}
+
+// Lines of a body where calls are expected to fail: inside `with pytest.raises(...)` / `assertRaises`
+// blocks and on lines (with their deeper-indented continuations) that call raises(...)/assertRaises(...).
+std::vector<bool> lines_expecting_errors(const std::string& text, const std::vector<uint32_t>& starts, int first, int last) {
+  std::vector<bool> marked(static_cast<size_t>(last + 2), false);
+  auto indent_of = [](std::string_view l) {
+    size_t i = 0;
+    while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+    return i == l.size() ? std::string::npos : i;  // blank lines have no indentation
+  };
+  for (int ln = first; ln <= last; ++ln) {
+    std::string_view l = line_range(text, starts, ln, ln);
+    if (l.find("raises") == std::string_view::npos && l.find("Raises") == std::string_view::npos) continue;
+    size_t ind = indent_of(l);
+    marked[static_cast<size_t>(ln)] = true;
+    for (int k = ln + 1; k <= last; ++k) {
+      std::string_view n = line_range(text, starts, k, k);
+      size_t ni = indent_of(n);
+      if (ni != std::string::npos && ni <= ind && n.substr(ni, 1) != ")" && n.substr(ni, 1) != "]") break;
+      marked[static_cast<size_t>(k)] = true;
+    }
+  }
+  return marked;
+}
+
 }  // namespace
 
-std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text) {
+std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text, CheckCoverage* coverage) {
+  CheckCoverage ignored;
+  CheckCoverage& cov = coverage ? *coverage : ignored;
   const auto& ents = e.view().entities();
   const auto& te = ents[target];
   const auto& fr = e.view().files()[te.file];
@@ -155,10 +365,17 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   int ti = -1;
   for (size_t i = 0; i < pf.entities.size(); ++i)
     if (pf.entities[i].qualname == te.qualname && pf.entities[i].start_line == te.start_line) ti = static_cast<int>(i);
+  // Syntax: an error region overlapping the function. When the indexed file parses cleanly, an error
+  // after the function's first line is the candidate's too: an unclosed bracket makes tree-sitter's
+  // recovery end the function early and report the error further down.
   for (const auto& er : pf.errors) {
-    int line = er.start_line;
-    if (ti < 0 || (line >= pf.entities[ti].start_line && line <= pf.entities[ti].end_line))
-      out.push_back({"syntax", line, fmt::format("syntax error at line {}: the code does not parse", line)});
+    int lo = ti >= 0 ? pf.entities[ti].start_line : te.start_line, hi = ti >= 0 ? pf.entities[ti].end_line : te.end_line;
+    bool overlaps = er.start_line <= hi && er.end_line >= lo;
+    bool after = fr.n_errors == 0 && er.end_line >= te.start_line;
+    if (!overlaps && !after) continue;
+    int line = std::max(er.start_line, te.start_line);
+    out.push_back({"syntax", line, fmt::format("syntax error at line {}: the code does not parse", line)});
+    break;
   }
   if (ti < 0) {
     if (out.empty()) out.push_back({"syntax", te.start_line, "the function `" + te.qualname + "` is no longer defined at line " +
@@ -178,17 +395,24 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       bound.insert(im.bound_name());
   for (int p = ti; p >= 0; p = pf.entities[p].parent)
     for (const auto& prm : pf.entities[p].params) bound.insert(prm.name);
-  // Tests that expect exceptions (raises(TypeError, lambda: f()), pytest.raises) call wrongly on purpose.
-  bool expects_errors = false, catches_name_error = false;
-  for (const auto& d : te.decorators)  // tests marked as expected to fail or skipped
+  auto starts = line_starts(file_text);
+  int body_first = ne.body_start_line > 0 ? ne.body_start_line : ne.start_line;
+  // Calls expected to fail: tests marked xfail/skip, lines inside raises(...) blocks; a body that catches
+  // TypeError (or everything) may call with wrong arguments on purpose, one that catches NameError may
+  // call undefined names (try: get_ipython() except NameError).
+  bool whole_body_expects_errors = false;
+  for (const auto& d : te.decorators)
     if (d.find("XFAIL") != std::string::npos || d.find("xfail") != std::string::npos || d.find("skip") != std::string::npos)
-      expects_errors = true;
-  {
-    auto starts = line_starts(file_text);
-    std::string_view body = line_range(file_text, starts, ne.body_start_line > 0 ? ne.body_start_line : ne.start_line, ne.end_line);
-    expects_errors = body.find("raises") != std::string_view::npos || body.find("assertRaises") != std::string_view::npos;
-    catches_name_error = body.find("NameError") != std::string_view::npos;  // try: get_ipython() except NameError
-  }
+      whole_body_expects_errors = true;
+  auto expecting = lines_expecting_errors(file_text, starts, body_first, ne.end_line);
+  auto type_error_caught = lines_in_try_catching(file_text, starts, body_first, ne.end_line, "TypeError");
+  auto name_error_caught = lines_in_try_catching(file_text, starts, body_first, ne.end_line, "NameError");
+  auto at = [](const std::vector<bool>& lines, const Reference& r) {
+    return r.line >= 0 && static_cast<size_t>(r.line) < lines.size() && lines[static_cast<size_t>(r.line)];
+  };
+  auto call_expects_error = [&](const Reference& r) {
+    return whole_body_expects_errors || (r.line >= 0 && static_cast<size_t>(r.line) < expecting.size() && expecting[static_cast<size_t>(r.line)]);
+  };
   bool file_has_star = false;
   for (const auto& im : e.view().imports(te.file))
     if (im.name == "*") file_has_star = true;
@@ -200,9 +424,18 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       auto d = r.chain.rfind('.');
       if (d != std::string::npos) stored_fields.insert(r.chain.substr(d + 1));
     }
+  // Mixins and abstract bases call members only their subclasses define: a name some class of the
+  // repository defines is never reported on self; on a class named like a mixin or base, nor a name the
+  // repository spells anywhere outside this function (a hook its users' subclasses are told to define).
+  auto completed_by_subclasses = [&](int c, const std::string& name) {
+    if (defined_by_some_class(e, name)) return true;
+    const std::string& cn = ents[c].name;
+    bool base_like = cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos;
+    return base_like && spelled_elsewhere(e, target, name);
+  };
   std::set<std::string> reported_fields;
   for (const auto& r : pf.references) {
-    if (r.kind == RefKind::attribute && !r.is_store && cls >= 0 && r.scope == ti && !expects_errors &&
+    if (r.kind == RefKind::attribute && !r.is_store && cls >= 0 && r.scope == ti && !call_expects_error(r) &&
         r.line >= ne.body_start_line && r.line <= ne.end_line && r.chain.rfind("self.", 0) == 0 &&
         !te.params.empty() && te.params[0].name == "self") {
       // (2) a field read on self: it must be defined in the class hierarchy (member, property, or an
@@ -217,15 +450,7 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
         size_t u = field.find_first_not_of('_');
         if (u != 0 && u != std::string::npos && g.class_member(cls, field.substr(u))) continue;
       }
-      bool defined_somewhere = false;
-      for (int x : e.view().entities_named(field))
-        if (ents[x].parent_index >= 0 && is_type(ents[ents[x].parent_index].kind)) defined_somewhere = true;
-      const std::string& cn = ents[cls].name;
-      if (defined_somewhere || stored_anywhere(e, field) || cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos ||
-          cn.find("Abstract") != std::string::npos || !hierarchy_is_closed(e, cls) || instance_attribute_exists(e, cls, field) ||
-          file_text.find("." + field + " =") != std::string::npos || file_text.find("\"" + field + "\"") != std::string::npos ||
-          file_text.find("'" + field + "'") != std::string::npos)
-        continue;
+      if (completed_by_subclasses(cls, field) || !attribute_certainly_missing(e, cls, field, target, file_text)) continue;
       reported_fields.insert(field);
       out.push_back({"field_access", r.line, fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
                                                          "(no member, and no method assigns it)", field, ents[cls].qualname, field)});
@@ -233,31 +458,37 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     }
     if (r.kind != RefKind::call || r.line < ne.body_start_line || r.line > ne.end_line) continue;
     if (r.scope != ti) continue;  // nested functions have scopes of their own
-    if (expects_errors) continue;
+    if (call_expects_error(r)) continue;
     auto dot = r.chain.find('.');
     if (bound.count(r.chain.substr(0, dot))) {
       if (dot == std::string::npos) continue;
     }
     if (dot == std::string::npos) {
-      // (4) a standalone function call.
+      // (4) a standalone function call. The parser already dropped names local to this function or to an
+      // enclosing one (closures), so what is left must be a module-level, imported or builtin name.
       auto res = g.resolve(te.file, te.parent_index >= 0 && cls < 0 ? te.parent_index : -1, r.chain);
       if (res.kind == Resolution::Kind::none) {
-        if (SymbolGraph::is_builtin(r.chain) || file_has_star || catches_name_error || g.top_level(te.file, r.chain) >= 0) continue;
+        if (SymbolGraph::is_builtin(r.chain) || file_has_star || at(name_error_caught, r) || g.top_level(te.file, r.chain) >= 0) continue;
         bool imported = false;  // bound by an import the resolver could not follow (dynamic modules)
         for (const auto& im : e.view().imports(te.file))
           if (im.bound_name() == r.chain) imported = true;
         if (imported) continue;
-        // Defined nowhere the scope can see: not local (the parser excluded locals), not in the module,
-        // not imported, not a builtin.
-        bool defined_elsewhere_in_scope = false;
-        for (int p = te.parent_index; p >= 0; p = ents[p].parent_index)
-          if (is_callable(ents[p].kind)) defined_elsewhere_in_scope = true;  // closures: enclosing locals unknown here
-        if (defined_elsewhere_in_scope) continue;
+        // Also bound nowhere in the candidate text at module level (a definition the new code adds).
+        bool defined_in_text = false;
+        for (const auto& pe : pf.entities)
+          if (pe.parent < 0 && pe.name == r.chain) defined_in_text = true;
+        for (const auto& im : pf.imports)
+          if (im.scope < 0 && (im.star || im.bound_name() == r.chain)) defined_in_text = true;
+        // A module may create names from strings (ssl's `_IntFlag._convert_('Options', ...)`, turtle's
+        // exec of generated functions named in lists).
+        if (defined_in_text || file_text.find("'" + r.chain + "'") != std::string::npos ||
+            file_text.find("\"" + r.chain + "\"") != std::string::npos)
+          continue;
         out.push_back({"function_call", r.line, fmt::format("`{}` is not defined: no function, class or import of that name "
                                                             "is visible from `{}`", r.chain, te.qualname)});
         continue;
       }
-      if (res.kind != Resolution::Kind::entity) continue;
+      if (res.kind != Resolution::Kind::entity || at(type_error_caught, r)) continue;
       const auto& f = ents[res.entity];
       if (!is_callable(f.kind) || f.kind == EntityKind::method) continue;
       // A name defined more than once in its module (conditional definitions, redefinitions) has no
@@ -265,6 +496,7 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       if (e.view().find_entities(f.file, f.qualname).size() > 1) continue;
       bool skip = false;
       if (!signature_is_plain(f, &skip, false)) continue;
+      ++cov.argument_counts;
       auto why = arity_problem(f.params, false, r);
       if (!why.empty())
         out.push_back({"function_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
@@ -277,30 +509,82 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     if (te.params.empty() || te.params[0].name != recv) continue;  // self/cls must be the receiver parameter
     auto m = g.class_member(cls, name);
     if (!m) {
-      // Mixins and abstract bases call methods their subclasses define: a missing method is certain only
-      // when no class of the repository defines that name at all.
-      bool defined_somewhere = false;
-      for (int x : e.view().entities_named(name))
-        if (ents[x].parent_index >= 0 && is_type(ents[ents[x].parent_index].kind)) defined_somewhere = true;
-      if (defined_somewhere) continue;
-      // Mixins and abstract bases expect their users' subclasses to provide members.
-      const std::string& cn = ents[cls].name;
-      if (cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos ||
-          cn.find("Abstract") != std::string::npos)
-        continue;
-      if (!hierarchy_is_closed(e, cls) || instance_attribute_exists(e, cls, name)) continue;
+      if (completed_by_subclasses(cls, name) || !attribute_certainly_missing(e, cls, name, target, file_text)) continue;
       out.push_back({"method_call", r.line, fmt::format("`{}.{}()`: class `{}` and its bases define no attribute `{}`", recv, name,
                                                         ents[cls].qualname, name)});
       continue;
     }
     const auto& f = ents[*m];
-    if (!is_callable(f.kind)) continue;
+    if (!is_callable(f.kind) || at(type_error_caught, r)) continue;
     bool skip_first = true;
     if (!signature_is_plain(f, &skip_first, true)) continue;
-    if (instance_attribute_exists(e, cls, name)) continue;  // an instance attribute may shadow the method
+    if (instance_attribute(e, cls, name) != InstanceAttribute::none) continue;  // an instance attribute may shadow the method
+    // self may be a subclass whose override takes other arguments (multiprocessing's BaseProcess._Popen(self)
+    // is a staticmethod _Popen(process_obj) in every subclass): the call must suit every override.
+    bool overridden_differently = false;
+    for (int x : e.view().entities_named(name)) {
+      int p = ents[x].parent_index;
+      if (x == *m || p < 0 || !is_type(ents[p].kind) || ents[x].signature == f.signature) continue;
+      auto sub_mro = g.mro(p);
+      if (std::find(sub_mro.begin(), sub_mro.end(), cls) != sub_mro.end()) overridden_differently = true;
+    }
+    if (overridden_differently) continue;
+    ++cov.argument_counts;
     auto why = arity_problem(f.params, skip_first, r);
     if (!why.empty())
       out.push_back({"method_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
+  }
+  // (3) variable-method calls: `x = C(...)` (every binding of x in the function) then `x.m(...)`: C is a
+  // repository class with a closed hierarchy and no __new__ (which could return another type), so x is a
+  // C and m must be one of its attributes, called with a valid argument count.
+  const ScopeInfo* scope = nullptr;
+  for (const auto& si : pf.scopes)
+    if (si.entity == ti) scope = &si;
+  if (scope && !scope->typed_locals.empty()) {
+    std::map<std::string, std::pair<int, int>> types;  // local -> (class entity, first binding line)
+    for (const auto& tl : scope->typed_locals) {
+      if (bound.count(tl.name)) continue;  // also a parameter or bound by an import: its type is not one
+      auto res = g.resolve(te.file, te.parent_index >= 0 && cls < 0 ? te.parent_index : -1, tl.constructor);
+      if (res.kind != Resolution::Kind::entity || !is_type(ents[res.entity].kind)) continue;
+      int c = res.entity;
+      // The resolver answers with the last entity along a chain it could follow part of
+      // (`C.__dict__.copy` -> C): the callee must be the class itself.
+      if (tl.constructor.substr(tl.constructor.rfind('.') + 1) != ents[c].name) continue;
+      if (e.view().find_entities(ents[c].file, ents[c].qualname).size() > 1) continue;  // conditional definitions
+      if (g.class_member(c, "__new__") || !hierarchy_is_closed(e, c)) continue;
+      types[tl.name] = {c, tl.line};
+    }
+    std::set<std::string> reported;
+    for (const auto& r : pf.local_references) {
+      if (r.kind != RefKind::call || r.scope != ti || r.line < ne.body_start_line || r.line > ne.end_line) continue;
+      auto dot = r.chain.find('.');
+      if (dot == std::string::npos || r.chain.find('.', dot + 1) != std::string::npos) continue;
+      auto t = types.find(r.chain.substr(0, dot));
+      if (t == types.end() || r.line <= t->second.second || call_expects_error(r)) continue;
+      int c = t->second.first;
+      ++cov.typed_receiver_calls;
+      std::string name = r.chain.substr(dot + 1);
+      if (name.size() > 4 && name.rfind("__", 0) == 0) continue;
+      auto m = g.class_member(c, name);
+      if (!m) {
+        if (reported.count(r.chain) || !attribute_certainly_missing(e, c, name, target, file_text)) continue;
+        reported.insert(r.chain);
+        out.push_back({"variable_method", r.line, fmt::format("`{}()`: `{}` is a `{}` (assigned `{} = {}(...)`), and class `{}` "
+                                                              "and its bases define no attribute `{}`", r.chain, t->first,
+                                                              ents[c].qualname, t->first, ents[c].name, ents[c].qualname, name)});
+        continue;
+      }
+      const auto& f = ents[*m];
+      if (!is_callable(f.kind) || at(type_error_caught, r)) continue;
+      bool skip_first = true;
+      if (!signature_is_plain(f, &skip_first, true)) continue;
+      if (instance_attribute(e, c, name) != InstanceAttribute::none) continue;
+      ++cov.argument_counts;
+    auto why = arity_problem(f.params, skip_first, r);
+      if (!why.empty())
+        out.push_back({"variable_method", r.line, fmt::format("`{}()` {} (`{}` is a `{}`; signature: `{}`)", r.chain, why, t->first,
+                                                              ents[c].qualname, params_text(f))});
+    }
   }
   return out;
 }
@@ -318,7 +602,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
       if (max_functions > 0 && rep.functions >= max_functions) break;
       any = true;
       ++rep.functions;
-      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi))))
+      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi)), &rep.coverage))
         rep.findings.emplace_back(fr.path + "::" + ents[i].qualname, std::move(f));
     }
     if (any) ++rep.files;
@@ -347,6 +631,11 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
         if (p.kind == Parameter::var_positional) plain = false;
       if (plain) callee = i;
     }
+    // A top-level class of this file to instantiate into a local (for check (3)): any class qualifies,
+    // the check itself decides whether the receiver's type is certain.
+    int klass = -1;
+    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities && klass < 0; ++i)
+      if (ents[i].kind == EntityKind::klass && ents[i].parent_index < 0) klass = i;
     for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
       const auto& en = ents[i];
       if (!is_callable(en.kind) || en.body_start_line <= 0) continue;
@@ -359,11 +648,14 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
         auto fs = check_function(e, i, with(line));
         auto& [caught, total] = rep.by_kind[kind];
         ++total;
+        bool got = false;
         for (const auto& f : fs)
           if (f.check == check) {
             ++caught;
+            got = true;
             break;
           }
+        if (!got) rep.misses.push_back({kind, fr.path + "::" + en.qualname});
       };
       bool method = en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == "self";
       if (method) count("missing_method", "method_call", "self.zq_no_such_method_7()");
@@ -377,6 +669,9 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
         count("wrong_arity", "function_call", ents[callee].name + "(" + args + ")");
       }
       count("undefined_function", "function_call", "zq_undefined_function_7()");
+      if (klass >= 0)
+        count("variable_method", "variable_method",
+              "zq_obj_7 = " + ents[klass].name + "()\n" + std::string(indent, ' ') + "zq_obj_7.zq_no_such_method_7()");
       count("syntax", "syntax", "zq_value = (1 +");
     }
   }

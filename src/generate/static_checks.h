@@ -4,7 +4,8 @@
 // class hierarchy and accept the arguments; (4) standalone function calls: the name must be defined and
 // the function must accept the arguments (defaults, *args, **kwargs, keyword-only respected).
 // (2) field reads on self: the field must be a member of the hierarchy or assigned by one of its methods.
-// Check (3), receiver-type inference, is not implemented yet (docs/DEVIATIONS.md).
+// (3) variable-method calls: x.m(...) where every binding of the local x is `x = C(...)` with C a
+// repository class whose hierarchy is closed: m must be an attribute of C, called with a valid count.
 #pragma once
 
 #include <map>
@@ -27,12 +28,20 @@ struct StaticFinding {
 // Checks the definition of `target` (an indexed function or method) as it reads in `file_text`, the
 // target's file with a candidate implementation in place (the indexed content = the real body). Names
 // are resolved in the indexed repository, from the scope around the target.
-std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text);
+// What the checks could verify (not only what they reported): a sweep with 0 findings means something
+// only if it looked at many sites.
+struct CheckCoverage {
+  int argument_counts = 0;       // calls whose signature was certain and checked, (1) (3) (4)
+  int typed_receiver_calls = 0;  // x.m(...) with x's class inferred, (3)
+};
+std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
+                                          CheckCoverage* coverage = nullptr);
 
 // False-alarm measurement: every function and method of every file, on its real body.
 struct FalseAlarmReport {
   int functions = 0, files = 0;
   std::vector<std::pair<std::string, StaticFinding>> findings;  // (path::qualname, finding)
+  CheckCoverage coverage;
   double seconds = 0;
 };
 FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0);
@@ -40,9 +49,11 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0);
 // Detection: one error of each kind injected as the first statement of real bodies (every `stride`-th
 // function), and the share the checks catch. Kinds: missing_method (self.<new name>() in methods),
 // wrong_arity (a plain module-level function of the same file called with one argument too many),
-// undefined_function (a call of a new name), syntax (an unclosed parenthesis).
+// undefined_function (a call of a new name), syntax (an unclosed parenthesis), variable_method (`x = C()` with
+// C the file's first top-level class, then x.<new name>()).
 struct DetectionReport {
   std::map<std::string, std::pair<int, int>> by_kind;  // kind -> (caught, injected)
+  std::vector<std::pair<std::string, std::string>> misses;  // (kind, path::qualname) not caught
   double seconds = 0;
 };
 DetectionReport injected_error_detection(const Engine& e, int stride = 1);

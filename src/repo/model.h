@@ -93,9 +93,18 @@ struct Reference {
 
 // Names bound locally in a function scope (parameters, assignment targets, ...): a reference to such a
 // name is not a reference to a module-level definition (Python's scoping rule).
+// A local whose every binding in its function is `name = chain(...)` with the same callee: when the callee
+// is a class, the local is an instance of it (static check (3), receiver-type inference).
+struct TypedLocal {
+  std::string name;
+  std::string constructor;  // the callee chain as written ("Foo", "mod.Foo")
+  int line = 0;             // first binding
+};
+
 struct ScopeInfo {
   int entity = -1;
   std::vector<std::string> locals;
+  std::vector<TypedLocal> typed_locals;  // not stored in the index: used on fresh parses of candidate code
   std::vector<std::string> globals;    // `global x`
   std::vector<std::string> nonlocals;  // `nonlocal x`
 };
@@ -114,6 +123,9 @@ struct ParsedFile {
   std::vector<Import> imports;
   std::vector<Reference> references;
   std::vector<ScopeInfo> scopes;
+  // References rooted at a typed local (`x.m()` after `x = Foo()`), kept apart from `references` because
+  // the resolver must not mistake the local for a module-level name. Not stored in the index.
+  std::vector<Reference> local_references;
   std::vector<ParseError> errors;  // regions tree-sitter could not parse; entities elsewhere are kept
   int line_count = 0;
 };

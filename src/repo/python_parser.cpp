@@ -79,6 +79,11 @@ struct Scope {
   std::string prefix;                     // qualname prefix for definitions inside this scope
   std::unordered_set<std::string> locals; // function scopes: locally bound names
   std::unordered_set<std::string> globals;
+  // Receiver-type inference (static check (3)): every binding of a name, and those of the form
+  // `name = Chain(...)` (chain, line). A name is typed only when the two agree.
+  std::unordered_map<std::string, int> bind_events;
+  std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> ctor_binds;
+  std::unordered_set<std::string> rebound_elsewhere;  // `nonlocal x` in a nested function
   std::string receiver;                   // methods: name of the first parameter (self/cls), unless static
   const Scope* parent = nullptr;
   bool conditional = false;               // inside try/if at module level
@@ -108,7 +113,9 @@ class Extractor {
   int kind(TSNode n) const { return g_.kinds(n); }
 
   void bind(Scope& sc, std::string_view name) {
-    if (sc.type == ScopeType::function) sc.locals.emplace(name);
+    if (sc.type != ScopeType::function) return;
+    sc.locals.emplace(name);
+    ++sc.bind_events[std::string(name)];
   }
 
   void finish() {
@@ -119,7 +126,11 @@ class Extractor {
       std::string root = chain.substr(0, chain.find('.'));
       // Names bound locally (in this function or an enclosing one, Python's closure rule) are not
       // repository symbols, except the method receiver (self/cls), which the resolver maps to the class.
-      if (root != "super()" && is_local(sc, root) && !is_receiver(sc, root)) continue;
+      if (root != "super()" && is_local(sc, root) && !is_receiver(sc, root)) {
+        if (sc.type == ScopeType::function && chain.size() > root.size() && typed_local(sc, root))
+          out_.local_references.push_back(std::move(out_.references[i]));
+        continue;
+      }
       if (keep != i) out_.references[keep] = std::move(out_.references[i]);
       ++keep;
     }
@@ -132,6 +143,10 @@ class Extractor {
       std::sort(info.locals.begin(), info.locals.end());
       info.globals.assign(sc.globals.begin(), sc.globals.end());
       std::sort(info.globals.begin(), info.globals.end());
+      for (const auto& [name, binds] : sc.ctor_binds)
+        if (typed_local(sc, name)) info.typed_locals.push_back({name, binds.front().first, binds.front().second});
+      std::sort(info.typed_locals.begin(), info.typed_locals.end(),
+                [](const TypedLocal& a, const TypedLocal& b) { return a.name < b.name; });
       out_.scopes.push_back(std::move(info));
     }
   }
@@ -252,6 +267,12 @@ class Extractor {
         });
         return;
       case k_nonlocal_statement:
+        // The enclosing function's binding may be replaced from here: its type is unknown.
+        ts::for_each_child(st, true, [&](TSNode ch) {
+          if (kind(ch) != k_identifier) return;
+          for (Scope* s = const_cast<Scope*>(sc.parent); s; s = const_cast<Scope*>(s->parent))
+            s->rebound_elsewhere.emplace(text(ch));
+        });
         return;
       case k_ERROR:
         // tree-sitter's recovery: definitions may still sit inside an ERROR node; keep what parses.
@@ -397,7 +418,10 @@ class Extractor {
     } else {
       inner.type = ScopeType::function;
       inner.prefix = me.qualname + ".<locals>.";
-      for (const auto& p : me.params) inner.locals.insert(p.name);
+      for (const auto& p : me.params) {
+        inner.locals.insert(p.name);
+        ++inner.bind_events[p.name];  // a parameter is a binding of unknown type
+      }
       bool is_static = std::find(me.decorators.begin(), me.decorators.end(), "staticmethod") != me.decorators.end();
       if (sc.type == ScopeType::klass && !is_static && !me.params.empty() &&
           me.params[0].kind <= Parameter::positional)
@@ -556,6 +580,7 @@ class Extractor {
       }
     }
     bind_target(left, sc);
+    note_constructor_binding(asg, sc);
     scan_store_target(left, sc);
     if (!ts_node_is_null(type)) scan(type, sc);
     if (!ts_node_is_null(right)) {
@@ -655,7 +680,7 @@ class Extractor {
   void bind_target(TSNode t, Scope& sc) {
     if (ts_node_is_null(t) || sc.type != ScopeType::function) return;
     switch (kind(t)) {
-      case k_identifier: sc.locals.emplace(text(t)); break;
+      case k_identifier: bind(sc, text(t)); break;
       case k_pattern_list:
       case k_tuple_pattern:
       case k_list_pattern:
@@ -673,12 +698,12 @@ class Extractor {
   void bind_pattern_captures(TSNode n, Scope& sc) {
     if (sc.type != ScopeType::function) return;
     if (kind(n) == k_identifier) {
-      sc.locals.emplace(text(n));
+      bind(sc, text(n));
       return;
     }
     if (kind(n) == k_dotted_name) {
       // A lone name in a case pattern is a capture; dotted names are value patterns.
-      if (ts_node_named_child_count(n) == 1) sc.locals.emplace(text(n));
+      if (ts_node_named_child_count(n) == 1) bind(sc, text(n));
       return;
     }
     if (kind(n) == k_keyword_argument) {
@@ -697,6 +722,16 @@ class Extractor {
       if (s->locals.count(name)) return true;
     }
     return false;
+  }
+  // Every binding of `name` in this function is `name = C(...)` with one and the same C.
+  static bool typed_local(const Scope& sc, const std::string& name) {
+    auto it = sc.ctor_binds.find(name);
+    if (it == sc.ctor_binds.end() || sc.globals.count(name) || sc.rebound_elsewhere.count(name)) return false;
+    auto ev = sc.bind_events.find(name);
+    if (ev == sc.bind_events.end() || ev->second != static_cast<int>(it->second.size())) return false;
+    for (const auto& b : it->second)
+      if (b.first != it->second.front().first) return false;
+    return true;
   }
   static bool is_receiver(const Scope& sc, const std::string& name) {
     for (const Scope* s = &sc; s; s = s->parent) {
@@ -747,6 +782,16 @@ class Extractor {
     r.kwargs = std::move(kwargs);
     out_.references.push_back(std::move(r));
     ref_scope_.push_back(&sc);
+  }
+
+  // `x = Chain(...)` in a function: a candidate for receiver-type inference.
+  void note_constructor_binding(TSNode asg, Scope& sc) {
+    if (sc.type != ScopeType::function) return;
+    TSNode left = field(asg, g_.f_left), right = field(asg, g_.f_right);
+    if (ts_node_is_null(left) || ts_node_is_null(right) || kind(left) != k_identifier || kind(right) != k_call) return;
+    std::string chain;
+    if (!chain_of(field(right, g_.f_function), chain) || chain == "super()") return;
+    sc.ctor_binds[std::string(text(left))].emplace_back(std::move(chain), ts::start_line(asg));
   }
 
   // Assignment targets: plain names only bind; attribute targets (self.x = ...) are recorded as stores.
@@ -826,6 +871,7 @@ class Extractor {
         return;
       case k_assignment:
         bind_target(field(n, g_.f_left), sc);
+        note_constructor_binding(n, sc);
         scan_store_target(field(n, g_.f_left), sc);
         scan(field(n, g_.f_type), sc);
         scan(field(n, g_.f_right), sc);

@@ -55,6 +55,41 @@ def sleeping_tests():
     return out
 
 
+def make_tasks(ck, binary, repo, work, before):
+    """Tasks from the package's own tests: candidates spread over files, each running the test files that
+    reference it; validation keeps those gold passes and stub fails; evaluate reads the written file."""
+    made = os.path.join(work, "made.jsonl")
+    tmpl = f"{PY} -m pytest -q -x -p no:cacheprovider {{tests}}"
+    run_ok(binary, ["make-tasks", repo, "--out", made, "--test-template", tmpl, "--max", "8", "-q"])
+    with open(made) as f:
+        cands = [json.loads(l) for l in f]
+    ck.check(len(cands) == 8 and all(c["test_command"].startswith(PY) and " colorama/tests/" in c["test_command"]
+                                     for c in cands), "make-tasks: 8 candidates, each running the test files naming it",
+             json.dumps(cands[:2]))
+    ck.check(len({c["file"] for c in cands}) >= 3, "make-tasks: candidates spread over the package's files",
+             str({c["file"] for c in cands}))
+    vd = os.path.join(work, "validate")
+    p = run_ok(binary, ["make-tasks", repo, "--out", made, "--test-template", tmpl, "--max", "8", "--validate", vd,
+                        "--timeout", "120", "--json", "-q"])
+    summary = json.loads(p.stdout)
+    with open(made) as f:
+        kept = [json.loads(l) for l in f]
+    ck.check(summary["candidates"] == 8 and summary["kept"] == len(kept) >= 4 and
+             summary["kept"] + summary["gold_failed"] + summary["stub_passed"] == 8,
+             "make-tasks --validate: every candidate accounted for, at least 4 kept", p.stdout)
+    rs = {(r["task"], r["method"]): r["passed"] for r in results(vd)}
+    ck.check(all(rs.get((k["id"], "gold")) is True and rs.get((k["id"], "stub")) is False for k in kept),
+             "every kept task: gold passes, stub fails", str(rs))
+    ck.check(tree_hashes(repo) == before, "make-tasks --validate: every repository file is as it was")
+    p = run_ok(binary, ["evaluate", made, "--methods", "gold", "--out", os.path.join(work, "made-eval"), "-q"])
+    ck.check(f"({len(kept)}/{len(kept)})" in p.stdout, "evaluate reads the made tasks: gold passes all", p.stdout)
+    bare = os.path.join(work, "no-tests")
+    shutil.copytree(os.path.join(repo, "colorama"), os.path.join(bare, "colorama"),
+                    ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    p = run(binary, ["make-tasks", bare, "--out", os.path.join(work, "none.jsonl")])
+    ck.check(p.returncode == 3 and "no test files" in p.stderr, "a repository without tests: exit 3, says so", tail(p.stderr))
+
+
 def kill_mid_task(ck, binary, repo, work, sig, before):
     tasks = os.path.join(work, f"slow-{sig}.jsonl")
     write_tasks(tasks, repo, f"{PY} -c 'import time; time.sleep(120)'")
@@ -158,6 +193,7 @@ def main():
             ck.check(tree_hashes(repo) == before, "tiny model: every repository file is as it was")
             arts = os.path.join(og, "artifacts", "sparse")
             ck.check(os.path.isdir(arts) and len(os.listdir(arts)) == 2, "artifacts (diff + trace) per task")
+        make_tasks(ck, a.repoctx, repo, work, before)
         kill_mid_task(ck, a.repoctx, repo, work, signal.SIGKILL, before)
         kill_mid_task(ck, a.repoctx, repo, work, signal.SIGINT, before)
     return ck.finish("runner_e2e")

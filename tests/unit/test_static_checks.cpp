@@ -8,6 +8,7 @@
 #include "helpers.h"
 #include "indexed_repo.h"
 #include "index/index.h"
+#include "repo/parser.h"
 #include "util/text.h"
 
 using namespace repoctx;
@@ -82,4 +83,67 @@ TEST(StaticChecks, InjectedErrorsInRealFunctionsAreCaught) {
   EXPECT_TRUE(check_with("app.py::Flask.make_response", "self.make_default_options_response()").empty());
   EXPECT_TRUE(check_with("helpers.py::get_root_path", "x = len(import_name)").empty());
   EXPECT_TRUE(check_with("helpers.py::get_root_path", "def local_helper(): return 1").empty());
+}
+
+TEST(StaticChecks, VariableMethodCallsOnInferredReceivers) {
+  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  // (3) In Flask.make_config, `cfg = Config(...)` makes cfg a flask.config.Config (a dict subclass: the
+  // builtin base is known), so its methods are checked like self's.
+  const std::string t = "app.py::Flask.make_config";
+  auto missing = check_with(t, "cfg = Config(None)\n        cfg.from_pyfle('x.cfg')");
+  ASSERT_TRUE(has_kind(missing, "variable_method")) << (missing.empty() ? "" : missing[0].message);
+  EXPECT_NE(missing[0].message.find("from_pyfle"), std::string::npos) << missing[0].message;
+  auto arity = check_with(t, "cfg = Config(None)\n        cfg.from_pyfile('x.cfg', False, 1)");
+  ASSERT_TRUE(has_kind(arity, "variable_method"));
+  EXPECT_NE(arity[0].message.find("positional"), std::string::npos) << arity[0].message;
+  // Silent: real methods, members of the builtin base, attributes set on the local, a local bound
+  // twice (its type is not certain), a class whose hierarchy leaves the repository (werkzeug's Request).
+  EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.from_pyfile('x.cfg')").empty());
+  EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.setdefault('A', 1)").empty());
+  EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg = {}\n        cfg.zq_anything()").empty());
+  EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.zq_hook = len\n        cfg.zq_hook()").empty());
+  EXPECT_TRUE(check_with(t, "req = Request({})\n        req.zq_anything()").empty());
+}
+
+TEST(StaticChecks, TypedLocalsComeOnlyFromSingleConstructorBindings) {
+  SourceParser p;
+  auto pf = p.parse("m.py", "m",
+                    "def f(a):\n"
+                    "    x = Foo()\n"
+                    "    y = Foo()\n    y = Bar()\n"
+                    "    z = Foo()\n    for z in a: pass\n"
+                    "    a = Foo()\n"
+                    "    w = mod.Baz(1)\n    w = mod.Baz(2)\n"
+                    "    x.run(1)\n    w.go()\n    a.m()\n    def g():\n        nonlocal w\n        w = 1\n",
+                    Language::python);
+  const ScopeInfo* f = nullptr;
+  for (const auto& s : pf.scopes)
+    if (s.entity >= 0 && pf.entities[s.entity].name == "f") f = &s;
+  ASSERT_NE(f, nullptr);
+  // y: two callees; z: also a loop target; a: a parameter; w: rebound by the nested function.
+  ASSERT_EQ(f->typed_locals.size(), 1u);
+  EXPECT_EQ(f->typed_locals[0].name, "x");
+  EXPECT_EQ(f->typed_locals[0].constructor, "Foo");
+  EXPECT_EQ(f->typed_locals[0].line, 2);
+  ASSERT_EQ(pf.local_references.size(), 1u);  // x.run: the only call on a typed local
+  EXPECT_EQ(pf.local_references[0].chain, "x.run");
+  EXPECT_EQ(pf.local_references[0].nargs, 1);
+}
+
+TEST(StaticChecks, CallsExpectedToFailAndClosures) {
+  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  // Only the lines inside a raises(...) block are exempt: a wrong call after the block is still reported.
+  const std::string t = "helpers.py::send_file";
+  EXPECT_FALSE(has_kind(check_with(t, "with raises(TypeError):\n        get_root_path()"), "function_call"));
+  EXPECT_TRUE(has_kind(check_with(t, "with raises(TypeError):\n        pass\n    get_root_path()"), "function_call"));
+  // A try block whose handler catches TypeError may call with wrong arguments on purpose; after it, not.
+  EXPECT_TRUE(check_with(t, "try:\n        get_root_path()\n    except TypeError:\n        pass").empty());
+  EXPECT_TRUE(has_kind(check_with(t, "try:\n        pass\n    except TypeError:\n        pass\n    get_root_path()"),
+                       "function_call"));
+  // In a nested function, a name of the enclosing function is visible; an undefined one is reported.
+  auto& e = *flask().engine;
+  auto nested = e.resolve_target("views.py::View.as_view.<locals>.view");
+  ASSERT_GE(nested.entity, 0);
+  EXPECT_TRUE(check_function(e, nested.entity, inject(e, nested.entity, "x = class_args")).empty());
+  EXPECT_TRUE(has_kind(check_function(e, nested.entity, inject(e, nested.entity, "zq_undefined_7()")), "function_call"));
 }
