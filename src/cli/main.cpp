@@ -17,6 +17,7 @@
 #include "eval/rq2.h"
 #include "eval/runner.h"
 #include "eval/task_builder.h"
+#include "util/subprocess.h"
 #include "generate/generator.h"
 #include "generate/static_checks.h"
 #ifdef REPOCTX_WITH_LLAMA
@@ -360,8 +361,58 @@ int cmd_generate(const Common& o, const std::string& target, const GenerationPar
 }
 
 // REPOCOD-style evaluation: every (task, method) of the shard, resumable; then the table of all results.
+std::vector<std::string> g_argv;  // the command line as given (evaluate --jobs re-runs itself per job)
+
+// `evaluate --jobs N`: N copies of this command, each a shard of this one's share (shard i/n becomes
+// i + n*k of n*N) writing to <out>/jobs/<k>, skipping what any folder already finished (so a re-run with
+// another N resumes too). The processes generate in parallel; the repository lock serialises their test
+// runs and index refreshes. Then one table over all folders.
+int run_parallel_jobs(const RunnerOptions& ro, int jobs) {
+  fs::create_directories(ro.out_dir);
+  std::vector<std::string> base{fs::read_symlink("/proc/self/exe").string()};
+  for (size_t i = 1; i < g_argv.size(); ++i) {
+    const std::string& a = g_argv[i];
+    bool with_value = a == "--jobs" || a == "--shard" || a == "--out" || a == "--done-in";
+    if (with_value) {
+      ++i;
+      continue;
+    }
+    if (starts_with(a, "--jobs=") || starts_with(a, "--shard=") || starts_with(a, "--out=") || starts_with(a, "--done-in=")) continue;
+    base.push_back(a);
+  }
+  std::vector<std::string> dirs{ro.out_dir};
+  for (int k = 0; k < jobs; ++k) dirs.push_back(ro.out_dir + "/jobs/" + std::to_string(k));
+  if (fs::exists(ro.out_dir + "/jobs"))  // folders of an earlier run with more jobs
+    for (const auto& d : fs::directory_iterator(ro.out_dir + "/jobs"))
+      if (std::find(dirs.begin(), dirs.end(), d.path().string()) == dirs.end()) dirs.push_back(d.path().string());
+  std::vector<int> pids;
+  for (int k = 0; k < jobs; ++k) {
+    auto argv = base;
+    argv.insert(argv.end(), {"--jobs", "1", "--out", dirs[static_cast<size_t>(k) + 1], "--shard",
+                             fmt::format("{}/{}", ro.shard + ro.shards * k, ro.shards * jobs)});
+    for (size_t d = 0; d < dirs.size(); ++d)
+      if (d != static_cast<size_t>(k) + 1) argv.insert(argv.end(), {"--done-in", dirs[d]});
+    fs::create_directories(dirs[static_cast<size_t>(k) + 1]);
+    pids.push_back(spawn_process(argv));
+  }
+  auto status = wait_processes(pids, &g_interrupted);
+  int rc = 0;
+  for (int st : status)
+    if (st != 0 && rc != static_cast<int>(ExitCode::interrupted)) rc = st;
+  std::vector<std::string> with_results;
+  for (const auto& d : dirs)
+    if (fs::exists(d + "/results.jsonl")) with_results.push_back(d);
+  if (with_results.empty()) throw Error(ExitCode::failure, "no job wrote results; see the messages above");
+  std::string md = results_table(with_results, false);
+  std::ofstream(ro.out_dir + "/table.md") << md;
+  std::ofstream(ro.out_dir + "/table.csv") << results_table(with_results, true);
+  std::cout << md;
+  if (rc != 0) log_warn("a job ended with status {}; re-run the same command to resume", rc);
+  return rc;
+}
+
 int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadOptions& tl, RunnerOptions ro,
-                 const std::string& methods, const std::string& shard, const LlmFlags& lf) {
+                 const std::string& methods, const std::string& shard, const LlmFlags& lf, int jobs) {
   {
     std::stringstream ss(methods);
     for (std::string m; std::getline(ss, m, ',');)
@@ -379,6 +430,8 @@ int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadO
     }
   }
   auto tasks = load_tasks(tasks_path, tl);
+  if (jobs < 1) throw Error(ExitCode::usage, "--jobs takes a count >= 1");
+  if (jobs > 1) return run_parallel_jobs(ro, jobs);
   ro.self_exe = fs::read_symlink("/proc/self/exe").string();
   ro.quiet = o.quiet;
   bool need_llm = false;
@@ -408,6 +461,7 @@ int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadO
   };
   int n = run_evaluation(tasks, ro, models, engine_for);
   if (!o.quiet) log_info("{} result(s) written to {}/results.jsonl", n, ro.out_dir);
+  if (!ro.done_dirs.empty()) return 0;  // a job of --jobs: the parent writes the table
   std::string md = results_table({ro.out_dir}, false);
   std::ofstream(ro.out_dir + "/table.md") << md;
   std::ofstream(ro.out_dir + "/table.csv") << results_table({ro.out_dir}, true);
@@ -665,6 +719,7 @@ int main(int argc, char** argv) {
   // Parsing frees and reallocates millions of small tree nodes per file: keep freed pages mapped
   // instead of resetting them (measured ~4% faster indexing).
   mi_option_disable(mi_option_page_reset);
+  g_argv.assign(argv, argv + argc);
   std::signal(SIGINT, [](int) { g_interrupted = true; });
   std::signal(SIGTERM, [](int) { g_interrupted = true; });
 
@@ -739,6 +794,7 @@ int main(int argc, char** argv) {
   add_llm_flags(gen, lf);
 
   std::string ev_tasks, ev_methods = "gold,stub", ev_shard;
+  int ev_jobs = 1;
   std::vector<std::string> ev_repo_map;
   TaskLoadOptions tlo;
   RunnerOptions rno;
@@ -747,6 +803,8 @@ int main(int argc, char** argv) {
   evr->add_option("--methods", ev_methods, "comma-separated: projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file, gold, stub")->capture_default_str();
   evr->add_option("--out", rno.out_dir, "results folder (results.jsonl, logs/, artifacts/, table.md, table.csv); re-running resumes")->required();
   evr->add_option("--shard", ev_shard, "i/n: run the tasks whose position mod n is i (0 <= i < n)");
+  evr->add_option("--jobs", ev_jobs, "parallel runner processes on this machine (generation in parallel, test runs of one repository one at a time)")->capture_default_str();
+  evr->add_option("--done-in", rno.done_dirs, "")->group("");  // internal: results folders of sibling jobs
   evr->add_option("--timeout", rno.limits.timeout_s, "seconds per test run (the process group is killed after)")->capture_default_str();
   evr->add_option("--mem-mb", rno.limits.memory_mb, "address-space limit of a test run in MiB (0 = none)")->capture_default_str();
   evr->add_option("--repo", ev_repo_map, "NAME=PATH: local path of a REPOCOD repository (repeatable)");
@@ -1006,7 +1064,7 @@ int main(int argc, char** argv) {
         if (eq == std::string::npos) throw Error(ExitCode::usage, "--repo takes NAME=PATH, got '" + kv + "'");
         tlo.repos[kv.substr(0, eq)] = kv.substr(eq + 1);
       }
-      return cmd_evaluate(o, ev_tasks, tlo, rno, ev_methods, ev_shard, lf);
+      return cmd_evaluate(o, ev_tasks, tlo, rno, ev_methods, ev_shard, lf, ev_jobs);
     }
     if (*mkt) return cmd_make_tasks(o, mk_out, tbo, mk_validate, mk_limits);
     if (*sn) return cmd_snippets(o, snip_file, dependency);

@@ -300,8 +300,11 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
   fs::create_directories(o.out_dir);
   std::string results_path = o.out_dir + "/results.jsonl";
   std::set<std::pair<std::string, std::string>> done;
-  if (fs::exists(results_path))
-    for (const auto& j : read_results(results_path)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
+  std::vector<std::string> done_paths{results_path};
+  for (const auto& d : o.done_dirs) done_paths.push_back(d + "/results.jsonl");
+  for (const auto& p : done_paths)
+    if (fs::exists(p))
+      for (const auto& j : read_results(p)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
   FileJournal journal(o.out_dir + "/journal", o.self_exe);
   std::ofstream results(results_path, std::ios::app);
   int written = 0;
@@ -311,7 +314,14 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
     for (const auto& method : o.methods) {
       if (done.count({task.id, method})) continue;
       if (g_interrupted) throw Error(ExitCode::interrupted, "interrupted; finished tasks are kept, re-run to resume");
-      Engine& eng = engine_for(task.repo);
+      // Opened under the repository's lock: opening refreshes the index from the files on disk, which must
+      // not happen while another runner (a parallel job, a shard) has a generated body spliced in.
+      Engine* engp = nullptr;
+      {
+        RepoLock lock(task.repo);
+        engp = &engine_for(task.repo);
+      }
+      Engine& eng = *engp;
       std::string spec = task.file + "::" + task.function;
       TargetRef t;
       json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}};

@@ -52,6 +52,7 @@ struct RunnerOptions {
   CommandLimits limits;
   GenerationParams gen;
   std::string self_exe;      // this binary (the guard process runs `self_exe _guard <journal>`)
+  std::vector<std::string> done_dirs;  // other results folders (parallel jobs): their finished pairs are skipped too
   bool quiet = false;
 };
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "generate/external_classes.h"
 #include "repo/parser.h"
 #include "util/text.h"
 
@@ -75,25 +76,6 @@ bool signature_is_plain(const EntityRec& f, bool* skip_first, bool is_method) {
   return true;
 }
 
-// Attribute names of the builtin and standard-library classes repository classes commonly derive from
-// (generated from the interpreter by scripts/gen_python_base_members.py: the checks cannot import Python).
-const std::unordered_set<std::string>* external_base_members(const std::string& dotted) {
-  static const auto table = [] {
-    static const std::pair<const char*, const char*> rows[] = {
-#include "generate/python_base_members.inc"
-    };
-    std::unordered_map<std::string, std::unordered_set<std::string>> t;
-    for (const auto& [cls, names] : rows) {
-      auto& set = t[cls];
-      std::istringstream words(names);
-      for (std::string n; words >> n;) set.insert(n);
-    }
-    return t;
-  }();
-  auto it = table.find(dotted);
-  return it == table.end() ? nullptr : &it->second;
-}
-
 // The dotted name outside the repository a base expression of `file` denotes ("ABC" after `from abc
 // import ABC` -> "abc.ABC", "dict" -> "builtins.dict"), or "" when it is not certain.
 std::string external_name(const Engine& e, int file, std::string base) {
@@ -110,14 +92,6 @@ std::string external_name(const Engine& e, int file, std::string base) {
   }
   if (rest.empty() && e.graph().top_level(file, root) < 0 && SymbolGraph::is_builtin(root)) return "builtins." + root;
   return "";
-}
-
-// Class decorators that add no attribute a body could call by a non-dunder name the class does not spell.
-bool decorator_is_transparent(const std::string& d) {
-  for (const char* ok : {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final",
-                         "typing.final"})
-    if (d == ok || d.rfind(std::string(ok) + "(", 0) == 0) return true;
-  return false;
 }
 
 // Is every class of `cls`'s hierarchy inside the repository or a known external base (no unknown base,
@@ -139,7 +113,10 @@ bool hierarchy_is_closed(const Engine& e, int cls, std::vector<const std::unorde
         if (std::find(mro.begin(), mro.end(), r.entity) == mro.end()) return false;
         continue;
       }
-      const auto* members = external_base_members(external_name(e, ce.file, b));
+      std::string dotted = external_name(e, ce.file, b);
+      if (dotted.empty()) return false;
+      const auto* members = known_base_members(dotted);
+      if (!members) members = external_class_members(dotted);
       if (!members) return false;
       if (external) external->push_back(members);
     }
@@ -272,6 +249,42 @@ bool attribute_certainly_missing(const Engine& e, int cls, const std::string& na
     case InstanceAttribute::none: return true;
   }
   return false;
+}
+
+// A name some class of the generated table of builtin and standard-library bases has.
+bool known_library_name(const std::string& name) {
+  static const auto names = [] {
+    std::unordered_set<std::string> all;
+    static const std::pair<const char*, const char*> rows[] = {
+#include "generate/python_base_members.inc"
+    };
+    for (const auto& [cls, members] : rows) {
+      std::istringstream words(members);
+      for (std::string n; words >> n;) all.insert(n);
+    }
+    return all;
+  }();
+  return names.count(name) > 0;
+}
+
+// Does some repository class derive from `cls` through a hierarchy that leaves the repository (a mixin
+// combined with an outside base)? Computed once per engine for every class.
+bool has_open_subclass(const Engine& e, int cls) {
+  static std::mutex mu;
+  static std::map<const Engine*, std::unordered_set<int>> by_engine;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_engine.find(&e);
+  if (it == by_engine.end()) {
+    std::unordered_set<int> marked;
+    const auto& ents = e.view().entities();
+    for (size_t c = 0; c < ents.size(); ++c) {
+      if (!is_type(ents[c].kind) || ents[c].bases.empty() || hierarchy_is_closed(e, static_cast<int>(c))) continue;
+      for (int b : e.graph().mro(static_cast<int>(c)))
+        if (b != static_cast<int>(c)) marked.insert(b);
+    }
+    it = by_engine.emplace(&e, std::move(marked)).first;
+  }
+  return it->second.count(cls) > 0;
 }
 
 // A method of a class that its subclasses are expected to complete (mixins and abstract bases call
@@ -424,14 +437,15 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       auto d = r.chain.rfind('.');
       if (d != std::string::npos) stored_fields.insert(r.chain.substr(d + 1));
     }
-  // Mixins and abstract bases call members only their subclasses define: a name some class of the
-  // repository defines is never reported on self; on a class named like a mixin or base, nor a name the
-  // repository spells anywhere outside this function (a hook its users' subclasses are told to define).
+  // self may be an instance of any subclass: mixins and abstract bases call members only their subclasses
+  // define. Not reported on self: a name some class of the repository defines, a name of a well-known
+  // library base (a base-less class calling self.assertEqual is a unittest mixin), anything on a class a
+  // repository subclass mixes with bases from outside (hypothesis' HypothesisTestCase + Django's
+  // TestCase), anything on a class named like a mixin or a base.
   auto completed_by_subclasses = [&](int c, const std::string& name) {
-    if (defined_by_some_class(e, name)) return true;
+    if (defined_by_some_class(e, name) || known_library_name(name) || has_open_subclass(e, c)) return true;
     const std::string& cn = ents[c].name;
-    bool base_like = cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos;
-    return base_like && spelled_elsewhere(e, target, name);
+    return cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos;
   };
   std::set<std::string> reported_fields;
   for (const auto& r : pf.references) {

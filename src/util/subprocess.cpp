@@ -1,5 +1,6 @@
 #include "util/subprocess.h"
 
+#include <cerrno>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -78,6 +79,43 @@ CommandResult run_command(const std::string& command, const std::string& cwd, co
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
   return r;
+}
+
+int spawn_process(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw Error(ExitCode::failure, "fork failed: cannot start " + argv[0]);
+  if (pid == 0) {
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  return static_cast<int>(pid);
+}
+
+std::vector<int> wait_processes(const std::vector<int>& pids, const std::atomic<bool>* stop) {
+  std::vector<int> status(pids.size(), -1);
+  size_t left = pids.size();
+  bool forwarded = false;
+  while (left > 0) {
+    if (stop && *stop && !forwarded) {
+      for (size_t i = 0; i < pids.size(); ++i)
+        if (status[i] < 0) ::kill(pids[i], SIGINT);
+      forwarded = true;
+    }
+    for (size_t i = 0; i < pids.size(); ++i) {
+      if (status[i] >= 0) continue;
+      int st = 0;
+      pid_t r = ::waitpid(pids[i], &st, WNOHANG);
+      if (r == pids[i] || (r < 0 && errno == ECHILD)) {
+        status[i] = r < 0 ? 1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        --left;
+      }
+    }
+    if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return status;
 }
 
 }  // namespace repoctx

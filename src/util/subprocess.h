@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace repoctx {
 
@@ -29,5 +30,14 @@ struct CommandResult {
 CommandResult run_command(const std::string& command, const std::string& cwd, const std::vector<std::string>& env_extra,
                           const std::string& log_path, const CommandLimits& lim, const std::atomic<bool>* stop,
                           const std::function<void(int)>& on_start = {});
+
+// Starts argv (argv[0] a path) as a child in this process group (a terminal's Ctrl-C reaches it too),
+// inheriting stdio; returns its pid. Throws Error(failure) when fork fails.
+int spawn_process(const std::vector<std::string>& argv);
+
+// Waits for every pid. Once `stop` becomes true (SIGINT/SIGTERM of this process) it sends SIGINT to the
+// children still running, once, so they stop cleanly. Returns their exit statuses (128 + signal when
+// killed by one), in the order of `pids`.
+std::vector<int> wait_processes(const std::vector<int>& pids, const std::atomic<bool>* stop);
 
 }  // namespace repoctx

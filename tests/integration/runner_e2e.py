@@ -81,8 +81,18 @@ def make_tasks(ck, binary, repo, work, before):
     ck.check(all(rs.get((k["id"], "gold")) is True and rs.get((k["id"], "stub")) is False for k in kept),
              "every kept task: gold passes, stub fails", str(rs))
     ck.check(tree_hashes(repo) == before, "make-tasks --validate: every repository file is as it was")
-    p = run_ok(binary, ["evaluate", made, "--methods", "gold", "--out", os.path.join(work, "made-eval"), "-q"])
-    ck.check(f"({len(kept)}/{len(kept)})" in p.stdout, "evaluate reads the made tasks: gold passes all", p.stdout)
+    # evaluate reads the made tasks; --jobs 2 runs two runner processes, one table over both.
+    par = os.path.join(work, "made-eval")
+    p = run_ok(binary, ["evaluate", made, "--methods", "gold,stub", "--jobs", "2", "--out", par, "-q"])
+    n = len(kept)
+    ck.check(f"| gold | 100.00% ({n}/{n}) |" in p.stdout and f"| stub | 0.00% (0/{n}) |" in p.stdout,
+             "evaluate --jobs 2 on the made tasks: gold passes all, stub none, one table", p.stdout)
+    per_job = [len(results(os.path.join(par, "jobs", str(k)))) for k in range(2)]
+    ck.check(sum(per_job) == 2 * n and min(per_job) > 0, "--jobs 2: the pairs are split over both jobs", str(per_job))
+    ck.check(tree_hashes(repo) == before, "--jobs 2: every repository file is as it was")
+    p = run_ok(binary, ["evaluate", made, "--methods", "gold,stub", "--jobs", "3", "--out", par])
+    ck.check(p.stderr.count("0 result(s)") == 3 and f"({n}/{n})" in p.stdout,
+             "re-run with --jobs 3 resumes from the 2 jobs' results: nothing runs again", tail(p.stderr))
     bare = os.path.join(work, "no-tests")
     shutil.copytree(os.path.join(repo, "colorama"), os.path.join(bare, "colorama"),
                     ignore=shutil.ignore_patterns("tests", "__pycache__"))

@@ -97,12 +97,18 @@ TEST(StaticChecks, VariableMethodCallsOnInferredReceivers) {
   ASSERT_TRUE(has_kind(arity, "variable_method"));
   EXPECT_NE(arity[0].message.find("positional"), std::string::npos) << arity[0].message;
   // Silent: real methods, members of the builtin base, attributes set on the local, a local bound
-  // twice (its type is not certain), a class whose hierarchy leaves the repository (werkzeug's Request).
+  // twice (its type is not certain), a class with __getattr__ (flask's _AppCtxGlobals).
   EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.from_pyfile('x.cfg')").empty());
   EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.setdefault('A', 1)").empty());
   EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg = {}\n        cfg.zq_anything()").empty());
   EXPECT_TRUE(check_with(t, "cfg = Config(None)\n        cfg.zq_hook = len\n        cfg.zq_hook()").empty());
-  EXPECT_TRUE(check_with(t, "req = Request({})\n        req.zq_anything()").empty());
+  EXPECT_TRUE(check_with(t, "g = _AppCtxGlobals()\n        g.zq_anything()").empty());
+  // werkzeug's Request, flask's Request's base, is followed through the installed werkzeug sources:
+  // its methods are known, a name none of its classes has is reported.
+  if (std::filesystem::exists("/usr/lib/python3/dist-packages/werkzeug/wrappers/request.py")) {
+    EXPECT_TRUE(check_with(t, "req = Request({})\n        req.get_data()").empty());
+    EXPECT_TRUE(has_kind(check_with(t, "req = Request({})\n        req.zq_anything()"), "variable_method"));
+  }
 }
 
 TEST(StaticChecks, TypedLocalsComeOnlyFromSingleConstructorBindings) {
