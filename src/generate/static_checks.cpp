@@ -152,7 +152,7 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
       if (r.line < ce.start_line || r.line > ce.end_line) continue;
       if (r.is_store && r.chain.size() > name.size() && r.chain.compare(r.chain.size() - name.size() - 1, std::string::npos, "." + name) == 0)
         return InstanceAttribute::assigned;  // self.x = ..., obj.x = ... (obj built in __new__), cls.x = ...
-      if (r.chain == "setattr" || r.chain == "self.__dict__" || r.chain == "vars") dynamic = true;
+      if (r.chain == "setattr" || r.chain == "vars" || r.chain.find("__dict__") != std::string::npos) dynamic = true;  // self.__dict__.update(locals())
     }
     if (g.class_member(c, "__slots__")) dynamic = true;  // slot names may be computed
   }
@@ -441,11 +441,14 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   // define. Not reported on self: a name some class of the repository defines, a name of a well-known
   // library base (a base-less class calling self.assertEqual is a unittest mixin), anything on a class a
   // repository subclass mixes with bases from outside (hypothesis' HypothesisTestCase + Django's
-  // TestCase), anything on a class named like a mixin or a base.
+  // TestCase), anything on a class named like a mixin, and on a class named like a base (Base, Abstract) a
+  // name the repository spells outside this function.
   auto completed_by_subclasses = [&](int c, const std::string& name) {
     if (defined_by_some_class(e, name) || known_library_name(name) || has_open_subclass(e, c)) return true;
     const std::string& cn = ents[c].name;
-    return cn.find("Mixin") != std::string::npos || cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos;
+    if (cn.find("Mixin") != std::string::npos) return true;  // completed by the class it is mixed with
+    // An abstract base's hook for its users' subclasses is spelled in their documentation or examples.
+    return (cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos) && spelled_elsewhere(e, target, name);
   };
   std::set<std::string> reported_fields;
   for (const auto& r : pf.references) {

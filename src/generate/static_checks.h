@@ -19,7 +19,7 @@
 namespace repoctx {
 
 struct StaticFinding {
-  std::string check;    // "syntax" | "method_call" | "field_access" | "function_call"
+  std::string check;    // "syntax" | "method_call" | "field_access" | "variable_method" | "function_call"
   int line = 0;         // in the checked file text
   std::string message;  // what is wrong, in words a model can act on
   nlohmann::json to_json() const;
