@@ -36,6 +36,8 @@ const std::unordered_set<std::string>* known_base_members(const std::string& dot
 }
 
 bool decorator_is_transparent(const std::string& d) {
+  // pytest marks only record the mark (a `pytestmark` attribute).
+  if (starts_with(d, "pytest.mark.") || starts_with(d, "mark.")) return true;
   for (const char* ok : {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final",
                          "typing.final"})
     if (d == ok || d.rfind(std::string(ok) + "(", 0) == 0) return true;

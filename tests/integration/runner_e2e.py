@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The REPOCOD-style runner (`repoctx evaluate`) end to end on a copy of Debian's python3-colorama (a real
 package that ships its tests): the LLM-free gold and stub methods pass and fail as they must; results are
-resumable, shardable, REPOCOD's task format loads; the tiny random model's gibberish is reported as a
-failure; and SIGKILL or SIGINT of the runner in the middle of a test run leaves every file as it was (the
+resumable, shardable, parallel (--jobs), REPOCOD's task format loads; make-tasks builds tasks from the package's
+own tests and validates them; the tiny random model's gibberish is reported as a failure; and SIGKILL or SIGINT of the runner in the middle of a test run leaves every file as it was (the
 guard process restores it). Every check compares the hashes of all files of the copy."""
 import argparse
 import hashlib
