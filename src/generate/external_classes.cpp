@@ -18,12 +18,14 @@ namespace repoctx {
 
 namespace fs = std::filesystem;
 
-const std::unordered_set<std::string>* known_base_members(const std::string& dotted) {
-  static const auto table = [] {
+namespace {
+using MemberTable = std::unordered_map<std::string, std::unordered_set<std::string>>;
+const MemberTable& base_member_table() {
+  static const MemberTable table = [] {
     static const std::pair<const char*, const char*> rows[] = {
 #include "generate/python_base_members.inc"
     };
-    std::unordered_map<std::string, std::unordered_set<std::string>> t;
+    MemberTable t;
     for (const auto& [cls, names] : rows) {
       auto& set = t[cls];
       std::istringstream words(names);
@@ -31,8 +33,23 @@ const std::unordered_set<std::string>* known_base_members(const std::string& dot
     }
     return t;
   }();
+  return table;
+}
+}  // namespace
+
+const std::unordered_set<std::string>* known_base_members(const std::string& dotted) {
+  const auto& table = base_member_table();
   auto it = table.find(dotted);
   return it == table.end() ? nullptr : &it->second;
+}
+
+bool known_base_name(const std::string& name) {
+  static const std::unordered_set<std::string> all = [] {
+    std::unordered_set<std::string> u;
+    for (const auto& [cls, names] : base_member_table()) u.insert(names.begin(), names.end());
+    return u;
+  }();
+  return all.count(name) > 0;
 }
 
 bool decorator_is_transparent(const std::string& d) {

@@ -20,6 +20,9 @@ std::vector<std::string> default_python_roots();
 // (generated from the interpreter by scripts/gen_python_base_members.py), or nullptr.
 const std::unordered_set<std::string>* known_base_members(const std::string& dotted);
 
+// Is `name` an attribute of some class of that table (`assertEqual`, `keys`, `shape`)?
+bool known_base_name(const std::string& name);
+
 // Class decorators that add no attribute a body could call by a name the class does not spell.
 bool decorator_is_transparent(const std::string& decorator);
 

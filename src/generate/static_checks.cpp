@@ -5,6 +5,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -159,24 +160,40 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
   return dynamic ? InstanceAttribute::dynamic : InstanceAttribute::none;
 }
 
+// Repository-wide facts the checks consult, computed once per engine on first use. One cache for all of
+// them, keyed by the engine and a fingerprint of its view, so an engine built later at the same address
+// (tests open and close many) never reads another repository's facts.
+struct RepoFacts {
+  std::once_flag stores_once, words_once, open_once;
+  std::set<std::string> stored_names;                  // attribute names assigned anywhere (x.name = ...)
+  std::unordered_map<std::string, int> word_counts;    // identifier-like words of every file
+  std::unordered_set<int> bases_with_open_subclass;    // classes some outside-mixing subclass derives from
+};
+
+RepoFacts& repo_facts(const Engine& e) {
+  static std::mutex mu;
+  static std::map<std::tuple<const Engine*, size_t, size_t, std::string>, std::unique_ptr<RepoFacts>> by_engine;
+  const auto& files = e.view().files();
+  auto key = std::make_tuple(&e, files.size(), e.view().entities().size(), files.empty() ? std::string() : files.front().hash + files.back().hash);
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = by_engine[key];
+  if (!slot) slot = std::make_unique<RepoFacts>();
+  return *slot;
+}
+
 // Attribute names assigned anywhere in the repository (x.name = ..., tuple targets): subclasses and helpers
 // set fields their bases read (astropy's Kernel subclasses set `_default_size` for Kernel1D.__init__).
 bool stored_anywhere(const Engine& e, const std::string& name) {
-  static std::mutex mu;
-  static std::map<const Engine*, std::set<std::string>> by_engine;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = by_engine.find(&e);
-  if (it == by_engine.end()) {
-    std::set<std::string> names;
-    for (size_t f = 0; f < e.view().files().size(); ++f)
-      for (const auto& r : e.view().references(static_cast<int>(f)))
+  RepoFacts& f = repo_facts(e);
+  std::call_once(f.stores_once, [&] {
+    for (size_t fi = 0; fi < e.view().files().size(); ++fi)
+      for (const auto& r : e.view().references(static_cast<int>(fi)))
         if (r.is_store) {
           auto d = r.chain.rfind('.');
-          if (d != std::string::npos) names.insert(r.chain.substr(d + 1));
+          if (d != std::string::npos) f.stored_names.insert(r.chain.substr(d + 1));
         }
-    it = by_engine.emplace(&e, std::move(names)).first;
-  }
-  return it->second.count(name) > 0;
+  });
+  return f.stored_names.count(name) > 0;
 }
 
 // Identifier-like words of a text and how often each occurs (code, strings and comments alike).
@@ -199,20 +216,12 @@ void count_words(std::string_view text, std::unordered_map<std::string, int>& co
 // with a computed key must come from somewhere: a string, a parameter name, a list of fields. A name the
 // repository never spells outside the checked function cannot be such a key.
 bool spelled_elsewhere(const Engine& e, int target, const std::string& name) {
-  static std::mutex mu;
-  static std::map<const Engine*, std::unordered_map<std::string, int>> by_engine;
-  int total = 0;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = by_engine.find(&e);
-    if (it == by_engine.end()) {
-      std::unordered_map<std::string, int> counts;
-      for (size_t f = 0; f < e.view().files().size(); ++f) count_words(e.view().content(static_cast<int>(f)), counts);
-      it = by_engine.emplace(&e, std::move(counts)).first;
-    }
-    auto w = it->second.find(name);
-    total = w == it->second.end() ? 0 : w->second;
-  }
+  RepoFacts& f = repo_facts(e);
+  std::call_once(f.words_once, [&] {
+    for (size_t fi = 0; fi < e.view().files().size(); ++fi) count_words(e.view().content(static_cast<int>(fi)), f.word_counts);
+  });
+  auto it = f.word_counts.find(name);
+  int total = it == f.word_counts.end() ? 0 : it->second;
   if (total == 0) return false;
   const auto& te = e.view().entities()[target];
   const std::string& src = e.view().content(te.file);
@@ -251,40 +260,19 @@ bool attribute_certainly_missing(const Engine& e, int cls, const std::string& na
   return false;
 }
 
-// A name some class of the generated table of builtin and standard-library bases has.
-bool known_library_name(const std::string& name) {
-  static const auto names = [] {
-    std::unordered_set<std::string> all;
-    static const std::pair<const char*, const char*> rows[] = {
-#include "generate/python_base_members.inc"
-    };
-    for (const auto& [cls, members] : rows) {
-      std::istringstream words(members);
-      for (std::string n; words >> n;) all.insert(n);
-    }
-    return all;
-  }();
-  return names.count(name) > 0;
-}
-
 // Does some repository class derive from `cls` through a hierarchy that leaves the repository (a mixin
 // combined with an outside base)? Computed once per engine for every class.
 bool has_open_subclass(const Engine& e, int cls) {
-  static std::mutex mu;
-  static std::map<const Engine*, std::unordered_set<int>> by_engine;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = by_engine.find(&e);
-  if (it == by_engine.end()) {
-    std::unordered_set<int> marked;
+  RepoFacts& f = repo_facts(e);
+  std::call_once(f.open_once, [&] {
     const auto& ents = e.view().entities();
     for (size_t c = 0; c < ents.size(); ++c) {
-      if (!is_type(ents[c].kind) || ents[c].bases.empty() || hierarchy_is_closed(e, static_cast<int>(c))) continue;
+      if (!is_type(ents[c].kind) || ents[c].bases.empty() || hierarchy_is_closed(e, static_cast<int>(c), nullptr)) continue;
       for (int b : e.graph().mro(static_cast<int>(c)))
-        if (b != static_cast<int>(c)) marked.insert(b);
+        if (b != static_cast<int>(c)) f.bases_with_open_subclass.insert(b);
     }
-    it = by_engine.emplace(&e, std::move(marked)).first;
-  }
-  return it->second.count(cls) > 0;
+  });
+  return f.bases_with_open_subclass.count(cls) > 0;
 }
 
 // A method of a class that its subclasses are expected to complete (mixins and abstract bases call
@@ -297,16 +285,18 @@ bool defined_by_some_class(const Engine& e, const std::string& name) {
   return false;
 }
 
+// Indentation of a line; npos for blank and comment-only lines, which neither open nor close a block.
+size_t indent_of(std::string_view l) {
+  size_t i = 0;
+  while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
+  return i == l.size() || l[i] == '#' ? std::string::npos : i;
+}
+
 // Lines of the `try:` blocks of a body whose handlers catch `exc` (or Exception, BaseException, everything):
 // calls there may fail on purpose (try: f(new_signature) except TypeError: f(old_signature)).
 std::vector<bool> lines_in_try_catching(const std::string& text, const std::vector<uint32_t>& starts, int first, int last,
                                         std::string_view exc) {
   std::vector<bool> marked(static_cast<size_t>(last + 2), false);
-  auto indent_of = [](std::string_view l) {
-    size_t i = 0;
-    while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
-    return i == l.size() || l[i] == '#' ? std::string::npos : i;  // blank and comment lines: none
-  };
   for (int ln = first; ln <= last; ++ln) {
     std::string_view l = line_range(text, starts, ln, ln);
     size_t ind = indent_of(l);
@@ -337,11 +327,6 @@ std::vector<bool> lines_in_try_catching(const std::string& text, const std::vect
 // blocks and on lines (with their deeper-indented continuations) that call raises(...)/assertRaises(...).
 std::vector<bool> lines_expecting_errors(const std::string& text, const std::vector<uint32_t>& starts, int first, int last) {
   std::vector<bool> marked(static_cast<size_t>(last + 2), false);
-  auto indent_of = [](std::string_view l) {
-    size_t i = 0;
-    while (i < l.size() && (l[i] == ' ' || l[i] == '\t')) ++i;
-    return i == l.size() ? std::string::npos : i;  // blank lines have no indentation
-  };
   for (int ln = first; ln <= last; ++ln) {
     std::string_view l = line_range(text, starts, ln, ln);
     if (l.find("raises") == std::string_view::npos && l.find("Raises") == std::string_view::npos) continue;
@@ -444,7 +429,7 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   // TestCase), anything on a class named like a mixin, and on a class named like a base (Base, Abstract) a
   // name the repository spells outside this function.
   auto completed_by_subclasses = [&](int c, const std::string& name) {
-    if (defined_by_some_class(e, name) || known_library_name(name) || has_open_subclass(e, c)) return true;
+    if (defined_by_some_class(e, name) || known_base_name(name) || has_open_subclass(e, c)) return true;
     const std::string& cn = ents[c].name;
     if (cn.find("Mixin") != std::string::npos) return true;  // completed by the class it is mixed with
     // An abstract base's hook for its users' subclasses is spelled in their documentation or examples.
