@@ -362,6 +362,29 @@ def main():
         p = run(binary, ["files", repo, "--db", db, "--errors", "--no-refresh"])
         ck.check("pkg/new_broken.py" in p.stdout and "syntax_errors.py" in p.stdout,
                  "`files --errors` lists both broken files", f"got {p.stdout!r}")
+
+        # ---------------------------------------------------------------- make-tasks / evaluate --jobs
+        print("make-tasks and evaluate --jobs with bad arguments", flush=True)
+        p = run(binary, ["make-tasks", repo, "--db", db, "--no-refresh", "--out", os.path.join(tmp, "t.jsonl")])
+        ck.check(p.returncode == 3 and "no test files" in p.stderr,
+                 "make-tasks on a repository without tests: exit 3, says what to do", tail(p.stderr))
+        small = os.path.join(tmp, "small")
+        os.makedirs(os.path.join(small, "pkg"))
+        os.makedirs(os.path.join(small, "tests"))
+        with open(os.path.join(small, "pkg", "mod.py"), "w") as f:
+            f.write("def f(a):\n    x = a + 1\n    y = x * 2\n    return y\n")
+        with open(os.path.join(small, "tests", "test_ok.py"), "w") as f:
+            f.write("from pkg.mod import f\n\n\ndef test_it():\n    assert f(1) == 4\n")
+        p = run(binary, ["make-tasks", small, "--db", os.path.join(tmp, "small.db"),
+                         "--out", os.path.join(tmp, "no", "such", "dir", "t.jsonl")])
+        ck.check(p.returncode == 4 and "cannot write" in p.stderr and "1 candidate" in p.stderr,
+                 "make-tasks into a missing folder: exit 4, names the file and what to check", tail(p.stderr))
+        ck.check(not os.path.exists(os.path.join(tmp, "no")), "make-tasks created nothing for the bad --out")
+        tasks = os.path.join(tmp, "tasks.jsonl")
+        with open(tasks, "w") as f:
+            f.write('{"repo": "%s", "file": "pkg/mod.py", "function": "f", "test_command": "true"}\n' % repo)
+        p = run(binary, ["evaluate", tasks, "--methods", "gold", "--out", os.path.join(tmp, "ev"), "--jobs", "0"])
+        ck.check(p.returncode == 2 and "--jobs" in p.stderr, "evaluate --jobs 0: usage error naming --jobs", tail(p.stderr))
     return ck.finish("cli_bad_input")
 
 
