@@ -1,6 +1,6 @@
 // repoctx command line: index, inspect and retrieve from a repository.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <mimalloc.h>
@@ -17,9 +17,9 @@
 #include "eval/rq2.h"
 #include "eval/runner.h"
 #include "eval/task_builder.h"
-#include "util/subprocess.h"
 #include "generate/generator.h"
 #include "generate/static_checks.h"
+#include "util/subprocess.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "eval/bench_llm.h"
 #include "eval/bench_projection.h"
@@ -27,16 +27,16 @@
 #include "eval/retrieval_eval.h"
 #include "eval/train_structural.h"
 #include "index/index.h"
+#include "index/schema.h"
 #include "llm/config.h"
 #include "llm/prompts.h"
+#include "llm/test_model.h"
 #include "projection/debias.h"
 #include "projection/step_projector.h"
 #include "projection/subspace.h"
-#include "llm/test_model.h"
-#include "index/schema.h"
+#include "repo/parser.h"
 #include "retrieve/aligncoder_snippets.h"
 #include "retrieve/function_selection.h"
-#include "repo/parser.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -66,17 +66,20 @@ struct Common {
 
 void add_common(CLI::App* c, Common& o, bool with_index_opts) {
   c->add_option("repo", o.repo, "repository root (a folder of Python or Java sources)")->required();
-  c->add_option("--db", o.db, "index database (default: <repo>/.repoctx/index.db for git trees, else ~/.cache/repoctx/indexes/...)");
+  c->add_option("--db", o.db,
+                "index database (default: <repo>/.repoctx/index.db for git trees, else ~/.cache/repoctx/indexes/...)");
   c->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
   c->add_flag("-v,--verbose", o.verbose, "debug messages (timings) on stderr");
   c->add_flag("--json", o.json_out, "machine-readable output on stdout");
   if (with_index_opts) {
-    c->add_option("--max-file-mb", o.max_file_mb, "skip (with a warning) source files larger than this")->capture_default_str();
+    c->add_option("--max-file-mb", o.max_file_mb, "skip (with a warning) source files larger than this")
+        ->capture_default_str();
     c->add_flag("--follow-symlinks", o.follow_symlinks, "follow directory symlinks (loops are detected)");
     c->add_flag("--keep-vendored", o.keep_vendored, "index vendored trees (vendor/, third_party/, extern/, ...)");
     c->add_flag("--keep-generated", o.keep_generated, "index files marked as generated (\"do not edit\", *_pb2.py)");
     c->add_option("--threads", o.threads, "parser threads (0 = all cores)")->capture_default_str();
-    c->add_option("--snippet-lines", o.snippet_lines, "AlignCoder split-aggregate snippet length L")->capture_default_str();
+    c->add_option("--snippet-lines", o.snippet_lines, "AlignCoder split-aggregate snippet length L")
+        ->capture_default_str();
   }
 }
 
@@ -93,7 +96,9 @@ IndexOptions index_options(const Common& o) {
   return io;
 }
 
-std::string db_path_for(const Common& o) { return o.db.empty() ? default_index_path(o.repo) : o.db; }
+std::string db_path_for(const Common& o) {
+  return o.db.empty() ? default_index_path(o.repo) : o.db;
+}
 
 // Queries see the tree as it is now: an incremental index run first (cheap when nothing changed).
 std::unique_ptr<Engine> open_engine(const Common& o) {
@@ -150,12 +155,14 @@ void add_llm_flags(CLI::App* c, LlmFlags& f) {
   c->add_option("--config", f.config, "model configuration file (JSON; see docs/LLM.md)");
   c->add_option("--backend", f.backend, "llama (in-process GGUF) or openai (OpenAI-compatible server)");
   c->add_option("--model", f.model, "GGUF file (llama) or model name (openai)");
-  c->add_option("--endpoint", f.endpoints, "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable: round-robin with failover)");
+  c->add_option("--endpoint", f.endpoints,
+                "OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1 (repeatable: round-robin with failover)");
   c->add_option("--embed-backend", f.embed_backend, "backend of the embedding model (default: as --backend)");
   c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM");
   c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)");
-  c->add_option("--hidden-model", f.hidden_model,
-                 "GGUF file whose hidden states project steps (procedural; default: the LLM, which must then be a GGUF)");
+  c->add_option(
+      "--hidden-model", f.hidden_model,
+      "GGUF file whose hidden states project steps (procedural; default: the LLM, which must then be a GGUF)");
   c->add_option("--llm-threads", f.threads, "llama backend threads (0 = all cores)");
   c->add_option("--ctx", f.ctx, "llama backend context length");
   c->add_option("--cache", f.cache, "LLM cache database (default ~/.cache/repoctx/llm-cache.db)");
@@ -166,9 +173,12 @@ LlmConfig llm_config(const LlmFlags& f) {
   LlmConfig c = LlmConfig::load(f.config);
   auto apply = [&](ModelConfig& m, const std::string& backend, const std::string& model,
                    const std::vector<std::string>& eps) {
-    if (!backend.empty()) m.backend = backend;
-    else if (m.backend.empty() && !eps.empty()) m.backend = "openai";
-    else if (m.backend.empty() && !model.empty()) m.backend = "llama";
+    if (!backend.empty())
+      m.backend = backend;
+    else if (m.backend.empty() && !eps.empty())
+      m.backend = "openai";
+    else if (m.backend.empty() && !model.empty())
+      m.backend = "llama";
     if (!model.empty()) {
       m.llama.model_path = model;
       m.openai.model = model;
@@ -193,11 +203,21 @@ int cmd_index(const Common& o, bool force) {
   io.force = force;
   IndexStats st = build_index(o.repo, io);
   if (o.json_out) {
-    json j = {{"db", st.db_path},         {"files", st.files_seen},   {"parsed", st.parsed},
-              {"unchanged", st.unchanged}, {"touched", st.touched},   {"removed", st.removed},
-              {"skipped", st.skipped},     {"with_errors", st.files_with_errors}, {"bytes", st.bytes_parsed},
-              {"entities", st.entities},   {"references", st.references}, {"snippets", st.snippets},
-              {"seconds", st.seconds},     {"complete", st.complete}, {"peak_rss_mb", peak_rss_mb()}};
+    json j = {{"db", st.db_path},
+              {"files", st.files_seen},
+              {"parsed", st.parsed},
+              {"unchanged", st.unchanged},
+              {"touched", st.touched},
+              {"removed", st.removed},
+              {"skipped", st.skipped},
+              {"with_errors", st.files_with_errors},
+              {"bytes", st.bytes_parsed},
+              {"entities", st.entities},
+              {"references", st.references},
+              {"snippets", st.snippets},
+              {"seconds", st.seconds},
+              {"complete", st.complete},
+              {"peak_rss_mb", peak_rss_mb()}};
     std::cout << j.dump(2) << "\n";
   } else if (!o.quiet) {
     fmt::print(stderr,
@@ -217,12 +237,20 @@ int cmd_symbols(const Common& o, const std::string& kind, const std::string& fil
     const auto& f = v.files()[e.file];
     if (!kind.empty() && kind != kind_name(e.kind)) continue;
     if (!file.empty() && f.path != file) continue;
-    json j = {{"file", f.path},          {"module", f.module},     {"qualname", e.qualname},
-              {"kind", kind_name(e.kind)}, {"start_line", e.start_line}, {"end_line", e.end_line},
-              {"decorated_start_line", e.decorated_start_line}, {"signature", sanitize_utf8(e.signature)}};
-    if (jsonl) std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
-    else if (o.json_out) arr.push_back(std::move(j));
-    else fmt::print("{}:{}-{}  {:<9} {}\n", f.path, e.start_line, e.end_line, kind_name(e.kind), e.qualname);
+    json j = {{"file", f.path},
+              {"module", f.module},
+              {"qualname", e.qualname},
+              {"kind", kind_name(e.kind)},
+              {"start_line", e.start_line},
+              {"end_line", e.end_line},
+              {"decorated_start_line", e.decorated_start_line},
+              {"signature", sanitize_utf8(e.signature)}};
+    if (jsonl)
+      std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    else if (o.json_out)
+      arr.push_back(std::move(j));
+    else
+      fmt::print("{}:{}-{}  {:<9} {}\n", f.path, e.start_line, e.end_line, kind_name(e.kind), e.qualname);
   }
   if (o.json_out && !jsonl) std::cout << arr.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   return 0;
@@ -245,8 +273,12 @@ int cmd_files(const Common& o, bool errors_only, bool skipped) {
   for (const auto& f : v.files()) {
     if (errors_only && f.n_errors == 0) continue;
     if (o.json_out)
-      arr.push_back({{"path", f.path}, {"module", f.module}, {"language", language_name(f.language)},
-                     {"lines", f.line_count}, {"entities", f.n_entities}, {"syntax_errors", f.n_errors}});
+      arr.push_back({{"path", f.path},
+                     {"module", f.module},
+                     {"language", language_name(f.language)},
+                     {"lines", f.line_count},
+                     {"entities", f.n_entities},
+                     {"syntax_errors", f.n_errors}});
     else
       fmt::print("{}  {}  {} lines  {} entities{}\n", f.path, f.module, f.line_count, f.n_entities,
                  f.n_errors ? fmt::format("  {} syntax error regions", f.n_errors) : "");
@@ -281,8 +313,9 @@ int cmd_retrieve(const Common& o, const std::string& target, const std::string& 
   auto session = attach_embedder(*eng, lf);
   if (strategy == "procedural") {
     if (!session)
-      throw Error(ExitCode::usage, "the procedural strategy needs an LLM with hidden states: pass --model path.gguf "
-                                   "(and --embed-model for embeddings), or a config file (--config)");
+      throw Error(ExitCode::usage,
+                  "the procedural strategy needs an LLM with hidden states: pass --model path.gguf "
+                  "(and --embed-model for embeddings), or a config file (--config)");
     eng->set_llm(&session->llm());
     eng->set_hidden_states(&session->hidden_states());
   }
@@ -329,7 +362,8 @@ int cmd_generate(const Common& o, const std::string& target, const GenerationPar
   auto eng = open_engine(o);
   auto session = attach_embedder(*eng, lf);
   if (!session || !session->has_llm())
-    throw Error(ExitCode::usage, "generation needs an LLM: --model path.gguf, --endpoint URL --model NAME, or --config FILE");
+    throw Error(ExitCode::usage,
+                "generation needs an LLM: --model path.gguf, --endpoint URL --model NAME, or --config FILE");
   if (gp.method == "dense" && !eng->has_embedder())
     throw Error(ExitCode::usage, "the dense baseline needs an embedding model (--embed-model)");
   eng->set_llm(&session->llm());
@@ -342,8 +376,12 @@ int cmd_generate(const Common& o, const std::string& target, const GenerationPar
     f << out.trace.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
   }
   if (output == "json") {
-    json j = {{"target", eng->target_name(t.entity)}, {"method", out.method}, {"function", out.function_text},
-              {"diff", out.diff}, {"rounds", out.rounds}, {"llm_usage", out.usage.to_json()}};
+    json j = {{"target", eng->target_name(t.entity)},
+              {"method", out.method},
+              {"function", out.function_text},
+              {"diff", out.diff},
+              {"rounds", out.rounds},
+              {"llm_usage", out.usage.to_json()}};
     j["findings"] = json::array();
     for (const auto& f : out.findings) j["findings"].push_back(f.to_json());
     std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
@@ -377,7 +415,9 @@ int run_parallel_jobs(const RunnerOptions& ro, int jobs) {
       ++i;
       continue;
     }
-    if (starts_with(a, "--jobs=") || starts_with(a, "--shard=") || starts_with(a, "--out=") || starts_with(a, "--done-in=")) continue;
+    if (starts_with(a, "--jobs=") || starts_with(a, "--shard=") || starts_with(a, "--out=") ||
+        starts_with(a, "--done-in="))
+      continue;
     base.push_back(a);
   }
   std::vector<std::string> dirs{ro.out_dir};
@@ -470,8 +510,8 @@ int cmd_evaluate(const Common& o, const std::string& tasks_path, const TaskLoadO
 }
 
 // Tasks from the repository's own tests; with --validate, only those gold passes and stub fails.
-int cmd_make_tasks(const Common& o, const std::string& out, const TaskBuildOptions& tbo, const std::string& validate_dir,
-                   const CommandLimits& limits) {
+int cmd_make_tasks(const Common& o, const std::string& out, const TaskBuildOptions& tbo,
+                   const std::string& validate_dir, const CommandLimits& limits) {
   auto eng = open_engine(o);
   std::string repo = fs::absolute(o.repo).lexically_normal().string();
   while (repo.size() > 1 && repo.back() == '/') repo.pop_back();
@@ -479,7 +519,8 @@ int cmd_make_tasks(const Common& o, const std::string& out, const TaskBuildOptio
   if (!o.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), repo);
   if (validate_dir.empty()) {
     write_tasks(out, tasks);
-    if (!o.quiet) log_info("wrote {} (not validated: run with --validate DIR to keep only tasks gold passes and stub fails)", out);
+    if (!o.quiet)
+      log_info("wrote {} (not validated: run with --validate DIR to keep only tasks gold passes and stub fails)", out);
     return tasks.empty() ? 1 : 0;
   }
   RunnerOptions ro;
@@ -489,9 +530,10 @@ int cmd_make_tasks(const Common& o, const std::string& out, const TaskBuildOptio
   ro.quiet = o.quiet;
   auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
   write_tasks(out, tv.kept);
-  json summary = {{"candidates", tasks.size()}, {"kept", tv.kept.size()}, {"gold_failed", tv.gold_failed},
-                  {"stub_passed", tv.stub_passed}, {"tasks", out}, {"validation", validate_dir}};
-  if (o.json_out) std::cout << summary.dump(2) << "\n";
+  json summary = {{"candidates", tasks.size()},    {"kept", tv.kept.size()}, {"gold_failed", tv.gold_failed},
+                  {"stub_passed", tv.stub_passed}, {"tasks", out},           {"validation", validate_dir}};
+  if (o.json_out)
+    std::cout << summary.dump(2) << "\n";
   else
     fmt::print("{} task(s) kept of {} candidates ({} fail with the real body, {} pass without it); written to {}\n",
                tv.kept.size(), tasks.size(), tv.gold_failed, tv.stub_passed, out);
@@ -509,15 +551,19 @@ int cmd_snippets(const Common& o, const std::string& file, bool dependency) {
   } else {
     const FileRec& fr = v.files()[*f];
     for (int s = fr.first_snippet; s < fr.first_snippet + fr.n_snippets; ++s)
-      arr.push_back({{"start_line", v.snippets()[s].start_line}, {"end_line", v.snippets()[s].end_line},
+      arr.push_back({{"start_line", v.snippets()[s].start_line},
+                     {"end_line", v.snippets()[s].end_line},
                      {"text", sanitize_utf8(eng->snippet_text(s))}});
   }
   if (o.json_out) {
     std::cout << arr.dump(2) << "\n";
   } else {
     for (const auto& s : arr) {
-      if (s.contains("label")) fmt::print("--- {}\n{}\n", s["label"].get<std::string>(), s["text"].get<std::string>());
-      else fmt::print("--- lines {}-{}\n{}\n", s["start_line"].get<int>(), s["end_line"].get<int>(), s["text"].get<std::string>());
+      if (s.contains("label"))
+        fmt::print("--- {}\n{}\n", s["label"].get<std::string>(), s["text"].get<std::string>());
+      else
+        fmt::print("--- lines {}-{}\n{}\n", s["start_line"].get<int>(), s["end_line"].get<int>(),
+                   s["text"].get<std::string>());
     }
   }
   return 0;
@@ -585,8 +631,10 @@ int cmd_eval(const Common& o, const std::vector<std::string>& repos, EvalOptions
     all.push_back(j);
     reports.push_back(std::move(rep));
   }
-  if (o.json_out) std::cout << all.dump(2) << "\n";
-  else std::cout << eval_markdown(reports, eo.ks);
+  if (o.json_out)
+    std::cout << all.dump(2) << "\n";
+  else
+    std::cout << eval_markdown(reports, eo.ks);
   return 0;
 }
 
@@ -606,7 +654,8 @@ int cmd_train(const Common& o, const std::vector<std::string>& repos, const Trai
   if (!f) throw Error(ExitCode::bad_input, "cannot write '" + out + "'");
   f << m.to_json() << "\n";
   if (!o.quiet)
-    fmt::print(stderr, "trained on {} targets ({} rows, {} positives) from {} repositories; log loss {:.4f}; wrote {}\n",
+    fmt::print(stderr,
+               "trained on {} targets ({} rows, {} positives) from {} repositories; log loss {:.4f}; wrote {}\n",
                rep.targets, rep.rows, rep.positives, rep.repos.size(), rep.log_loss, out);
   return 0;
 }
@@ -621,7 +670,8 @@ int cmd_subspace(const Common& o, const LlmFlags& lf, SubspaceOptions so, const 
   if (!dump_basis.empty()) {
     // Raw float32, column-major d x (d - k): column j is the j-th reasoning direction.
     std::ofstream f(dump_basis, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(sub.basis().data()), static_cast<std::streamsize>(sub.basis().size() * sizeof(float)));
+    f.write(reinterpret_cast<const char*>(sub.basis().data()),
+            static_cast<std::streamsize>(sub.basis().size() * sizeof(float)));
     if (!f) throw Error(ExitCode::bad_input, "cannot write '" + dump_basis + "'");
   }
   json j;
@@ -643,7 +693,8 @@ int cmd_subspace(const Common& o, const LlmFlags& lf, SubspaceOptions so, const 
         k = i + 1;
         break;
       }
-    table.push_back({{"threshold", t}, {"k", k}, {"reasoning_fraction", static_cast<double>(sub.dim() - k) / sub.dim()}});
+    table.push_back(
+        {{"threshold", t}, {"k", k}, {"reasoning_fraction", static_cast<double>(sub.dim() - k) / sub.dim()}});
   }
   j["thresholds"] = table;
   j["singular_values"] = sub.singular_values();
@@ -681,7 +732,8 @@ int cmd_subspace(const Common& o, const LlmFlags& lf, SubspaceOptions so, const 
              sub.from_cache() ? " [cached]" : fmt::format(" [computed in {:.1f}s]", sub.seconds()));
   fmt::print("\n threshold      k   (d-k)/d\n");
   for (const auto& r : table)
-    fmt::print(" {:9.3f} {:6d}   {:6.1f}%\n", r["threshold"].get<double>(), r["k"].get<int>(), 100.0 * r["reasoning_fraction"].get<double>());
+    fmt::print(" {:9.3f} {:6d}   {:6.1f}%\n", r["threshold"].get<double>(), r["k"].get<int>(),
+               100.0 * r["reasoning_fraction"].get<double>());
   fmt::print("\n energy curve (cumulative share by number of directions)\n");
   for (int row = 0; row <= 10; ++row) {
     size_t i = static_cast<size_t>(std::min(sub.dim() - 1, row * (sub.dim() - 1) / 10));
@@ -689,16 +741,19 @@ int cmd_subspace(const Common& o, const LlmFlags& lf, SubspaceOptions so, const 
     fmt::print(" k={:5d} {:6.3f} |{}\n", i + 1, curve[i], std::string(static_cast<size_t>(bar), '#'));
   }
   if (j.contains("steps"))
-    fmt::print("\n{} steps: mean pairwise cosine {:.3f} raw -> {:.3f} debiased (PC1 explains {:.1f}% of the variance)\n",
-               j["steps"].get<size_t>(), j["mean_pairwise_cosine_raw"].get<double>(),
-               j["mean_pairwise_cosine_debiased"].get<double>(), 100.0 * j["pc1_explained_variance"].get<double>());
+    fmt::print(
+        "\n{} steps: mean pairwise cosine {:.3f} raw -> {:.3f} debiased (PC1 explains {:.1f}% of the variance)\n",
+        j["steps"].get<size_t>(), j["mean_pairwise_cosine_raw"].get<double>(),
+        j["mean_pairwise_cosine_debiased"].get<double>(), 100.0 * j["pc1_explained_variance"].get<double>());
   return 0;
 }
 
 json generation_json(const GenerateResult& r) {
   json j = {{"prompt_tokens", r.prompt_tokens}, {"choices", json::array()}};
   for (const auto& c : r.choices) {
-    json cj = {{"text", sanitize_utf8(c.text)}, {"finish_reason", c.finish_reason}, {"completion_tokens", c.completion_tokens}};
+    json cj = {{"text", sanitize_utf8(c.text)},
+               {"finish_reason", c.finish_reason},
+               {"completion_tokens", c.completion_tokens}};
     if (!c.hidden.empty()) {
       cj["hidden_dim"] = c.hidden_dim;
       cj["hidden_rows"] = c.hidden.size() / static_cast<size_t>(std::max(1, c.hidden_dim));
@@ -769,26 +824,33 @@ int main(int argc, char** argv) {
   ret->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   ret->add_flag("--bm25-only", ro.bm25_only, "imports: rank the pool by BM25 alone even with an embedding model");
   ret->add_option("--trace", ro.trace_path, "procedural: write the JSON trace of every stage to this file");
-  ret->add_option("--rq2-pairs", ro.rq2_pairs_path, "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)");
+  ret->add_option("--rq2-pairs", ro.rq2_pairs_path,
+                  "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)");
   std::vector<std::string> proc_params;
-  ret->add_option("--param", proc_params,
-                  "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, max_rounds=5, "
-                  "agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")");
+  ret->add_option(
+      "--param", proc_params,
+      "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, max_rounds=5, "
+      "agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")");
   add_llm_flags(ret, lf);
-
 
   GenerationParams gp;
   std::string gen_target, gen_output = "function", gen_trace;
   std::vector<std::string> gen_params;
-  auto* gen = app.add_subcommand("generate", "ProjAgent 4.3-4.4: write a function's body (hidden) with retrieved context and static-check feedback");
+  auto* gen = app.add_subcommand(
+      "generate",
+      "ProjAgent 4.3-4.4: write a function's body (hidden) with retrieved context and static-check feedback");
   add_common(gen, o, true);
   gen->add_option("--target", gen_target, "path/to/file.py::Qualified.name")->required();
-  gen->add_option("-m,--method", gp.method, "projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file")->capture_default_str();
+  gen->add_option(
+         "-m,--method", gp.method,
+         "projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file")
+      ->capture_default_str();
   gen->add_option("--output", gen_output, "function, file (the patched file), diff or json")->capture_default_str();
   gen->add_option("--trace", gen_trace, "write the JSON trace (retrieval, prompt contexts, every round) here");
   gen->add_option("--max-tokens", gp.max_tokens, "output tokens per generation (greedy)")->capture_default_str();
   gen->add_option("--max-rounds", gp.max_rounds, "refinement rounds of the feedback loop")->capture_default_str();
-  gen->add_option("--budget", gp.prompt_budget_tokens, "estimated tokens of context in the prompt")->capture_default_str();
+  gen->add_option("--budget", gp.prompt_budget_tokens, "estimated tokens of context in the prompt")
+      ->capture_default_str();
   gen->add_option("--param", gen_params, "procedural retrieval NAME=VALUE (as `retrieve --param`)");
   gen->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   add_llm_flags(gen, lf);
@@ -798,26 +860,42 @@ int main(int argc, char** argv) {
   std::vector<std::string> ev_repo_map;
   TaskLoadOptions tlo;
   RunnerOptions rno;
-  auto* evr = app.add_subcommand("evaluate", "REPOCOD-style Pass@1: hide each task's body, generate it with each method, run the tests, restore the file");
-  evr->add_option("tasks", ev_tasks, "tasks (JSONL or JSON array; REPOCOD fields or repo/file/function/test_command)")->required();
-  evr->add_option("--methods", ev_methods, "comma-separated: projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, sparse, dense, same-file, gold, stub")->capture_default_str();
-  evr->add_option("--out", rno.out_dir, "results folder (results.jsonl, logs/, artifacts/, table.md, table.csv); re-running resumes")->required();
+  auto* evr = app.add_subcommand(
+      "evaluate",
+      "REPOCOD-style Pass@1: hide each task's body, generate it with each method, run the tests, restore the file");
+  evr->add_option("tasks", ev_tasks, "tasks (JSONL or JSON array; REPOCOD fields or repo/file/function/test_command)")
+      ->required();
+  evr->add_option("--methods", ev_methods,
+                  "comma-separated: projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, "
+                  "sparse, dense, same-file, gold, stub")
+      ->capture_default_str();
+  evr->add_option("--out", rno.out_dir,
+                  "results folder (results.jsonl, logs/, artifacts/, table.md, table.csv); re-running resumes")
+      ->required();
   evr->add_option("--shard", ev_shard, "i/n: run the tasks whose position mod n is i (0 <= i < n)");
-  evr->add_option("--jobs", ev_jobs, "parallel runner processes on this machine (generation in parallel, test runs of one repository one at a time)")->capture_default_str();
+  evr->add_option("--jobs", ev_jobs,
+                  "parallel runner processes on this machine (generation in parallel, test runs of one repository one "
+                  "at a time)")
+      ->capture_default_str();
   evr->add_option("--done-in", rno.done_dirs, "")->group("");  // internal: results folders of sibling jobs
-  evr->add_option("--timeout", rno.limits.timeout_s, "seconds per test run (the process group is killed after)")->capture_default_str();
-  evr->add_option("--mem-mb", rno.limits.memory_mb, "address-space limit of a test run in MiB (0 = none)")->capture_default_str();
+  evr->add_option("--timeout", rno.limits.timeout_s, "seconds per test run (the process group is killed after)")
+      ->capture_default_str();
+  evr->add_option("--mem-mb", rno.limits.memory_mb, "address-space limit of a test run in MiB (0 = none)")
+      ->capture_default_str();
   evr->add_option("--repo", ev_repo_map, "NAME=PATH: local path of a REPOCOD repository (repeatable)");
   evr->add_option("--repos-dir", tlo.repos_dir, "folder holding REPOCOD repositories by name");
-  evr->add_option("--test-template", tlo.test_template, "REPOCOD tasks: command running the test files ({tests})")->capture_default_str();
+  evr->add_option("--test-template", tlo.test_template, "REPOCOD tasks: command running the test files ({tests})")
+      ->capture_default_str();
   evr->add_option("--max-tokens", rno.gen.max_tokens, "output tokens per generation")->capture_default_str();
   evr->add_option("--max-rounds", rno.gen.max_rounds, "refinement rounds")->capture_default_str();
-  evr->add_option("--budget", rno.gen.prompt_budget_tokens, "estimated tokens of context per prompt")->capture_default_str();
+  evr->add_option("--budget", rno.gen.prompt_budget_tokens, "estimated tokens of context per prompt")
+      ->capture_default_str();
   evr->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
   add_llm_flags(evr, lf);
   std::vector<std::string> table_dirs;
   bool table_csv = false;
-  auto* tbl = app.add_subcommand("table", "Pass@1 table (Markdown or CSV) of the results of one or more evaluate --out folders (shards)");
+  auto* tbl = app.add_subcommand(
+      "table", "Pass@1 table (Markdown or CSV) of the results of one or more evaluate --out folders (shards)");
   tbl->add_option("dirs", table_dirs, "results folders")->required();
   tbl->add_flag("--csv", table_csv, "CSV instead of Markdown");
   std::string guard_dir;
@@ -827,8 +905,10 @@ int main(int argc, char** argv) {
   std::string mk_out, mk_validate;
   TaskBuildOptions tbo;
   CommandLimits mk_limits;
-  auto* mkt = app.add_subcommand("make-tasks", "REPOCOD-style tasks from a repository that ships its tests: the functions its test files "
-                                              "reference; --validate keeps those whose tests pass with the real body and fail without it");
+  auto* mkt =
+      app.add_subcommand("make-tasks",
+                         "REPOCOD-style tasks from a repository that ships its tests: the functions its test files "
+                         "reference; --validate keeps those whose tests pass with the real body and fail without it");
   add_common(mkt, o, true);
   mkt->add_option("--out", mk_out, "tasks file to write (JSONL, read by `evaluate`)")->required();
   mkt->add_option("--max", tbo.max_tasks, "tasks to propose, round-robin over the target files")->capture_default_str();
@@ -836,10 +916,14 @@ int main(int argc, char** argv) {
   mkt->add_option("--max-lines", tbo.max_body_lines, "most body lines of a target")->capture_default_str();
   mkt->add_option("--max-test-files", tbo.max_test_files, "test files a task runs")->capture_default_str();
   mkt->add_option("--repo-id", tbo.repo_id, "table column of the tasks (default: the folder's name)");
-  mkt->add_option("--test-template", tbo.test_template, "command running the test files ({tests}), in the repository root")->capture_default_str();
-  mkt->add_option("--validate", mk_validate, "run gold and stub into this folder (resumable) and write only the tasks they validate");
+  mkt->add_option("--test-template", tbo.test_template,
+                  "command running the test files ({tests}), in the repository root")
+      ->capture_default_str();
+  mkt->add_option("--validate", mk_validate,
+                  "run gold and stub into this folder (resumable) and write only the tasks they validate");
   mkt->add_option("--timeout", mk_limits.timeout_s, "validation: seconds per test run")->capture_default_str();
-  mkt->add_option("--mem-mb", mk_limits.memory_mb, "validation: address-space limit of a test run in MiB (0 = none)")->capture_default_str();
+  mkt->add_option("--mem-mb", mk_limits.memory_mb, "validation: address-space limit of a test run in MiB (0 = none)")
+      ->capture_default_str();
   mkt->add_flag("--no-refresh", o.no_refresh, "use the index as it is");
   std::string snip_file;
   bool dependency = false;
@@ -852,7 +936,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> eval_repos;
   EvalOptions eo;
   std::string eval_strategies = "sparse,same-file,imports";
-  auto* ev = app.add_subcommand("eval", "LLM-free retrieval quality: Recall@k and MRR against the symbols real bodies use");
+  auto* ev =
+      app.add_subcommand("eval", "LLM-free retrieval quality: Recall@k and MRR against the symbols real bodies use");
   ev->add_option("repos", eval_repos, "repositories to evaluate on")->required();
   ev->add_option("--strategies", eval_strategies, "comma-separated strategies")->capture_default_str();
   ev->add_option("--samples", eo.samples, "targets per repository")->capture_default_str();
@@ -860,7 +945,8 @@ int main(int argc, char** argv) {
   ev->add_flag("--include-tests", eo.include_tests, "also sample functions from test files");
   ev->add_flag("--json", o.json_out, "JSON instead of a Markdown table");
   ev->add_flag("-q,--quiet", o.quiet, "only warnings and errors on stderr");
-  ev->add_option("--structural-model", eo.retriever.model_path, "structural: weights file (default: the shipped model)");
+  ev->add_option("--structural-model", eo.retriever.model_path,
+                 "structural: weights file (default: the shipped model)");
   add_llm_flags(ev, lf);
   ret->add_option("--structural-model", ro.model_path, "structural: weights file (default: the shipped model)");
 
@@ -880,7 +966,8 @@ int main(int argc, char** argv) {
   std::string bench_out;
   auto* bn = app.add_subcommand("bench", "index and query speed against the Python reference, in the same run");
   bn->add_option("repo", bo.repo, "repository to benchmark on")->required();
-  bn->add_option("--reference", bo.reference, "reference implementation (default: bench/reference/ref_index.py of this source tree)");
+  bn->add_option("--reference", bo.reference,
+                 "reference implementation (default: bench/reference/ref_index.py of this source tree)");
   bn->add_flag("--no-reference", bench_no_ref, "skip the reference implementation");
   bn->add_option("--queries", bo.queries, "BM25 queries")->capture_default_str();
   bn->add_option("--repeat", bo.repeat, "full index runs (median reported)")->capture_default_str();
@@ -892,7 +979,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> sel_targets;
   std::string sel_file;
   int sel_top = 20;
-  auto* sel = app.add_subcommand("select-functions", "ProjAgent 4.1: rank files by target functions and pick context functions");
+  auto* sel = app.add_subcommand("select-functions",
+                                 "ProjAgent 4.1: rank files by target functions and pick context functions");
   add_common(sel, o, true);
   sel->add_option("--target", sel_targets, "a target function path::Qual.name (repeatable)");
   sel->add_option("--targets-file", sel_file, "file with one target per line");
@@ -929,7 +1017,8 @@ int main(int argc, char** argv) {
   auto* lem = llm->add_subcommand("embed", "embed texts (L2-normalised vectors)");
   add_llm_flags(lem, lf);
   lem->add_option("texts", embed_texts, "texts")->required();
-  lem->add_option("--task", embed_task, "query, document or none (adds the model's task prompt)")->capture_default_str();
+  lem->add_option("--task", embed_task, "query, document or none (adds the model's task prompt)")
+      ->capture_default_str();
   auto* linfo = llm->add_subcommand("info", "model identity, capabilities, hidden size, unembedding matrix");
   add_llm_flags(linfo, lf);
 
@@ -945,15 +1034,18 @@ int main(int argc, char** argv) {
 
   TestModelSpec tm;
   std::string tm_shape = "tiny";
-  auto* mk = app.add_subcommand("make-test-model", "write a random-weight GGUF (qwen2 architecture) for tests and benchmarks");
+  auto* mk =
+      app.add_subcommand("make-test-model", "write a random-weight GGUF (qwen2 architecture) for tests and benchmarks");
   mk->add_option("--out", tm.out_path, "output GGUF path")->required();
-  mk->add_option("--shape", tm_shape, "tiny (hidden 64, 2 layers) or qwen2.5-0.5b (hidden 896, 24 layers)")->capture_default_str();
+  mk->add_option("--shape", tm_shape, "tiny (hidden 64, 2 layers) or qwen2.5-0.5b (hidden 896, 24 layers)")
+      ->capture_default_str();
   mk->add_option("--vocab", tm.vocab_path, "vocab-only GGUF (default: llama.cpp's ggml-vocab-qwen2.gguf)");
   mk->add_option("--hidden", tm.hidden);
   mk->add_option("--layers", tm.layers);
   mk->add_flag("--tied", tm.tied, "no output.weight (tied unembedding)");
   mk->add_flag("--f16", tm.f16, "float16 weights");
-  mk->add_flag("--ascii-only", tm.ascii_only, "bias the output to printable-ASCII tokens (valid UTF-8 for servers' parsers)");
+  mk->add_flag("--ascii-only", tm.ascii_only,
+               "bias the output to printable-ASCII tokens (valid UTF-8 for servers' parsers)");
   mk->add_option("--seed", tm.seed)->capture_default_str();
 
 #ifdef REPOCTX_WITH_LLAMA
@@ -972,7 +1064,8 @@ int main(int argc, char** argv) {
   BenchProjectionOptions bpo;
   bool bpo_small = false;
   std::string bpo_out, bpo_internal;
-  auto* bp = app.add_subcommand("bench-projection", "subspace computation cost, similarity search throughput vs memory bandwidth, HNSW recall");
+  auto* bp = app.add_subcommand(
+      "bench-projection", "subspace computation cost, similarity search throughput vs memory bandwidth, HNSW recall");
   bp->add_flag("--no-14b", bpo_small, "skip the 152064 x 5120 matrix");
   bp->add_option("--vectors", bpo.vectors, "store sizes")->capture_default_str();
   bp->add_option("--widths", bpo.widths, "vector widths")->capture_default_str();
@@ -984,26 +1077,31 @@ int main(int argc, char** argv) {
 
   std::string rq2_pairs, rq2_labels;
   std::vector<std::string> rq2_cfgs;
-  auto* rq2 = app.add_subcommand("rq2", "ProjAgent RQ2 (Table 3): promoted/leftover precision, recall, F1 of (tau, k) configurations "
-                                        "over labelled pairs written by `retrieve --strategy procedural --rq2-pairs`");
+  auto* rq2 =
+      app.add_subcommand("rq2",
+                         "ProjAgent RQ2 (Table 3): promoted/leftover precision, recall, F1 of (tau, k) configurations "
+                         "over labelled pairs written by `retrieve --strategy procedural --rq2-pairs`");
   rq2->add_option("--pairs", rq2_pairs, "pairs file (JSONL)")->required();
   rq2->add_option("--labels", rq2_labels, "labels file (JSONL: target_step, context_step, similar)")->required();
   rq2->add_option("--config", rq2_cfgs, "TAU:K (repeatable; default: the paper's A-F)");
   rq2->add_flag("--json", o.json_out, "JSON instead of Markdown");
 
   int cb_max = 0;
-  auto* cb = app.add_subcommand("check-bodies", "static checks (ProjAgent 4.4) on every real function body: false alarms (should be none)");
+  auto* cb = app.add_subcommand(
+      "check-bodies", "static checks (ProjAgent 4.4) on every real function body: false alarms (should be none)");
   cb->add_option("repo", o.repo, "repository")->required();
   cb->add_option("--db", o.db, "index database");
   cb->add_option("--max", cb_max, "check at most this many functions (0 = all)");
   cb->add_flag("--json", o.json_out, "JSON instead of text");
   int cb_inject = 0;
   bool cb_misses = false;
-  cb->add_option("--inject", cb_inject, "instead: inject errors into every N-th real body and report the share caught per kind");
+  cb->add_option("--inject", cb_inject,
+                 "instead: inject errors into every N-th real body and report the share caught per kind");
   cb->add_flag("--show-misses", cb_misses, "with --inject: list the functions where an injected error was not caught");
 
   BenchToolsOptions bto;
-  auto* bt = app.add_subcommand("bench-agent-tools", "latency of the seed-finding agent's repository tools; grep vs a Python reference");
+  auto* bt = app.add_subcommand("bench-agent-tools",
+                                "latency of the seed-finding agent's repository tools; grep vs a Python reference");
   bt->add_option("repo", o.repo, "repository")->required();
   bt->add_option("--db", o.db, "index database (default: the repository's under ~/.cache/repoctx/indexes)");
   bt->add_option("--calls", bto.calls, "calls per tool")->capture_default_str();
@@ -1012,7 +1110,8 @@ int main(int argc, char** argv) {
   SubspaceOptions so;
   std::string so_energy = "squared", so_steps;
   int so_tokens = 128;
-  auto* sub = app.add_subcommand("subspace", "the reasoning subspace of a model: k, d, (d-k)/d, energy curve, anisotropy");
+  auto* sub =
+      app.add_subcommand("subspace", "the reasoning subspace of a model: k, d, (d-k)/d, energy curve, anisotropy");
   add_llm_flags(sub, lf);
   sub->add_option("--threshold", so.energy_threshold, "energy threshold")->capture_default_str();
   sub->add_option("--energy", so_energy, "squared (sum of s^2) or linear (sum of s)")->capture_default_str();
@@ -1072,15 +1171,20 @@ int main(int argc, char** argv) {
     if (*sel) return cmd_select(o, sel_targets, sel_file, sel_top);
     if (*bn) {
       bo.self_exe = fs::read_symlink("/proc/self/exe").string();
-      if (bo.reference.empty() && !bench_no_ref) bo.reference = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_index.py";
+      if (bo.reference.empty() && !bench_no_ref)
+        bo.reference = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_index.py";
       if (bench_no_ref) bo.reference.clear();
       if (!bo.reference.empty() && !fs::exists(bo.reference))
-        throw Error(ExitCode::not_found, "reference implementation '" + bo.reference + "' not found (pass --reference or --no-reference)");
-      if (!fs::is_directory(bo.repo)) throw Error(ExitCode::not_found, "repository path '" + bo.repo + "' does not exist");
+        throw Error(ExitCode::not_found,
+                    "reference implementation '" + bo.reference + "' not found (pass --reference or --no-reference)");
+      if (!fs::is_directory(bo.repo))
+        throw Error(ExitCode::not_found, "repository path '" + bo.repo + "' does not exist");
       json r = run_bench(bo);
       if (!bench_out.empty()) std::ofstream(bench_out) << r.dump(2) << "\n";
-      if (o.json_out) std::cout << r.dump(2) << "\n";
-      else std::cout << bench_markdown(r);
+      if (o.json_out)
+        std::cout << r.dump(2) << "\n";
+      else
+        std::cout << bench_markdown(r);
       return 0;
     }
     if (*tr) return cmd_train(o, train_repos, to, train_out);
@@ -1097,8 +1201,10 @@ int main(int argc, char** argv) {
       if (!blo_no_server) blo.server_bin = REPOCTX_LLAMA_SERVER;
       json r = run_bench_llm(blo);
       if (!blo_out.empty()) std::ofstream(blo_out) << r.dump(2) << "\n";
-      if (o.json_out) std::cout << r.dump(2) << "\n";
-      else std::cout << bench_llm_markdown(r);
+      if (o.json_out)
+        std::cout << r.dump(2) << "\n";
+      else
+        std::cout << bench_llm_markdown(r);
       return 0;
     }
 #endif
@@ -1109,29 +1215,42 @@ int main(int argc, char** argv) {
         json j = json::object();
         for (const auto& [k, v] : d.by_kind) {
           j[k] = {{"caught", v.first}, {"injected", v.second}, {"share", v.second ? double(v.first) / v.second : 0.0}};
-          if (!o.json_out) fmt::print("{:<20} {:>6} / {:<6} caught ({:.1f}%)\n", k, v.first, v.second, v.second ? 100.0 * v.first / v.second : 0.0);
+          if (!o.json_out)
+            fmt::print("{:<20} {:>6} / {:<6} caught ({:.1f}%)\n", k, v.first, v.second,
+                       v.second ? 100.0 * v.first / v.second : 0.0);
         }
         if (cb_misses)
           for (const auto& [kind, fn] : d.misses) {
-            if (o.json_out) j["misses"].push_back({{"kind", kind}, {"function", fn}});
-            else fmt::print("missed {}: {}\n", kind, fn);
+            if (o.json_out)
+              j["misses"].push_back({{"kind", kind}, {"function", fn}});
+            else
+              fmt::print("missed {}: {}\n", kind, fn);
           }
-        if (o.json_out) std::cout << j.dump(2) << "\n";
-        else fmt::print("({:.1f} s)\n", d.seconds);
+        if (o.json_out)
+          std::cout << j.dump(2) << "\n";
+        else
+          fmt::print("({:.1f} s)\n", d.seconds);
         return 0;
       }
       auto rep = check_all_real_bodies(*eng, cb_max);
       if (o.json_out) {
         json f = json::array();
         for (const auto& [fn, x] : rep.findings) f.push_back({{"function", fn}, {"finding", x.to_json()}});
-        std::cout << json{{"functions", rep.functions}, {"files", rep.files}, {"seconds", rep.seconds},
+        std::cout << json{{"functions", rep.functions},
+                          {"files", rep.files},
+                          {"seconds", rep.seconds},
                           {"checked_argument_counts", rep.coverage.argument_counts},
-                          {"checked_typed_receiver_calls", rep.coverage.typed_receiver_calls}, {"findings", f}}.dump(2) << "\n";
+                          {"checked_typed_receiver_calls", rep.coverage.typed_receiver_calls},
+                          {"findings", f}}
+                         .dump(2)
+                  << "\n";
       } else {
         for (const auto& [fn, x] : rep.findings) fmt::print("{}:{}: [{}] {}\n", fn, x.line, x.check, x.message);
-        fmt::print("{} findings in {} functions of {} files ({:.2f} s); checked {} argument counts, {} calls on inferred receivers\n",
-                   rep.findings.size(), rep.functions, rep.files, rep.seconds, rep.coverage.argument_counts,
-                   rep.coverage.typed_receiver_calls);
+        fmt::print(
+            "{} findings in {} functions of {} files ({:.2f} s); checked {} argument counts, {} calls on inferred "
+            "receivers\n",
+            rep.findings.size(), rep.functions, rep.files, rep.seconds, rep.coverage.argument_counts,
+            rep.coverage.typed_receiver_calls);
       }
       return rep.findings.empty() ? 0 : 1;
     }
@@ -1150,14 +1269,27 @@ int main(int argc, char** argv) {
           throw Error(ExitCode::usage, "--config takes TAU:K, e.g. 0.65:2, got '" + c + "'");
         cfgs.push_back(rc);
       }
-      auto rep = evaluate_rq2(read_rq2_pairs(rq2_pairs), read_rq2_labels(rq2_labels), cfgs.empty() ? rq2_paper_configs() : cfgs);
+      auto rep = evaluate_rq2(read_rq2_pairs(rq2_pairs), read_rq2_labels(rq2_labels),
+                              cfgs.empty() ? rq2_paper_configs() : cfgs);
       if (o.json_out) {
         json rows = json::array();
         for (const auto& r : rep.rows)
-          rows.push_back({{"config", r.config.name}, {"tau", r.config.tau}, {"k", r.config.k},
-                          {"promoted", {{"pairs", r.promoted.pairs}, {"precision", r.promoted.precision}, {"recall", r.promoted.recall}, {"f1", r.promoted.f1}}},
-                          {"leftover", {{"pairs", r.leftover.pairs}, {"precision", r.leftover.precision}, {"recall", r.leftover.recall}, {"f1", r.leftover.f1}}}});
-        std::cout << json{{"pairs", rep.pairs}, {"labelled", rep.labelled}, {"best_row", rep.best_row}, {"rows", rows}}.dump(2) << "\n";
+          rows.push_back({{"config", r.config.name},
+                          {"tau", r.config.tau},
+                          {"k", r.config.k},
+                          {"promoted",
+                           {{"pairs", r.promoted.pairs},
+                            {"precision", r.promoted.precision},
+                            {"recall", r.promoted.recall},
+                            {"f1", r.promoted.f1}}},
+                          {"leftover",
+                           {{"pairs", r.leftover.pairs},
+                            {"precision", r.leftover.precision},
+                            {"recall", r.leftover.recall},
+                            {"f1", r.leftover.f1}}}});
+        std::cout << json{{"pairs", rep.pairs}, {"labelled", rep.labelled}, {"best_row", rep.best_row}, {"rows", rows}}
+                         .dump(2)
+                  << "\n";
       } else {
         std::cout << rq2_markdown(rep);
       }
@@ -1167,8 +1299,10 @@ int main(int argc, char** argv) {
       auto eng = open_engine(o);
       bto.reference_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_grep.py";
       json r = run_bench_agent_tools(*eng, bto);
-      if (o.json_out) std::cout << r.dump(2) << "\n";
-      else std::cout << bench_agent_tools_markdown(r);
+      if (o.json_out)
+        std::cout << r.dump(2) << "\n";
+      else
+        std::cout << bench_agent_tools_markdown(r);
       return 0;
     }
 #ifdef REPOCTX_WITH_LLAMA
@@ -1181,8 +1315,10 @@ int main(int argc, char** argv) {
       bpo.self_exe = fs::read_symlink("/proc/self/exe").string();
       json r = run_bench_projection(bpo);
       if (!bpo_out.empty()) std::ofstream(bpo_out) << r.dump(2) << "\n";
-      if (o.json_out) std::cout << r.dump(2) << "\n";
-      else std::cout << bench_projection_markdown(r);
+      if (o.json_out)
+        std::cout << r.dump(2) << "\n";
+      else
+        std::cout << bench_projection_markdown(r);
       return 0;
     }
 #endif
@@ -1214,8 +1350,10 @@ int main(int argc, char** argv) {
           greq.json_schema = schema_text;
         }
         auto r = session.llm().generate(greq);
-        if (o.json_out) std::cout << generation_json(r).dump(2) << "\n";
-        else for (const auto& c : r.choices) std::cout << c.text << "\n";
+        if (o.json_out)
+          std::cout << generation_json(r).dump(2) << "\n";
+        else
+          for (const auto& c : r.choices) std::cout << c.text << "\n";
         return 0;
       }
       if (*llp) {
@@ -1227,7 +1365,9 @@ int main(int argc, char** argv) {
       if (*lem) {
         EmbedRequest er;
         er.texts = embed_texts;
-        er.task = embed_task == "query" ? EmbedTask::query : embed_task == "document" ? EmbedTask::document : EmbedTask::none;
+        er.task = embed_task == "query"      ? EmbedTask::query
+                  : embed_task == "document" ? EmbedTask::document
+                                             : EmbedTask::none;
         auto r = session.embedder().embed(er);
         json j = json::array();
         for (const auto& v : r.vectors) j.push_back(v);
@@ -1237,7 +1377,9 @@ int main(int argc, char** argv) {
       if (*linfo) {
         auto& b = session.llm();
         auto caps = b.capabilities();
-        json j = {{"identity", b.identity()}, {"hidden_states", caps.hidden_states}, {"grammar", caps.grammar},
+        json j = {{"identity", b.identity()},
+                  {"hidden_states", caps.hidden_states},
+                  {"grammar", caps.grammar},
                   {"hidden_dim", b.hidden_dim()}};
         if (caps.hidden_states) {
           auto u = b.unembedding_info();
@@ -1253,9 +1395,14 @@ int main(int argc, char** argv) {
         auto st = session.cache().stats();
         json j = json::array();
         for (const auto& [k, r] : st.by_op_model)
-          j.push_back({{"op", k.substr(0, k.find('\t'))}, {"model", k.substr(k.find('\t') + 1)}, {"entries", r.entries},
-                       {"prompt_tokens", r.prompt_tokens}, {"completion_tokens", r.completion_tokens}, {"ms", r.ms}});
-        if (o.json_out) std::cout << json({{"path", session.cache().path()}, {"rows", j}}).dump(2) << "\n";
+          j.push_back({{"op", k.substr(0, k.find('\t'))},
+                       {"model", k.substr(k.find('\t') + 1)},
+                       {"entries", r.entries},
+                       {"prompt_tokens", r.prompt_tokens},
+                       {"completion_tokens", r.completion_tokens},
+                       {"ms", r.ms}});
+        if (o.json_out)
+          std::cout << json({{"path", session.cache().path()}, {"rows", j}}).dump(2) << "\n";
         else {
           fmt::print("{}\n", session.cache().path());
           for (const auto& r : j)
@@ -1271,7 +1418,8 @@ int main(int argc, char** argv) {
       }
     }
     if (*sub) {
-      if (so_energy != "squared" && so_energy != "linear") throw Error(ExitCode::usage, "--energy must be squared or linear");
+      if (so_energy != "squared" && so_energy != "linear")
+        throw Error(ExitCode::usage, "--energy must be squared or linear");
       so.energy = so_energy == "squared" ? EnergyDefinition::squared : EnergyDefinition::linear;
       so.use_cache = !so_fresh;
       return cmd_subspace(o, lf, so, so_steps, so_tokens, so_dump);

@@ -9,9 +9,9 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -65,7 +65,7 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::string& out_
 double percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size()))) ;
+  size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];  // nearest rank, as ref_index.py reports
 }
 
@@ -108,10 +108,11 @@ json run_bench(const BenchOptions& o) {
   json ij = json::parse(idx.out);
   double index_s = percentile(times, 0.5);
   double mb = static_cast<double>(ij["bytes"].get<uint64_t>()) / 1048576.0;
-  rep["repoctx"] = {{"files", ij["files"]},     {"bytes", ij["bytes"]},          {"entities", ij["entities"]},
-                    {"references", ij["references"]}, {"snippets", ij["snippets"]}, {"index_s", index_s},
-                    {"index_runs_s", times},    {"files_per_s", ij["files"].get<double>() / index_s},
-                    {"mb_per_s", mb / index_s}, {"peak_rss_mb", ij.value("peak_rss_mb", idx.peak_rss_mb)}};
+  rep["repoctx"] = {{"files", ij["files"]},       {"bytes", ij["bytes"]},
+                    {"entities", ij["entities"]}, {"references", ij["references"]},
+                    {"snippets", ij["snippets"]}, {"index_s", index_s},
+                    {"index_runs_s", times},      {"files_per_s", ij["files"].get<double>() / index_s},
+                    {"mb_per_s", mb / index_s},   {"peak_rss_mb", ij.value("peak_rss_mb", idx.peak_rss_mb)}};
 
   // 2. Queries: signature + docstring of the first documented functions, in path order.
   std::string db0 = (tmp / "index0.db").string();
@@ -127,7 +128,8 @@ json run_bench(const BenchOptions& o) {
   std::string qpath = (tmp / "queries.jsonl").string();
   {
     std::ofstream qf(qpath);
-    for (const auto& q : queries) qf << json({{"text", q}}).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    for (const auto& q : queries)
+      qf << json({{"text", q}}).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
   }
   std::vector<double> lat;
   Bm25Params p;
@@ -165,7 +167,8 @@ json run_bench(const BenchOptions& o) {
                         {"query_p50_ms", rj["query_p50_ms"]},
                         {"query_p99_ms", rj["query_p99_ms"]}};
     rep["speedup_index"] = rj["index_seconds"].get<double>() / index_s;
-    rep["speedup_query_p50"] = rj["query_p50_ms"].get<double>() / std::max(1e-9, rep["repoctx"]["query_p50_ms"].get<double>());
+    rep["speedup_query_p50"] =
+        rj["query_p50_ms"].get<double>() / std::max(1e-9, rep["repoctx"]["query_p50_ms"].get<double>());
   }
 
   // 4. Re-index after changing one file, on a copy of the repository.
@@ -180,7 +183,8 @@ json run_bench(const BenchOptions& o) {
     std::vector<fs::path> pys;
     for (auto& ent : fs::recursive_directory_iterator(copy))
       if (ent.is_regular_file() && ent.path().extension() == ".py") pys.push_back(ent.path());
-    std::sort(pys.begin(), pys.end(), [](const fs::path& a, const fs::path& b) { return fs::file_size(a) < fs::file_size(b); });
+    std::sort(pys.begin(), pys.end(),
+              [](const fs::path& a, const fs::path& b) { return fs::file_size(a) < fs::file_size(b); });
     fs::path victim = pys[pys.size() / 2];
     std::ofstream(victim, std::ios::app) << "\n\ndef repoctx_bench_added(x):\n    return x + 1\n";
     auto inc = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
@@ -221,9 +225,11 @@ std::string bench_markdown(const json& r) {
   row("BM25 top-20 query p99 (ms)", c["query_p99_ms"].get<double>(), "query_p99_ms", 3, true);
   if (r.contains("reindex")) {
     const json& ri = r["reindex"];
-    out += fmt::format("\nre-index after changing one file ({}): {:.3f} s vs full {:.2f} s = {:.2f}% of a full index ({} file re-parsed)\n",
-                       ri["changed_file"].get<std::string>(), ri["one_file_s"].get<double>(), ri["full_s"].get<double>(),
-                       100.0 * ri["ratio"].get<double>(), ri["parsed"].get<int>());
+    out += fmt::format(
+        "\nre-index after changing one file ({}): {:.3f} s vs full {:.2f} s = {:.2f}% of a full index ({} file "
+        "re-parsed)\n",
+        ri["changed_file"].get<std::string>(), ri["one_file_s"].get<double>(), ri["full_s"].get<double>(),
+        100.0 * ri["ratio"].get<double>(), ri["parsed"].get<int>());
   }
   out += fmt::format("BM25 index build on load: {:.0f} ms, {:.1f} MB; {} queries\n", c["bm25_load_ms"].get<double>(),
                      c["bm25_memory_mb"].get<double>(), r["queries"].get<int>());

@@ -10,12 +10,12 @@ namespace repoctx {
 
 struct BenchOptions {
   std::string repo;
-  std::string self_exe;        // this repoctx binary (child processes measure their own peak RSS)
-  std::string reference;       // path of ref_index.py; empty = skip the reference
+  std::string self_exe;   // this repoctx binary (child processes measure their own peak RSS)
+  std::string reference;  // path of ref_index.py; empty = skip the reference
   std::string python = "/usr/bin/python3";
   int queries = 200;
-  int repeat = 1;              // index runs (median reported)
-  bool reindex = true;         // measure re-index after a one-file change (on a copy of the repository)
+  int repeat = 1;       // index runs (median reported)
+  bool reindex = true;  // measure re-index after a one-file change (on a copy of the repository)
   int threads = 0;
 };
 

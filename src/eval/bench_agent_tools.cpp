@@ -28,7 +28,10 @@ double pct(std::vector<double> v, double q) {
 json summary(const std::vector<double>& ms, const std::vector<size_t>& chars) {
   size_t total = 0;
   for (auto c : chars) total += c;
-  return {{"calls", ms.size()}, {"p50_ms", pct(ms, 0.5)}, {"p99_ms", pct(ms, 0.99)}, {"max_ms", pct(ms, 1.0)},
+  return {{"calls", ms.size()},
+          {"p50_ms", pct(ms, 0.5)},
+          {"p99_ms", pct(ms, 0.99)},
+          {"max_ms", pct(ms, 1.0)},
           {"mean_output_chars", chars.empty() ? 0 : total / chars.size()}};
 }
 
@@ -41,7 +44,8 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
   std::mt19937 rng(42);
   std::vector<int> callables, with_body_files;
   for (size_t i = 0; i < ents.size(); ++i)
-    if (is_callable(ents[i].kind) && ents[i].qualname.find("<locals>") == std::string::npos) callables.push_back(static_cast<int>(i));
+    if (is_callable(ents[i].kind) && ents[i].qualname.find("<locals>") == std::string::npos)
+      callables.push_back(static_cast<int>(i));
   if (callables.empty()) throw Error(ExitCode::bad_input, "bench-agent-tools: the index holds no function");
   auto pick = [&](const std::vector<int>& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
   std::vector<std::string> dirs = {""};
@@ -52,7 +56,8 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
   std::sort(dirs.begin(), dirs.end());
   dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
 
-  json out = {{"repo", e.view().root()}, {"files", files.size()}, {"functions", callables.size()}, {"tools", json::object()}};
+  json out = {
+      {"repo", e.view().root()}, {"files", files.size()}, {"functions", callables.size()}, {"tools", json::object()}};
   auto timed = [&](const std::string& name, const std::function<ToolResult(int)>& call) {
     std::vector<double> ms;
     std::vector<size_t> chars;
@@ -84,8 +89,11 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
   for (int i = 0; i < o.calls; ++i) {
     const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
     std::string last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
-    if (i % 2 == 0) patterns.push_back({{"pattern", last + "("}, {"fixed", true}});
-    else patterns.push_back({{"pattern", "def \\w*" + last.substr(0, std::max<size_t>(3, last.size() / 2)) + "\\w*\\("}, {"fixed", false}});
+    if (i % 2 == 0)
+      patterns.push_back({{"pattern", last + "("}, {"fixed", true}});
+    else
+      patterns.push_back({{"pattern", "def \\w*" + last.substr(0, std::max<size_t>(3, last.size() / 2)) + "\\w*\\("},
+                          {"fixed", false}});
   }
   std::vector<double> gms;
   std::vector<size_t> gchars;
@@ -105,8 +113,8 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
       for (const auto& f : files) fl << f.path << "\n";
       std::ofstream(tmp / "patterns.json") << json(patterns).dump();
     }
-    std::string cmd = o.python + " '" + script + "' '" + e.view().root() + "' '" + (tmp / "files.txt").string() + "' '" +
-                      (tmp / "patterns.json").string() + "'";
+    std::string cmd = o.python + " '" + script + "' '" + e.view().root() + "' '" + (tmp / "files.txt").string() +
+                      "' '" + (tmp / "patterns.json").string() + "'";
     std::string text;
     if (FILE* p = popen(cmd.c_str(), "r")) {
       char buf[4096];
@@ -128,15 +136,20 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
 }
 
 std::string bench_agent_tools_markdown(const json& r) {
-  std::string s = fmt::format("Agent tools on {} ({} files, {} functions)\n\n| tool | calls | p50 ms | p99 ms | max ms | mean output chars |\n|---|---|---|---|---|---|\n",
-                              r["repo"].get<std::string>(), r["files"].get<size_t>(), r["functions"].get<size_t>());
+  std::string s = fmt::format(
+      "Agent tools on {} ({} files, {} functions)\n\n| tool | calls | p50 ms | p99 ms | max ms | mean output chars "
+      "|\n|---|---|---|---|---|---|\n",
+      r["repo"].get<std::string>(), r["files"].get<size_t>(), r["functions"].get<size_t>());
   for (const auto& [name, t] : r["tools"].items())
-    s += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {} |\n", name, t["calls"].get<int>(), t["p50_ms"].get<double>(),
-                     t["p99_ms"].get<double>(), t["max_ms"].get<double>(), t["mean_output_chars"].get<size_t>());
+    s += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {} |\n", name, t["calls"].get<int>(),
+                     t["p50_ms"].get<double>(), t["p99_ms"].get<double>(), t["max_ms"].get<double>(),
+                     t["mean_output_chars"].get<size_t>());
   if (r.contains("reference_grep") && r["reference_grep"].contains("p50_ms"))
-    s += fmt::format("\nPython reference grep (re, files in memory): p50 {:.2f} ms, p99 {:.2f} ms; repoctx grep is {:.1f}x faster at p50\n",
-                     r["reference_grep"]["p50_ms"].get<double>(), r["reference_grep"]["p99_ms"].get<double>(),
-                     r["grep_speedup_p50"].get<double>());
+    s += fmt::format(
+        "\nPython reference grep (re, files in memory): p50 {:.2f} ms, p99 {:.2f} ms; repoctx grep is {:.1f}x faster "
+        "at p50\n",
+        r["reference_grep"]["p50_ms"].get<double>(), r["reference_grep"]["p99_ms"].get<double>(),
+        r["grep_speedup_p50"].get<double>());
   return s;
 }
 

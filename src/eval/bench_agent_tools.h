@@ -12,8 +12,8 @@
 namespace repoctx {
 
 struct BenchToolsOptions {
-  int calls = 40;            // calls per tool (distinct arguments drawn from the repository)
-  bool reference = true;     // run the Python grep reference
+  int calls = 40;         // calls per tool (distinct arguments drawn from the repository)
+  bool reference = true;  // run the Python grep reference
   std::string python = "python3";
   std::string reference_script;  // bench/reference/ref_grep.py (the CLI passes its source tree's)
 };

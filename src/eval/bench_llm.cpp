@@ -41,7 +41,8 @@ double median(std::vector<double> v) {
 
 std::string long_prompt(int words) {
   std::string p = "Explain step by step what this code does:\n";
-  for (int i = 0; i < words; ++i) p += "value_" + std::to_string(i % 97) + " = compute(data, " + std::to_string(i) + ")\n";
+  for (int i = 0; i < words; ++i)
+    p += "value_" + std::to_string(i % 97) + " = compute(data, " + std::to_string(i) + ")\n";
   return p;
 }
 
@@ -144,9 +145,20 @@ json run_bench_llm(const BenchLlmOptions& o) {
     Server s;
     s.port = pick_port();
     int slots = *std::max_element(o.concurrency.begin(), o.concurrency.end());
-    std::vector<std::string> args = {o.server_bin, "-m", tiny_ascii.out_path, "--host", "127.0.0.1", "--port",
-                                     std::to_string(s.port), "-c", std::to_string(512 * slots), "-np",
-                                     std::to_string(slots), "-t", std::to_string(o.threads > 0 ? o.threads : 2), "--no-webui"};
+    std::vector<std::string> args = {o.server_bin,
+                                     "-m",
+                                     tiny_ascii.out_path,
+                                     "--host",
+                                     "127.0.0.1",
+                                     "--port",
+                                     std::to_string(s.port),
+                                     "-c",
+                                     std::to_string(512 * slots),
+                                     "-np",
+                                     std::to_string(slots),
+                                     "-t",
+                                     std::to_string(o.threads > 0 ? o.threads : 2),
+                                     "--no-webui"};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -196,7 +208,10 @@ json run_bench_llm(const BenchLlmOptions& o) {
       double dt = now_s() - t0;
       int tokens = 0;
       for (const auto& r : out) tokens += r.choices[0].completion_tokens;
-      th.push_back({{"concurrency", c}, {"requests", rs.size()}, {"seconds", dt}, {"requests_per_s", rs.size() / dt},
+      th.push_back({{"concurrency", c},
+                    {"requests", rs.size()},
+                    {"seconds", dt},
+                    {"requests_per_s", rs.size() / dt},
                     {"completion_tok_per_s", tokens / dt}});
     }
     rep["openai_llama_server"] = {{"model", "tiny"}, {"slots", slots}, {"runs", th}};
@@ -205,7 +220,9 @@ json run_bench_llm(const BenchLlmOptions& o) {
 }
 
 std::string bench_llm_markdown(const json& r) {
-  std::string out = "| model | prompt tok/s | gen tok/s | gen tok/s capturing hidden states | hidden-state overhead |\n|---|---|---|---|---|\n";
+  std::string out =
+      "| model | prompt tok/s | gen tok/s | gen tok/s capturing hidden states | hidden-state overhead "
+      "|\n|---|---|---|---|---|\n";
   for (const char* k : {"tiny", "qwen2.5-0.5b-shaped"}) {
     if (!r.contains(k)) continue;
     const json& m = r[k];
@@ -218,8 +235,9 @@ std::string bench_llm_markdown(const json& r) {
            std::to_string(r["openai_llama_server"]["slots"].get<int>()) + " slots, 32 tokens per request):\n\n";
     out += "| concurrency | requests | seconds | requests/s | completion tok/s |\n|---|---|---|---|---|\n";
     for (const auto& t : r["openai_llama_server"]["runs"])
-      out += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.0f} |\n", t["concurrency"].get<int>(), t["requests"].get<int>(),
-                         t["seconds"].get<double>(), t["requests_per_s"].get<double>(), t["completion_tok_per_s"].get<double>());
+      out += fmt::format("| {} | {} | {:.2f} | {:.1f} | {:.0f} |\n", t["concurrency"].get<int>(),
+                         t["requests"].get<int>(), t["seconds"].get<double>(), t["requests_per_s"].get<double>(),
+                         t["completion_tok_per_s"].get<double>());
   }
   return out;
 }

@@ -12,8 +12,8 @@ struct BenchLlmOptions {
   int threads = 0;
   int repeat = 3;
   int gen_tokens = 64;
-  bool large = true;                 // also the Qwen2.5-0.5B-shaped model (writes ~1 GB to /tmp)
-  std::string server_bin;            // llama-server for the openai backend's throughput; empty = skip
+  bool large = true;       // also the Qwen2.5-0.5B-shaped model (writes ~1 GB to /tmp)
+  std::string server_bin;  // llama-server for the openai backend's throughput; empty = skip
   std::vector<int> concurrency = {1, 4, 16};
 };
 

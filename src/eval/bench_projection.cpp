@@ -35,7 +35,9 @@ using nlohmann::json;
 namespace repoctx {
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 // Read bandwidth: every thread sums its share of a 1 GiB buffer (best of 3).
 double memory_read_gbps(int threads) {
@@ -48,11 +50,13 @@ double memory_read_gbps(int threads) {
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
-        size_t a = n * static_cast<size_t>(t) / static_cast<size_t>(threads), b = n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
+        size_t a = n * static_cast<size_t>(t) / static_cast<size_t>(threads),
+               b = n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
         // dot(x, ones) reads x once with the same kernel the flat store uses.
         static thread_local std::vector<float> ones(4096, 1.0f);
         double s = 0;
-        for (size_t i = a; i < b; i += 4096) s += dot(buf.data() + i, ones.data(), static_cast<int>(std::min<size_t>(4096, b - i)));
+        for (size_t i = a; i < b; i += 4096)
+          s += dot(buf.data() + i, ones.data(), static_cast<int>(std::min<size_t>(4096, b - i)));
         sums[static_cast<size_t>(t)] = s;
       });
     for (auto& t : ts) t.join();
@@ -74,7 +78,8 @@ json child_subspace(const std::string& self, const std::string& gguf) {
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid;
   double t0 = now_s();
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) throw Error(ExitCode::failure, "cannot re-run " + self);
+  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0)
+    throw Error(ExitCode::failure, "cannot re-run " + self);
   posix_spawn_file_actions_destroy(&fa);
   int st = 0;
   struct rusage ru {};
@@ -92,8 +97,9 @@ json internal_subspace(const std::string& gguf) {
   auto info = gguf_unembedding_info(gguf);
   double t0 = now_s();
   std::vector<double> ev, vecs;
-  gram_eigen([&](const std::function<void(int64_t, int64_t, const float*)>& sink) { gguf_read_rows(gguf, info, 2048, sink); },
-             info.cols, ev, vecs);
+  gram_eigen(
+      [&](const std::function<void(int64_t, int64_t, const float*)>& sink) { gguf_read_rows(gguf, info, 2048, sink); },
+      info.cols, ev, vecs);
   std::reverse(ev.begin(), ev.end());  // decreasing
   double total = 0, acc = 0;
   for (double e : ev) total += e;
@@ -106,7 +112,11 @@ json internal_subspace(const std::string& gguf) {
     }
   }
   // The child's own high-water mark: getrusage and wait4 carry the parent's peak across exec.
-  return {{"rows", info.rows}, {"d", info.cols}, {"type", info.type}, {"seconds", now_s() - t0}, {"k", k},
+  return {{"rows", info.rows},
+          {"d", info.cols},
+          {"type", info.type},
+          {"seconds", now_s() - t0},
+          {"k", k},
           {"peak_rss_mb", peak_rss_mb()},
           {"float32_w_mb", static_cast<double>(info.rows) * static_cast<double>(info.cols) * 4 / 1048576.0}};
 }
@@ -167,8 +177,12 @@ json run_bench_projection(const BenchProjectionOptions& o) {
       for (const auto& q : qs) store->search(q.data(), 20, 0.75f);
       double per = (now_s() - t0) / static_cast<double>(qs.size());
       double gbps = static_cast<double>(n) * width * sizeof(float) / per / 1e9;
-      search.push_back({{"vectors", n}, {"dims", width}, {"ms_per_query", per * 1000}, {"vectors_per_s", n / per},
-                        {"gbps", gbps}, {"fraction_of_bandwidth", gbps / bw}});
+      search.push_back({{"vectors", n},
+                        {"dims", width},
+                        {"ms_per_query", per * 1000},
+                        {"vectors_per_s", n / per},
+                        {"gbps", gbps},
+                        {"fraction_of_bandwidth", gbps / bw}});
     }
   }
   rep["flat_search"] = search;
@@ -209,29 +223,36 @@ json run_bench_projection(const BenchProjectionOptions& o) {
         for (const auto& y : e) hit += x.first == y.first;
       recall += hit / 10.0;
     }
-    rep["hnsw"] = {{"vectors", n},           {"dims", width},           {"build_s", build},
-                   {"recall_at_10", recall / nq}, {"flat_qps", nq / t_flat}, {"hnsw_qps", nq / t_hnsw}};
+    rep["hnsw"] = {{"vectors", n},
+                   {"dims", width},
+                   {"build_s", build},
+                   {"recall_at_10", recall / nq},
+                   {"flat_qps", nq / t_flat},
+                   {"hnsw_qps", nq / t_hnsw}};
   }
   return rep;
 }
 
 std::string bench_projection_markdown(const json& r) {
-  std::string out = "| W shape | d | k (0.98) | (d-k)/d | time (s) | peak RSS (MB) | W in float32 (MB) |\n|---|---|---|---|---|---|---|\n";
+  std::string out =
+      "| W shape | d | k (0.98) | (d-k)/d | time (s) | peak RSS (MB) | W in float32 (MB) "
+      "|\n|---|---|---|---|---|---|---|\n";
   for (const auto& s : r["subspace"])
-    out += fmt::format("| {} ({} x {}, {}) | {} | {} | {:.1f}% | {:.1f} | {:.0f} | {:.0f} |\n", s["shape"].get<std::string>(),
-                       s["rows"].get<int64_t>(), s["d"].get<int64_t>(), s["type"].get<std::string>(), s["d"].get<int64_t>(),
-                       s["k"].get<int>(), 100.0 * (s["d"].get<double>() - s["k"].get<double>()) / s["d"].get<double>(),
+    out += fmt::format("| {} ({} x {}, {}) | {} | {} | {:.1f}% | {:.1f} | {:.0f} | {:.0f} |\n",
+                       s["shape"].get<std::string>(), s["rows"].get<int64_t>(), s["d"].get<int64_t>(),
+                       s["type"].get<std::string>(), s["d"].get<int64_t>(), s["k"].get<int>(),
+                       100.0 * (s["d"].get<double>() - s["k"].get<double>()) / s["d"].get<double>(),
                        s["seconds"].get<double>(), s["peak_rss_mb"].get<double>(), s["float32_w_mb"].get<double>());
   out += fmt::format("\nmemory read bandwidth: {:.1f} GB/s\n\n", r["memory_read_gbps"].get<double>());
   out += "| flat search | ms/query | vectors/s | GB/s | share of bandwidth |\n|---|---|---|---|---|\n";
   for (const auto& s : r["flat_search"])
-    out += fmt::format("| {} x {} | {:.2f} | {:.2e} | {:.1f} | {:.0f}% |\n", s["vectors"].get<size_t>(), s["dims"].get<int>(),
-                       s["ms_per_query"].get<double>(), s["vectors_per_s"].get<double>(), s["gbps"].get<double>(),
-                       100.0 * s["fraction_of_bandwidth"].get<double>());
+    out += fmt::format("| {} x {} | {:.2f} | {:.2e} | {:.1f} | {:.0f}% |\n", s["vectors"].get<size_t>(),
+                       s["dims"].get<int>(), s["ms_per_query"].get<double>(), s["vectors_per_s"].get<double>(),
+                       s["gbps"].get<double>(), 100.0 * s["fraction_of_bandwidth"].get<double>());
   const auto& h = r["hnsw"];
   out += fmt::format("\nhnsw, {} vectors x {}: build {:.1f} s, recall@10 {:.3f}, {:.0f} queries/s (flat: {:.0f})\n",
-                     h["vectors"].get<size_t>(), h["dims"].get<int>(), h["build_s"].get<double>(), h["recall_at_10"].get<double>(),
-                     h["hnsw_qps"].get<double>(), h["flat_qps"].get<double>());
+                     h["vectors"].get<size_t>(), h["dims"].get<int>(), h["build_s"].get<double>(),
+                     h["recall_at_10"].get<double>(), h["hnsw_qps"].get<double>(), h["flat_qps"].get<double>());
   return out;
 }
 

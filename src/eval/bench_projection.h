@@ -12,9 +12,9 @@ namespace repoctx {
 struct BenchProjectionOptions {
   std::string self_exe;
   int threads = 0;
-  bool large = true;                            // also the 152064 x 5120 W (writes 1.5 GB to /tmp)
+  bool large = true;  // also the 152064 x 5120 W (writes 1.5 GB to /tmp)
   std::vector<size_t> vectors = {100000, 1000000};
-  std::vector<int> widths = {45, 256};          // ~5% of 896 and of 5120
+  std::vector<int> widths = {45, 256};  // ~5% of 896 and of 5120
   size_t hnsw_vectors = 20000;
 };
 

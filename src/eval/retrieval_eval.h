@@ -18,8 +18,8 @@ struct EvalOptions {
   int samples = 200;
   uint64_t seed = 1;
   std::vector<int> ks = {1, 5, 10, 20};
-  int depth = 100;              // ranking depth for MRR
-  bool include_tests = false;   // also sample functions of test files
+  int depth = 100;             // ranking depth for MRR
+  bool include_tests = false;  // also sample functions of test files
   RetrieverOptions retriever;
 };
 

@@ -33,7 +33,8 @@ void for_each_jsonl(const std::string& path, const char* what, Fn fn) {
     if (trim(line).empty()) continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw Error(ExitCode::bad_input, fmt::format("{}:{}: not a JSON object; the {} file holds one object per line", path, n, what));
+      throw Error(ExitCode::bad_input,
+                  fmt::format("{}:{}: not a JSON object; the {} file holds one object per line", path, n, what));
     fn(n, j);
   }
 }
@@ -44,11 +45,14 @@ std::string string_field(const json& j, const char* key, const std::string& path
     if (required) throw Error(ExitCode::bad_input, fmt::format("{}:{}: missing \"{}\" (a string)", path, line, key));
     return {};
   }
-  if (!it->is_string()) throw Error(ExitCode::bad_input, fmt::format("{}:{}: \"{}\" must be a string", path, line, key));
+  if (!it->is_string())
+    throw Error(ExitCode::bad_input, fmt::format("{}:{}: \"{}\" must be a string", path, line, key));
   return it->get<std::string>();
 }
 
-double ratio(int num, int den) { return den > 0 ? static_cast<double>(num) / den : 0.0; }
+double ratio(int num, int den) {
+  return den > 0 ? static_cast<double>(num) / den : 0.0;
+}
 
 Rq2Group group(int pairs, int true_positives, int class_total) {
   Rq2Group g;
@@ -85,11 +89,13 @@ std::vector<Rq2Pair> read_rq2_pairs(const std::string& path) {
     p.context_snippet = string_field(j, "context_snippet", path, line, false);
     auto it = j.find("seed_similarities");
     if (it == j.end() || !it->is_array())
-      throw Error(ExitCode::bad_input,
-                  fmt::format("{}:{}: missing \"seed_similarities\" (an array of numbers, one per expanded seed)", path, line));
+      throw Error(
+          ExitCode::bad_input,
+          fmt::format("{}:{}: missing \"seed_similarities\" (an array of numbers, one per expanded seed)", path, line));
     for (const auto& v : *it) {
       if (!v.is_number())
-        throw Error(ExitCode::bad_input, fmt::format("{}:{}: \"seed_similarities\" holds a non-number ({})", path, line, v.dump()));
+        throw Error(ExitCode::bad_input,
+                    fmt::format("{}:{}: \"seed_similarities\" holds a non-number ({})", path, line, v.dump()));
       p.seed_similarities.push_back(v.get<double>());
     }
     auto [pos, fresh] = seen.emplace(Rq2Key{p.target_step, p.context_step}, line);
@@ -114,8 +120,8 @@ Rq2Labels read_rq2_labels(const std::string& path) {
     auto [pos, fresh] = out.emplace(key, similar);
     if (!fresh && pos->second != similar)
       throw Error(ExitCode::bad_input,
-                  fmt::format("{}:{}: pair ({}, {}) is labelled both similar and not similar; keep one label",
-                              path, line, key.first, key.second));
+                  fmt::format("{}:{}: pair ({}, {}) is labelled both similar and not similar; keep one label", path,
+                              line, key.first, key.second));
   });
   return out;
 }
@@ -130,11 +136,14 @@ std::string rq2_pair_json(const Rq2Pair& p) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-Rq2Report evaluate_rq2(const std::vector<Rq2Pair>& pairs, const Rq2Labels& labels, const std::vector<Rq2Config>& configs) {
+Rq2Report evaluate_rq2(const std::vector<Rq2Pair>& pairs, const Rq2Labels& labels,
+                       const std::vector<Rq2Config>& configs) {
   for (const auto& c : configs) {
-    if (c.k < 1) throw Error(ExitCode::usage, fmt::format("RQ2 configuration {}: k = {} must be at least 1", c.name, c.k));
+    if (c.k < 1)
+      throw Error(ExitCode::usage, fmt::format("RQ2 configuration {}: k = {} must be at least 1", c.name, c.k));
     if (!(c.tau >= -1.0 && c.tau <= 1.0))
-      throw Error(ExitCode::usage, fmt::format("RQ2 configuration {}: tau = {} is not a cosine similarity in [-1, 1]", c.name, c.tau));
+      throw Error(ExitCode::usage,
+                  fmt::format("RQ2 configuration {}: tau = {} is not a cosine similarity in [-1, 1]", c.name, c.tau));
   }
   Rq2Report r;
   r.pairs = static_cast<int>(pairs.size());
@@ -175,7 +184,8 @@ Rq2Report evaluate_rq2(const std::vector<Rq2Pair>& pairs, const Rq2Labels& label
     row.config = c;
     row.promoted = group(promoted, promoted_similar, r.similar);
     row.leftover = group(r.labelled - promoted, leftover_not_similar, r.not_similar);
-    if (row.promoted.f1 > (r.best_row < 0 ? 0.0 : r.rows[r.best_row].promoted.f1)) r.best_row = static_cast<int>(r.rows.size());
+    if (row.promoted.f1 > (r.best_row < 0 ? 0.0 : r.rows[r.best_row].promoted.f1))
+      r.best_row = static_cast<int>(r.rows.size());
     r.rows.push_back(row);
   }
   return r;
@@ -187,26 +197,26 @@ std::string rq2_markdown(const Rq2Report& r) {
       "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (size_t i = 0; i < r.rows.size(); ++i) {
     const Rq2Row& row = r.rows[i];
-    std::vector<std::string> cells = {
-        row.config.name,
-        fmt::format("({:.2f}, {})", row.config.tau, row.config.k),
-        thousands(row.promoted.pairs),
-        fmt::format("{:.1f}%", 100 * row.promoted.precision),
-        fmt::format("{:.1f}%", 100 * row.promoted.recall),
-        fmt::format("{:.3f}", row.promoted.f1),
-        thousands(row.leftover.pairs),
-        fmt::format("{:.1f}%", 100 * row.leftover.precision),
-        fmt::format("{:.1f}%", 100 * row.leftover.recall),
-        fmt::format("{:.3f}", row.leftover.f1)};
+    std::vector<std::string> cells = {row.config.name,
+                                      fmt::format("({:.2f}, {})", row.config.tau, row.config.k),
+                                      thousands(row.promoted.pairs),
+                                      fmt::format("{:.1f}%", 100 * row.promoted.precision),
+                                      fmt::format("{:.1f}%", 100 * row.promoted.recall),
+                                      fmt::format("{:.3f}", row.promoted.f1),
+                                      thousands(row.leftover.pairs),
+                                      fmt::format("{:.1f}%", 100 * row.leftover.precision),
+                                      fmt::format("{:.1f}%", 100 * row.leftover.recall),
+                                      fmt::format("{:.3f}", row.leftover.f1)};
     out += "|";
     bool bold = static_cast<int>(i) == r.best_row;
     for (const auto& c : cells) out += bold ? fmt::format(" **{}** |", c) : fmt::format(" {} |", c);
     out += "\n";
   }
-  out += fmt::format("\n{} labelled pairs ({} similar, {} not similar); {} pairs without a label and {} labels "
-                     "without a pair were ignored. Bold: the highest promoted F1.\n",
-                     thousands(r.labelled), thousands(r.similar), thousands(r.not_similar), thousands(r.unlabelled),
-                     thousands(r.labels_without_pair));
+  out += fmt::format(
+      "\n{} labelled pairs ({} similar, {} not similar); {} pairs without a label and {} labels "
+      "without a pair were ignored. Bold: the highest promoted F1.\n",
+      thousands(r.labelled), thousands(r.similar), thousands(r.not_similar), thousands(r.unlabelled),
+      thousands(r.labels_without_pair));
   return out;
 }
 

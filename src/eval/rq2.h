@@ -16,7 +16,7 @@
 namespace repoctx {
 
 using Rq2Key = std::pair<std::string, std::string>;  // (target step, context step)
-using Rq2Labels = std::map<Rq2Key, bool>;             // true = procedurally similar
+using Rq2Labels = std::map<Rq2Key, bool>;            // true = procedurally similar
 
 struct Rq2Config {
   std::string name;  // "A".."F" for the paper's configurations
@@ -41,13 +41,13 @@ struct Rq2Row {
 };
 
 struct Rq2Report {
-  int pairs = 0;              // lines of the pairs file
-  int labelled = 0;           // pairs with a label: the only ones the metrics count
-  int unlabelled = 0;         // pairs without a label (ignored)
-  int labels_without_pair = 0;  // labels naming no pair (ignored)
+  int pairs = 0;                     // lines of the pairs file
+  int labelled = 0;                  // pairs with a label: the only ones the metrics count
+  int unlabelled = 0;                // pairs without a label (ignored)
+  int labels_without_pair = 0;       // labels naming no pair (ignored)
   int similar = 0, not_similar = 0;  // among labelled pairs
   std::vector<Rq2Row> rows;
-  int best_row = -1;          // highest promoted F1 (the paper's selection rule), first on ties; -1 if all 0
+  int best_row = -1;  // highest promoted F1 (the paper's selection rule), first on ties; -1 if all 0
 };
 
 // Throws Error(bad_input) naming the file and line for malformed lines, missing or mistyped fields and

@@ -50,9 +50,13 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
   if (j.contains("target_module_path")) {  // REPOCOD
     std::string name = str_field(j, "repository", where);
     auto it = o.repos.find(name);
-    if (it != o.repos.end()) t.repo = it->second;
-    else if (!o.repos_dir.empty()) t.repo = o.repos_dir + "/" + name;
-    else throw Error(ExitCode::usage, where + ": repository '" + name + "' has no local path: pass --repo " + name + "=PATH or --repos-dir DIR");
+    if (it != o.repos.end())
+      t.repo = it->second;
+    else if (!o.repos_dir.empty())
+      t.repo = o.repos_dir + "/" + name;
+    else
+      throw Error(ExitCode::usage, where + ": repository '" + name + "' has no local path: pass --repo " + name +
+                                       "=PATH or --repos-dir DIR");
     t.file = str_field(j, "target_module_path", where);
     t.function = str_field(j, "function_name", where);
     t.full_function = str_field(j, "full_function", where, false);
@@ -60,12 +64,14 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
     std::string tests;
     if (j.contains("relavent_test_path")) {
       const auto& tp = j["relavent_test_path"];
-      if (tp.is_string()) tests = tp.get<std::string>();
+      if (tp.is_string())
+        tests = tp.get<std::string>();
       else if (tp.is_array())
         for (const auto& x : tp)
           if (x.is_string()) tests += (tests.empty() ? "" : " ") + x.get<std::string>();
     }
-    if (tests.empty()) throw Error(ExitCode::bad_input, where + ": missing 'relavent_test_path' (REPOCOD's test files)");
+    if (tests.empty())
+      throw Error(ExitCode::bad_input, where + ": missing 'relavent_test_path' (REPOCOD's test files)");
     t.test_command = o.test_template;
     auto at = t.test_command.find("{tests}");
     if (at != std::string::npos) t.test_command.replace(at, 7, tests);
@@ -94,7 +100,8 @@ std::vector<EvalTask> load_tasks(const std::string& path, const TaskLoadOptions&
   if (first != std::string::npos && text[first] == '[') {
     json a = json::parse(text, nullptr, false);
     if (a.is_discarded()) throw Error(ExitCode::bad_input, path + ": not valid JSON");
-    for (size_t i = 0; i < a.size(); ++i) out.push_back(task_from_json(a[i], o, fmt::format("{} item {}", path, i + 1)));
+    for (size_t i = 0; i < a.size(); ++i)
+      out.push_back(task_from_json(a[i], o, fmt::format("{} item {}", path, i + 1)));
   } else {
     std::istringstream in(text);
     std::string line;
@@ -130,7 +137,8 @@ void write_atomic(const std::string& path, const std::string& data) {
   std::string tmp = path + ".repoctx-tmp";
   {
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error(ExitCode::bad_input, "cannot write '" + tmp + "' (is the repository writable? copy it first)");
+    if (fd < 0)
+      throw Error(ExitCode::bad_input, "cannot write '" + tmp + "' (is the repository writable? copy it first)");
     size_t off = 0;
     while (off < data.size()) {
       ssize_t w = ::write(fd, data.data() + off, data.size() - off);
@@ -197,13 +205,15 @@ class FileJournal {
     ::close(pipe_w_);  // the guard finds the journal empty and exits
   }
   void replace(const std::string& path, const std::string& content) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) throw Error(ExitCode::not_found, "target file '" + path + "' does not exist");
     if (::access(path.c_str(), W_OK) != 0 || ::access(fs::path(path).parent_path().c_str(), W_OK) != 0)
       throw Error(ExitCode::bad_input, "'" + path + "' is not writable: evaluate on a copy of the repository (cp -r)");
     write_atomic(dir_ + "/pending.orig", read_all(path));
-    entry_ = {{"path", fs::absolute(path).string()}, {"mode", static_cast<int>(st.st_mode & 07777)},
-              {"mtime_s", static_cast<int64_t>(st.st_mtim.tv_sec)}, {"mtime_ns", static_cast<int64_t>(st.st_mtim.tv_nsec)}};
+    entry_ = {{"path", fs::absolute(path).string()},
+              {"mode", static_cast<int>(st.st_mode & 07777)},
+              {"mtime_s", static_cast<int64_t>(st.st_mtim.tv_sec)},
+              {"mtime_ns", static_cast<int64_t>(st.st_mtim.tv_nsec)}};
     write_atomic(dir_ + "/pending.json", entry_.dump());
     pending_ = true;
     write_atomic(path, content);
@@ -231,7 +241,8 @@ class RepoLock {
  public:
   explicit RepoLock(const std::string& repo) {
     std::string key = fs::weakly_canonical(repo).string();
-    std::string path = (fs::temp_directory_path() / ("repoctx-eval-" + content_hash(key).substr(0, 16) + ".lock")).string();
+    std::string path =
+        (fs::temp_directory_path() / ("repoctx-eval-" + content_hash(key).substr(0, 16) + ".lock")).string();
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
     if (fd_ >= 0) ::flock(fd_, LOCK_EX);
   }
@@ -250,7 +261,6 @@ std::string safe_name(const std::string& id) {
   return s;
 }
 
-
 std::string tail_of(const std::string& path, size_t n) {
   std::ifstream in(path, std::ios::binary);
   std::string s((std::istreambuf_iterator<char>(in)), {});
@@ -259,7 +269,9 @@ std::string tail_of(const std::string& path, size_t n) {
 
 }  // namespace
 
-void recover_journal(const std::string& dir) { restore_entry(dir); }
+void recover_journal(const std::string& dir) {
+  restore_entry(dir);
+}
 
 std::vector<json> read_results(const std::string& path) {
   std::vector<json> out;
@@ -293,7 +305,8 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       throw Error(ExitCode::usage, "unknown method '" + m + "'; methods: " + names);
     }
     if (m != "gold" && m != "stub" && !models.llm)
-      throw Error(ExitCode::usage, "method '" + m + "' needs an LLM (--model, --endpoint or --config); gold and stub need none");
+      throw Error(ExitCode::usage,
+                  "method '" + m + "' needs an LLM (--model, --endpoint or --config); gold and stub need none");
   }
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw Error(ExitCode::usage, fmt::format("--shard {}/{}: want i/n with 0 <= i < n", o.shard, o.shards));
@@ -368,21 +381,27 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       {
         RepoLock lock(task.repo);
         journal.replace(task.repo + "/" + task.file, patched);
-        cr = run_command(task.test_command, task.repo, {"PYTHONDONTWRITEBYTECODE=1"}, log_path, o.limits, &g_interrupted,
-                         [&](int pgid) { journal.set_pgid(pgid); });
+        cr = run_command(task.test_command, task.repo, {"PYTHONDONTWRITEBYTECODE=1"}, log_path, o.limits,
+                         &g_interrupted, [&](int pgid) { journal.set_pgid(pgid); });
         journal.restore();
       }
-      if (cr.interrupted) throw Error(ExitCode::interrupted, "interrupted during the tests of " + task.id + "; the file is restored, re-run to resume");
+      if (cr.interrupted)
+        throw Error(ExitCode::interrupted,
+                    "interrupted during the tests of " + task.id + "; the file is restored, re-run to resume");
       rec["passed"] = cr.exit_code == 0;
       rec["exit_code"] = cr.exit_code;
       rec["timed_out"] = cr.timed_out;
       rec["test_seconds"] = cr.seconds;
       rec["log_tail"] = sanitize_utf8(tail_of(log_path, 2000));
       std::ofstream(art_dir + "/" + safe_name(task.id) + ".json")
-          << json{{"task", task.id}, {"method", method}, {"diff", diff}, {"trace", trace}}.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+          << json{{"task", task.id}, {"method", method}, {"diff", diff}, {"trace", trace}}.dump(
+                 2, ' ', false, json::error_handler_t::replace)
+          << "\n";
       results << rec.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
       ++written;
-      if (!o.quiet) log_info("{} [{}]: {}{}", task.id, method, cr.exit_code == 0 ? "passed" : "failed", cr.timed_out ? " (timeout)" : "");
+      if (!o.quiet)
+        log_info("{} [{}]: {}{}", task.id, method, cr.exit_code == 0 ? "passed" : "failed",
+                 cr.timed_out ? " (timeout)" : "");
     }
   }
   return written;

@@ -20,18 +20,18 @@
 namespace repoctx {
 
 struct EvalTask {
-  std::string id;            // unique in a task file
-  std::string repo_id;       // the group a table column shows (REPOCOD: the repository's name)
-  std::string repo;          // local path of the repository
-  std::string file;          // target file, relative to the repository
-  std::string function;      // qualified name in that file
-  std::string test_command;  // run in the repository root
-  std::string full_function; // REPOCOD: the reference function (disambiguates same-named functions)
+  std::string id;             // unique in a task file
+  std::string repo_id;        // the group a table column shows (REPOCOD: the repository's name)
+  std::string repo;           // local path of the repository
+  std::string file;           // target file, relative to the repository
+  std::string function;       // qualified name in that file
+  std::string test_command;   // run in the repository root
+  std::string full_function;  // REPOCOD: the reference function (disambiguates same-named functions)
 };
 
 struct TaskLoadOptions {
   std::map<std::string, std::string> repos;  // REPOCOD `repository` name -> local path
-  std::string repos_dir;                      // else <repos_dir>/<repository>
+  std::string repos_dir;                     // else <repos_dir>/<repository>
   // REPOCOD tasks name test files; this command runs them ({tests}: the paths, space separated).
   std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";
 };
@@ -51,7 +51,7 @@ struct RunnerOptions {
   int shard = 0, shards = 1;
   CommandLimits limits;
   GenerationParams gen;
-  std::string self_exe;      // this binary (the guard process runs `self_exe _guard <journal>`)
+  std::string self_exe;                // this binary (the guard process runs `self_exe _guard <journal>`)
   std::vector<std::string> done_dirs;  // other results folders (parallel jobs): their finished pairs are skipped too
   bool quiet = false;
 };

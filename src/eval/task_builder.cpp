@@ -27,7 +27,8 @@ int body_lines(const Engine& e, const EntityRec& en) {
   auto starts = line_starts(src);
   int n = 0;
   std::string first;
-  for (auto l : split_lines(line_range(src, starts, en.body_start_line, en.body_end_line > 0 ? en.body_end_line : en.end_line))) {
+  for (auto l : split_lines(
+           line_range(src, starts, en.body_start_line, en.body_end_line > 0 ? en.body_end_line : en.end_line))) {
     auto t = trim(l);
     if (t.empty() || t[0] == '#') continue;
     if (n++ == 0) first = std::string(t);
@@ -60,7 +61,8 @@ std::vector<EvalTask> build_tasks(const Engine& e, const std::string& repo_path,
         // A class the test uses: its methods the test names (obj.method(...) resolves to no entity, the
         // receiver's type being unknown; the name in the test's text is the evidence).
         for (int m : g.class_members(r))
-          if (is_callable(ents[m].kind) && (ents[m].name == "__init__" || test_text.find("." + ents[m].name + "(") != std::string::npos))
+          if (is_callable(ents[m].kind) &&
+              (ents[m].name == "__init__" || test_text.find("." + ents[m].name + "(") != std::string::npos))
             tests_of[m].insert(fr.path);
       }
     }
@@ -105,8 +107,10 @@ std::vector<EvalTask> build_tasks(const Engine& e, const std::string& repo_path,
       }
       t.test_command = o.test_template;
       auto at = t.test_command.find("{tests}");
-      if (at == std::string::npos) t.test_command += " " + tests;
-      else t.test_command.replace(at, 7, tests);
+      if (at == std::string::npos)
+        t.test_command += " " + tests;
+      else
+        t.test_command.replace(at, 7, tests);
       out.push_back(std::move(t));
     }
     if (!any) break;
@@ -132,9 +136,12 @@ TaskValidation validate_tasks(const std::vector<EvalTask>& tasks, RunnerOptions 
   for (const auto& t : tasks) {
     if (!have_gold.count(t.id) || !have_stub.count(t.id)) continue;  // not run (interrupted): not kept
     auto [gold, stub] = seen[t.id];
-    if (!gold) ++tv.gold_failed;
-    else if (stub) ++tv.stub_passed;
-    else tv.kept.push_back(t);
+    if (!gold)
+      ++tv.gold_failed;
+    else if (stub)
+      ++tv.stub_passed;
+    else
+      tv.kept.push_back(t);
   }
   return tv;
 }
@@ -146,8 +153,8 @@ void write_tasks(const std::string& path, const std::vector<EvalTask>& tasks) {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ExitCode::bad_input, "cannot write " + path + ": check the folder exists and is writable");
     for (const auto& t : tasks)
-      out << json{{"id", t.id}, {"repo_id", t.repo_id}, {"repo", t.repo}, {"file", t.file}, {"function", t.function},
-                  {"test_command", t.test_command}}
+      out << json{{"id", t.id},     {"repo_id", t.repo_id},   {"repo", t.repo},
+                  {"file", t.file}, {"function", t.function}, {"test_command", t.test_command}}
                  .dump()
           << "\n";
     if (!out.flush()) throw Error(ExitCode::bad_input, "cannot write " + path + " (disk full?)");

@@ -15,11 +15,11 @@
 namespace repoctx {
 
 struct TaskBuildOptions {
-  int max_tasks = 50;        // spread round-robin over the target files
-  int min_body_lines = 3;    // non-blank body lines (after the docstring)
+  int max_tasks = 50;      // spread round-robin over the target files
+  int min_body_lines = 3;  // non-blank body lines (after the docstring)
   int max_body_lines = 80;
-  int max_test_files = 3;    // test files per task (the ones referencing the target, in path order)
-  std::string repo_id;       // table column; default: the repository folder's name
+  int max_test_files = 3;  // test files per task (the ones referencing the target, in path order)
+  std::string repo_id;     // table column; default: the repository folder's name
   std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";  // run in the repository root
 };
 

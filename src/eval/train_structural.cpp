@@ -78,7 +78,8 @@ StructuralModel train_structural(const std::vector<const Engine*>& engines, cons
   }
   for (size_t i = 0; i < n; ++i) {
     X(static_cast<long>(i), 0) = 1.0;
-    for (size_t j = 0; j < d; ++j) X(static_cast<long>(i), static_cast<long>(j + 1)) = (rows[i][j] - m.mean[j]) / m.scale[j];
+    for (size_t j = 0; j < d; ++j)
+      X(static_cast<long>(i), static_cast<long>(j + 1)) = (rows[i][j] - m.mean[j]) / m.scale[j];
     y(static_cast<long>(i)) = labels[i];
     sw(static_cast<long>(i)) = weights[i];
   }
@@ -107,9 +108,9 @@ StructuralModel train_structural(const std::vector<const Engine*>& engines, cons
   m.bias = beta(0);
   m.weights.resize(d);
   for (size_t j = 0; j < d; ++j) m.weights[j] = beta(static_cast<long>(j + 1));
-  nlohmann::json prov = {{"trained_on", r.repos}, {"targets", r.targets}, {"rows", r.rows},
-                         {"positives", r.positives}, {"samples_per_repo", o.samples}, {"seed", o.seed},
-                         {"l2", o.l2}, {"log_loss", r.log_loss}};
+  nlohmann::json prov = {
+      {"trained_on", r.repos},         {"targets", r.targets}, {"rows", r.rows}, {"positives", r.positives},
+      {"samples_per_repo", o.samples}, {"seed", o.seed},       {"l2", o.l2},     {"log_loss", r.log_loss}};
   m.provenance_json = prov.dump();
   if (rep) *rep = r;
   return m;

@@ -11,11 +11,11 @@
 namespace repoctx {
 
 struct TrainOptions {
-  int samples = 300;        // targets per repository
-  uint64_t seed = 7;        // differs from `repoctx eval`'s default seed 1
-  int negatives = 100;      // negatives kept per target (reweighted to stand for all of them)
+  int samples = 300;    // targets per repository
+  uint64_t seed = 7;    // differs from `repoctx eval`'s default seed 1
+  int negatives = 100;  // negatives kept per target (reweighted to stand for all of them)
   double l2 = 1.0;
-  int iterations = 30;      // Newton steps
+  int iterations = 30;  // Newton steps
   StructuralParams params;
 };
 

@@ -55,8 +55,8 @@ bool known_base_name(const std::string& name) {
 bool decorator_is_transparent(const std::string& d) {
   // pytest marks only record the mark (a `pytestmark` attribute).
   if (starts_with(d, "pytest.mark.") || starts_with(d, "mark.")) return true;
-  for (const char* ok : {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final",
-                         "typing.final"})
+  for (const char* ok :
+       {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final", "typing.final"})
     if (d == ok || d.rfind(std::string(ok) + "(", 0) == 0) return true;
   return false;
 }
@@ -74,7 +74,8 @@ std::vector<std::string> default_python_roots() {
     std::error_code ec;
     for (const auto& d : fs::directory_iterator(dir, ec)) {
       std::string name = d.path().filename().string();
-      if (starts_with(name, prefix) && name.size() > prefix.size() && std::isdigit(static_cast<unsigned char>(name[prefix.size()])))
+      if (starts_with(name, prefix) && name.size() > prefix.size() &&
+          std::isdigit(static_cast<unsigned char>(name[prefix.size()])))
         if (fs::is_directory(d.path() / sub, ec)) out.push_back((d.path() / sub).lexically_normal().string());
     }
     std::sort(out.begin(), out.end());
@@ -89,8 +90,8 @@ std::vector<std::string> default_python_roots() {
 namespace {
 
 struct Module {
-  std::string name;     // dotted
-  bool package = false; // an __init__.py
+  std::string name;      // dotted
+  bool package = false;  // an __init__.py
   std::string source;
   ParsedFile pf;
 };
@@ -165,7 +166,8 @@ class Resolver {
     const auto& ents = m->pf.entities;
     int cls = -1;
     for (size_t i = 0; i < ents.size(); ++i)
-      if (ents[i].parent < 0 && ents[i].name == name) cls = ents[i].kind == EntityKind::klass ? static_cast<int>(i) : -2;
+      if (ents[i].parent < 0 && ents[i].name == name)
+        cls = ents[i].kind == EntityKind::klass ? static_cast<int>(i) : -2;
     if (cls == -2) return false;  // rebound at module level to something else
     if (cls < 0) {
       // A re-export: `from .request import Request as Request`.
@@ -236,7 +238,8 @@ class Resolver {
 
   // A base expression as written in module m.
   bool base_members(const Module& m, const std::string& base, std::unordered_set<std::string>& out, int depth) {
-    std::string root = base.substr(0, base.find('.')), rest = base.size() > root.size() ? base.substr(root.size() + 1) : "";
+    std::string root = base.substr(0, base.find('.')),
+                rest = base.size() > root.size() ? base.substr(root.size() + 1) : "";
     const Import* bound = nullptr;
     for (const auto& im : m.pf.imports)
       if (im.scope < 0 && !im.star && im.bound_name() == root) bound = &im;
@@ -249,7 +252,8 @@ class Resolver {
       if (from.empty()) return false;
       if (!bound->name.empty()) {
         if (rest.empty()) return collect(from, bound->name, out, depth);
-        std::string sub = from + "." + bound->name + (rest.find('.') != std::string::npos ? "." + rest.substr(0, rest.rfind('.')) : "");
+        std::string sub = from + "." + bound->name +
+                          (rest.find('.') != std::string::npos ? "." + rest.substr(0, rest.rfind('.')) : "");
         return collect(sub, rest.substr(rest.rfind('.') + 1), out, depth);  // `from a import b` ... b.C
       }
       // `import a.b [as x]`: x.C / a.b.C

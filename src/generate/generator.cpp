@@ -17,14 +17,20 @@ namespace repoctx {
 using nlohmann::json;
 
 json GenerationParams::to_json() const {
-  return {{"method", method},          {"prompt_budget_tokens", prompt_budget_tokens}, {"max_tokens", max_tokens},
-          {"max_rounds", max_rounds},  {"semantic_top", semantic_top},                 {"baseline_top", baseline_top},
-          {"context_chars", context_chars}, {"procedural", procedural.to_json()}};
+  return {{"method", method},
+          {"prompt_budget_tokens", prompt_budget_tokens},
+          {"max_tokens", max_tokens},
+          {"max_rounds", max_rounds},
+          {"semantic_top", semantic_top},
+          {"baseline_top", baseline_top},
+          {"context_chars", context_chars},
+          {"procedural", procedural.to_json()}};
 }
 
 const std::vector<std::string>& generation_methods() {
-  static const std::vector<std::string> m = {"projagent", "projagent-no-procedural", "projagent-no-semantic",
-                                             "projagent-no-feedback", "sparse", "dense", "same-file"};
+  static const std::vector<std::string> m = {
+      "projagent", "projagent-no-procedural", "projagent-no-semantic", "projagent-no-feedback", "sparse", "dense",
+      "same-file"};
   return m;
 }
 
@@ -102,7 +108,12 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
       // REPOCOD: the top functions in rank order, as many as the budget holds.
       int used = 0;
       for (const auto& h : r->retrieve(q)) {
-        PromptContext c{"retrieved", 1, true, h.entity, h.score, e.target_name(h.entity),
+        PromptContext c{"retrieved",
+                        1,
+                        true,
+                        h.entity,
+                        h.score,
+                        e.target_name(h.entity),
                         "```python\n" + cut(e.entity_text(h.entity), static_cast<size_t>(p.context_chars)) + "\n```"};
         if (used + c.tokens() > p.prompt_budget_tokens) continue;
         used += c.tokens();
@@ -124,7 +135,8 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
       for (const auto& st : po.steps) {
         StepPlan sp{st.id, st.description, st.confirmed, {}, {}};
         for (const auto& c : st.contexts)
-          sp.procedural.push_back({"procedural", st.id, st.confirmed, c.function, c.similarity, e.target_name(c.function),
+          sp.procedural.push_back({"procedural", st.id, st.confirmed, c.function, c.similarity,
+                                   e.target_name(c.function),
                                    "# step: " + c.description + "\n```python\n" +
                                        cut(c.snippet, static_cast<size_t>(p.context_chars)) + "\n```"});
         steps.push_back(std::move(sp));
@@ -147,9 +159,9 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
         q.text = st.description;
         for (const auto& c : st.procedural) q.text += "\n" + c.text.substr(0, c.text.find('\n'));
         for (const auto& h : pool->retrieve(q))
-          st.semantic.push_back({"semantic", st.id, st.confirmed, h.entity, h.score, e.target_name(h.entity),
-                                 "```python\n" + cut(e.entity_document_text(h.entity), static_cast<size_t>(p.context_chars)) +
-                                     "\n```"});
+          st.semantic.push_back(
+              {"semantic", st.id, st.confirmed, h.entity, h.score, e.target_name(h.entity),
+               "```python\n" + cut(e.entity_document_text(h.entity), static_cast<size_t>(p.context_chars)) + "\n```"});
       }
     }
     std::vector<std::vector<PromptContext>> proc, sem;
@@ -162,8 +174,11 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
     vars["steps"] = steps_text(steps);
     json js = json::array();
     for (const auto& st : steps)
-      js.push_back({{"id", st.id}, {"description", st.description}, {"confirmed", st.confirmed},
-                    {"procedural", st.procedural.size()}, {"semantic", st.semantic.size()}});
+      js.push_back({{"id", st.id},
+                    {"description", st.description},
+                    {"confirmed", st.confirmed},
+                    {"procedural", st.procedural.size()},
+                    {"semantic", st.semantic.size()}});
     trace["steps"] = js;
   }
   json sel = json::array();
@@ -171,7 +186,8 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
   trace["prompt_contexts"] = sel;
 
   // Generation and the feedback loop.
-  bool feedback = p.method == "projagent" || p.method == "projagent-no-procedural" || p.method == "projagent-no-semantic";
+  bool feedback =
+      p.method == "projagent" || p.method == "projagent-no-procedural" || p.method == "projagent-no-semantic";
   json rounds = json::array();
   std::string answer_code;
   auto attempt = [&](const std::vector<ChatMessage>& ms, const char* purpose) {
@@ -217,7 +233,8 @@ GenerationOutcome generate_function(const Engine& e, LlmBackend& llm_in, LlmBack
   out.diff = unified_diff(path, original, out.patched_file);
   {
     auto starts = line_starts(out.patched_file);
-    int end = te.end_line + static_cast<int>(std::count(out.patched_file.begin(), out.patched_file.end(), '\n') - std::count(original.begin(), original.end(), '\n'));
+    int end = te.end_line + static_cast<int>(std::count(out.patched_file.begin(), out.patched_file.end(), '\n') -
+                                             std::count(original.begin(), original.end(), '\n'));
     out.function_text = std::string(line_range(out.patched_file, starts, te.decorated_start_line, end));
   }
   trace["rounds"] = rounds;

@@ -38,11 +38,11 @@ struct GenerationParams {
 
 struct GenerationOutcome {
   std::string method;
-  std::string body;                  // the generated body (dedented), as spliced
-  std::string function_text;         // the function as it reads in the patched file
+  std::string body;           // the generated body (dedented), as spliced
+  std::string function_text;  // the function as it reads in the patched file
   std::string patched_file, diff;
   std::vector<StaticFinding> findings;  // left after the last round
-  int rounds = 0;                    // refinement rounds made
+  int rounds = 0;                       // refinement rounds made
   nlohmann::json trace;
   LlmUsage usage;
 };

@@ -7,10 +7,13 @@
 
 namespace repoctx {
 
-int PromptContext::tokens() const { return static_cast<int>((text.size() + title.size() + 48) / 4); }
+int PromptContext::tokens() const {
+  return static_cast<int>((text.size() + title.size() + 48) / 4);
+}
 
 nlohmann::json PromptContext::to_json() const {
-  return {{"kind", kind}, {"step", step}, {"confirmed", confirmed}, {"title", title}, {"score", score}, {"tokens", tokens()}};
+  return {{"kind", kind},   {"step", step},   {"confirmed", confirmed},
+          {"title", title}, {"score", score}, {"tokens", tokens()}};
 }
 
 std::vector<PromptContext> assemble_contexts(const std::vector<std::vector<PromptContext>>& proc,
@@ -32,7 +35,10 @@ std::vector<PromptContext> assemble_contexts(const std::vector<std::vector<Promp
     for (const auto& list : by_step) {
       const PromptContext* pick = nullptr;
       for (const auto& c : list)
-        if (c.confirmed) { pick = &c; break; }
+        if (c.confirmed) {
+          pick = &c;
+          break;
+        }
       if (!pick && !list.empty()) pick = &list.front();
       if (pick) take(*pick);
     }
@@ -55,8 +61,8 @@ std::vector<PromptContext> assemble_contexts(const std::vector<std::vector<Promp
 std::string format_contexts(const std::vector<PromptContext>& sel) {
   std::string s;
   for (const auto& c : sel)
-    s += fmt::format("### {} context for step {} ({}): {}\n{}\n\n", c.kind, c.step, c.confirmed ? "confirmed" : "unconfirmed",
-                     c.title, c.text);
+    s += fmt::format("### {} context for step {} ({}): {}\n{}\n\n", c.kind, c.step,
+                     c.confirmed ? "confirmed" : "unconfirmed", c.title, c.text);
   return s.empty() ? "(none)\n" : s;
 }
 

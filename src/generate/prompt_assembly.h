@@ -11,14 +11,14 @@
 namespace repoctx {
 
 struct PromptContext {
-  std::string kind;       // "procedural" | "semantic"
-  int step = 0;           // target step id
+  std::string kind;  // "procedural" | "semantic"
+  int step = 0;      // target step id
   bool confirmed = false;
-  int entity = -1;        // the context's function or symbol
-  double score = 0;       // projection similarity (procedural) or eq. 6's v (semantic)
-  std::string title;      // "path::qualname"
-  std::string text;       // formatted body of the context
-  int tokens() const;     // estimated (~4 characters a token, as every budget check here)
+  int entity = -1;     // the context's function or symbol
+  double score = 0;    // projection similarity (procedural) or eq. 6's v (semantic)
+  std::string title;   // "path::qualname"
+  std::string text;    // formatted body of the context
+  int tokens() const;  // estimated (~4 characters a token, as every budget check here)
   nlohmann::json to_json() const;
 };
 

@@ -27,7 +27,9 @@ size_t line_start_of(const std::string& s, size_t byte) {
   return byte == 0 || p == std::string::npos ? 0 : p + 1;
 }
 
-bool all_space(std::string_view s) { return s.find_first_not_of(" \t") == std::string_view::npos; }
+bool all_space(std::string_view s) {
+  return s.find_first_not_of(" \t") == std::string_view::npos;
+}
 
 // End of line `line` (1-based), including its newline.
 size_t line_end_incl(const std::string& s, const std::vector<uint32_t>& starts, int line) {
@@ -49,7 +51,8 @@ ExtractedBody extract_body(const std::string& code, const std::string& name) {
     if (depth < best_depth) best = static_cast<int>(i), best_depth = depth;
   }
   if (best < 0) {
-    out.problem = "the answer contains no definition of `" + name + "` (write the whole function, `def " + name + "(...):` included)";
+    out.problem = "the answer contains no definition of `" + name + "` (write the whole function, `def " + name +
+                  "(...):` included)";
     return out;
   }
   const auto& en = pf.entities[best];
@@ -60,14 +63,18 @@ ExtractedBody extract_body(const std::string& code, const std::string& name) {
   auto starts = line_starts(code);
   size_t ls = line_start_of(code, en.body_start_byte);
   std::string indent = all_space(std::string_view(code).substr(ls, en.body_start_byte - ls))
-                           ? code.substr(ls, en.body_start_byte - ls) : std::string();
-  std::string text = code.substr(en.body_start_byte, line_end_incl(code, starts, en.body_end_line) - en.body_start_byte);
+                           ? code.substr(ls, en.body_start_byte - ls)
+                           : std::string();
+  std::string text =
+      code.substr(en.body_start_byte, line_end_incl(code, starts, en.body_end_line) - en.body_start_byte);
   std::string body;
   bool first = true;
   for (auto& l : split_lines(text)) {
     if (!first) body += '\n';
-    if (!first && !indent.empty() && l.substr(0, indent.size()) == indent) body += l.substr(indent.size());
-    else if (first || !all_space(l)) body += l;
+    if (!first && !indent.empty() && l.substr(0, indent.size()) == indent)
+      body += l.substr(indent.size());
+    else if (first || !all_space(l))
+      body += l;
     first = false;
   }
   while (!body.empty() && (body.back() == '\n' || body.back() == ' ' || body.back() == '\r')) body.pop_back();
@@ -125,7 +132,9 @@ std::string unified_diff(const std::string& path, const std::string& before, con
   size_t s = pre > c ? pre - c : 0;
   size_t ea = std::min(a.size(), a.size() - suf + c), eb = std::min(b.size(), b.size() - suf + c);
   std::string out = fmt::format("--- a/{}\n+++ b/{}\n", path, path);
-  auto range = [](size_t start, size_t n) { return n == 0 ? fmt::format("{},0", start) : fmt::format("{},{}", start + 1, n); };
+  auto range = [](size_t start, size_t n) {
+    return n == 0 ? fmt::format("{},0", start) : fmt::format("{},{}", start + 1, n);
+  };
   out += fmt::format("@@ -{} +{} @@\n", range(s, ea - s), range(s, eb - s));
   auto emit = [&](char mark, std::string_view line) {
     out += mark;

@@ -19,7 +19,9 @@ namespace repoctx {
 
 using nlohmann::json;
 
-json StaticFinding::to_json() const { return {{"check", check}, {"line", line}, {"message", message}}; }
+json StaticFinding::to_json() const {
+  return {{"check", check}, {"line", line}, {"message", message}};
+}
 
 namespace {
 
@@ -31,9 +33,12 @@ std::string arity_problem(const std::vector<Parameter>& params, bool skip_first,
   bool var_pos = false, var_kw = false;
   int max_pos = 0;
   for (const auto* p : ps) {
-    if (p->kind == Parameter::var_positional) var_pos = true;
-    else if (p->kind == Parameter::var_keyword) var_kw = true;
-    else if (p->kind == Parameter::positional_only || p->kind == Parameter::positional) ++max_pos;
+    if (p->kind == Parameter::var_positional)
+      var_pos = true;
+    else if (p->kind == Parameter::var_keyword)
+      var_kw = true;
+    else if (p->kind == Parameter::positional_only || p->kind == Parameter::positional)
+      ++max_pos;
   }
   if (call.nargs < 0) return "";  // *args / **kwargs at the call site: the count is unknown
   if (!var_pos && call.nargs > max_pos)
@@ -58,21 +63,27 @@ std::string arity_problem(const std::vector<Parameter>& params, bool skip_first,
   }
   for (size_t i = 0; i < ps.size(); ++i) {
     const auto* p = ps[i];
-    if (bound[i] || p->has_default || p->kind == Parameter::var_positional || p->kind == Parameter::var_keyword) continue;
+    if (bound[i] || p->has_default || p->kind == Parameter::var_positional || p->kind == Parameter::var_keyword)
+      continue;
     return fmt::format("missing required argument '{}'", p->name);
   }
   return "";
 }
 
-std::string params_text(const EntityRec& f) { return f.signature; }
+std::string params_text(const EntityRec& f) {
+  return f.signature;
+}
 
 // Decorators other than these may change a signature (functools.wraps, click, overloads...).
 bool signature_is_plain(const EntityRec& f, bool* skip_first, bool is_method) {
   *skip_first = is_method;
   for (const auto& d : f.decorators) {
-    if (d == "staticmethod") *skip_first = false;
-    else if (d == "classmethod") *skip_first = true;
-    else return false;
+    if (d == "staticmethod")
+      *skip_first = false;
+    else if (d == "classmethod")
+      *skip_first = true;
+    else
+      return false;
   }
   return true;
 }
@@ -98,7 +109,8 @@ std::string external_name(const Engine& e, int file, std::string base) {
 // Is every class of `cls`'s hierarchy inside the repository or a known external base (no unknown base,
 // no metaclass other than ABCMeta, no dynamic attribute hooks)? Only then can a missing member be
 // certain. The members of the external bases met are collected into `external`.
-bool hierarchy_is_closed(const Engine& e, int cls, std::vector<const std::unordered_set<std::string>*>* external = nullptr) {
+bool hierarchy_is_closed(const Engine& e, int cls,
+                         std::vector<const std::unordered_set<std::string>*>* external = nullptr) {
   const auto& g = e.graph();
   const auto& ents = e.view().entities();
   auto mro = g.mro(cls);
@@ -143,7 +155,8 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
     // import walk`).
     int first = e.view().files()[ce.file].first_entity;
     for (const auto& im : e.view().imports(ce.file))
-      if (im.scope >= 0 && first + im.scope == c && (im.star || im.bound_name() == name)) return InstanceAttribute::assigned;
+      if (im.scope >= 0 && first + im.scope == c && (im.star || im.bound_name() == name))
+        return InstanceAttribute::assigned;
     // Assignments the reference list may not mark as stores (x.name = ..., setattr(x, "name", ...)).
     const std::string& src = e.view().content(ce.file);
     if (src.find("." + name + " =") != std::string::npos || src.find("\"" + name + "\"") != std::string::npos ||
@@ -151,9 +164,11 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
       return InstanceAttribute::assigned;
     for (const auto& r : e.view().references(ce.file)) {
       if (r.line < ce.start_line || r.line > ce.end_line) continue;
-      if (r.is_store && r.chain.size() > name.size() && r.chain.compare(r.chain.size() - name.size() - 1, std::string::npos, "." + name) == 0)
+      if (r.is_store && r.chain.size() > name.size() &&
+          r.chain.compare(r.chain.size() - name.size() - 1, std::string::npos, "." + name) == 0)
         return InstanceAttribute::assigned;  // self.x = ..., obj.x = ... (obj built in __new__), cls.x = ...
-      if (r.chain == "setattr" || r.chain == "vars" || r.chain.find("__dict__") != std::string::npos) dynamic = true;  // self.__dict__.update(locals())
+      if (r.chain == "setattr" || r.chain == "vars" || r.chain.find("__dict__") != std::string::npos)
+        dynamic = true;  // self.__dict__.update(locals())
     }
     if (g.class_member(c, "__slots__")) dynamic = true;  // slot names may be computed
   }
@@ -165,16 +180,17 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
 // (tests open and close many) never reads another repository's facts.
 struct RepoFacts {
   std::once_flag stores_once, words_once, open_once;
-  std::set<std::string> stored_names;                  // attribute names assigned anywhere (x.name = ...)
-  std::unordered_map<std::string, int> word_counts;    // identifier-like words of every file
-  std::unordered_set<int> bases_with_open_subclass;    // classes some outside-mixing subclass derives from
+  std::set<std::string> stored_names;                // attribute names assigned anywhere (x.name = ...)
+  std::unordered_map<std::string, int> word_counts;  // identifier-like words of every file
+  std::unordered_set<int> bases_with_open_subclass;  // classes some outside-mixing subclass derives from
 };
 
 RepoFacts& repo_facts(const Engine& e) {
   static std::mutex mu;
   static std::map<std::tuple<const Engine*, size_t, size_t, std::string>, std::unique_ptr<RepoFacts>> by_engine;
   const auto& files = e.view().files();
-  auto key = std::make_tuple(&e, files.size(), e.view().entities().size(), files.empty() ? std::string() : files.front().hash + files.back().hash);
+  auto key = std::make_tuple(&e, files.size(), e.view().entities().size(),
+                             files.empty() ? std::string() : files.front().hash + files.back().hash);
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = by_engine[key];
   if (!slot) slot = std::make_unique<RepoFacts>();
@@ -218,7 +234,8 @@ void count_words(std::string_view text, std::unordered_map<std::string, int>& co
 bool spelled_elsewhere(const Engine& e, int target, const std::string& name) {
   RepoFacts& f = repo_facts(e);
   std::call_once(f.words_once, [&] {
-    for (size_t fi = 0; fi < e.view().files().size(); ++fi) count_words(e.view().content(static_cast<int>(fi)), f.word_counts);
+    for (size_t fi = 0; fi < e.view().files().size(); ++fi)
+      count_words(e.view().content(static_cast<int>(fi)), f.word_counts);
   });
   auto it = f.word_counts.find(name);
   int total = it == f.word_counts.end() ? 0 : it->second;
@@ -234,7 +251,8 @@ bool spelled_elsewhere(const Engine& e, int target, const std::string& name) {
 
 // Is the attribute `name` certainly missing on instances of `cls`? `target` is the checked function (its
 // own indexed text does not count as a use elsewhere); `file_text` the candidate file.
-bool attribute_certainly_missing(const Engine& e, int cls, const std::string& name, int target, const std::string& file_text) {
+bool attribute_certainly_missing(const Engine& e, int cls, const std::string& name, int target,
+                                 const std::string& file_text) {
   const auto& g = e.graph();
   if (g.class_member(cls, name)) return false;
   std::vector<const std::unordered_set<std::string>*> external;
@@ -242,11 +260,12 @@ bool attribute_certainly_missing(const Engine& e, int cls, const std::string& na
   for (const auto* m : external)
     if (m->count(name)) return false;
   if (stored_anywhere(e, name)) return false;  // obj.x = ... anywhere (subclasses, helpers, monkeypatching)
-  if (file_text.find("." + name + " =") != std::string::npos || file_text.find("\"" + name + "\"") != std::string::npos ||
-      file_text.find("'" + name + "'") != std::string::npos)
+  if (file_text.find("." + name + " =") != std::string::npos ||
+      file_text.find("\"" + name + "\"") != std::string::npos || file_text.find("'" + name + "'") != std::string::npos)
     return false;
   switch (instance_attribute(e, cls, name)) {
-    case InstanceAttribute::assigned: return false;
+    case InstanceAttribute::assigned:
+      return false;
     case InstanceAttribute::dynamic:
       // Computed keys are often a prefix plus a spelled name (setattr(self, "_" + component, v)): every
       // suffix after an underscore must be unspelled too.
@@ -255,7 +274,8 @@ bool attribute_certainly_missing(const Engine& e, int cls, const std::string& na
         if (!suffix.empty() && spelled_elsewhere(e, target, suffix)) return false;
       }
       return !spelled_elsewhere(e, target, name);
-    case InstanceAttribute::none: return true;
+    case InstanceAttribute::none:
+      return true;
   }
   return false;
 }
@@ -267,7 +287,8 @@ bool has_open_subclass(const Engine& e, int cls) {
   std::call_once(f.open_once, [&] {
     const auto& ents = e.view().entities();
     for (size_t c = 0; c < ents.size(); ++c) {
-      if (!is_type(ents[c].kind) || ents[c].bases.empty() || hierarchy_is_closed(e, static_cast<int>(c), nullptr)) continue;
+      if (!is_type(ents[c].kind) || ents[c].bases.empty() || hierarchy_is_closed(e, static_cast<int>(c), nullptr))
+        continue;
       for (int b : e.graph().mro(static_cast<int>(c)))
         if (b != static_cast<int>(c)) f.bases_with_open_subclass.insert(b);
     }
@@ -294,8 +315,8 @@ size_t indent_of(std::string_view l) {
 
 // Lines of the `try:` blocks of a body whose handlers catch `exc` (or Exception, BaseException, everything):
 // calls there may fail on purpose (try: f(new_signature) except TypeError: f(old_signature)).
-std::vector<bool> lines_in_try_catching(const std::string& text, const std::vector<uint32_t>& starts, int first, int last,
-                                        std::string_view exc) {
+std::vector<bool> lines_in_try_catching(const std::string& text, const std::vector<uint32_t>& starts, int first,
+                                        int last, std::string_view exc) {
   std::vector<bool> marked(static_cast<size_t>(last + 2), false);
   for (int ln = first; ln <= last; ++ln) {
     std::string_view l = line_range(text, starts, ln, ln);
@@ -314,7 +335,8 @@ std::vector<bool> lines_in_try_catching(const std::string& text, const std::vect
       if (ni == std::string::npos || ni > ind) continue;
       std::string_view h = trim(n);
       if (ni < ind || !starts_with(h, "except")) break;  // else/finally/the next statement
-      if (starts_with(h, "except:") || h.find(exc) != std::string_view::npos || h.find("Exception") != std::string_view::npos)
+      if (starts_with(h, "except:") || h.find(exc) != std::string_view::npos ||
+          h.find("Exception") != std::string_view::npos)
         catches = true;
     }
     if (catches)
@@ -325,7 +347,8 @@ std::vector<bool> lines_in_try_catching(const std::string& text, const std::vect
 
 // Lines of a body where calls are expected to fail: inside `with pytest.raises(...)` / `assertRaises`
 // blocks and on lines (with their deeper-indented continuations) that call raises(...)/assertRaises(...).
-std::vector<bool> lines_expecting_errors(const std::string& text, const std::vector<uint32_t>& starts, int first, int last) {
+std::vector<bool> lines_expecting_errors(const std::string& text, const std::vector<uint32_t>& starts, int first,
+                                         int last) {
   std::vector<bool> marked(static_cast<size_t>(last + 2), false);
   for (int ln = first; ln <= last; ++ln) {
     std::string_view l = line_range(text, starts, ln, ln);
@@ -344,7 +367,8 @@ std::vector<bool> lines_expecting_errors(const std::string& text, const std::vec
 
 }  // namespace
 
-std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text, CheckCoverage* coverage) {
+std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
+                                          CheckCoverage* coverage) {
   CheckCoverage ignored;
   CheckCoverage& cov = coverage ? *coverage : ignored;
   const auto& ents = e.view().entities();
@@ -367,7 +391,8 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   // after the function's first line is the candidate's too: an unclosed bracket makes tree-sitter's
   // recovery end the function early and report the error further down.
   for (const auto& er : pf.errors) {
-    int lo = ti >= 0 ? pf.entities[ti].start_line : te.start_line, hi = ti >= 0 ? pf.entities[ti].end_line : te.end_line;
+    int lo = ti >= 0 ? pf.entities[ti].start_line : te.start_line,
+        hi = ti >= 0 ? pf.entities[ti].end_line : te.end_line;
     bool overlaps = er.start_line <= hi && er.end_line >= lo;
     bool after = fr.n_errors == 0 && er.end_line >= te.start_line;
     if (!overlaps && !after) continue;
@@ -376,14 +401,18 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     break;
   }
   if (ti < 0) {
-    if (out.empty()) out.push_back({"syntax", te.start_line, "the function `" + te.qualname + "` is no longer defined at line " +
-                                                                 std::to_string(te.start_line)});
+    if (out.empty())
+      out.push_back(
+          {"syntax", te.start_line,
+           "the function `" + te.qualname + "` is no longer defined at line " + std::to_string(te.start_line)});
     return out;
   }
   if (!out.empty()) return out;  // names of code that does not parse are not worth checking
   const auto& ne = pf.entities[ti];
   const auto& g = e.graph();
-  int cls = te.kind == EntityKind::method && te.parent_index >= 0 && is_type(ents[te.parent_index].kind) ? te.parent_index : -1;
+  int cls = te.kind == EntityKind::method && te.parent_index >= 0 && is_type(ents[te.parent_index].kind)
+                ? te.parent_index
+                : -1;
   // Names bound in the function or around it that the reference list may still show as free: imports
   // inside the function, and parameters of the target and of enclosing functions.
   std::set<std::string> bound;
@@ -400,7 +429,8 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
   // call undefined names (try: get_ipython() except NameError).
   bool whole_body_expects_errors = false;
   for (const auto& d : te.decorators)
-    if (d.find("XFAIL") != std::string::npos || d.find("xfail") != std::string::npos || d.find("skip") != std::string::npos)
+    if (d.find("XFAIL") != std::string::npos || d.find("xfail") != std::string::npos ||
+        d.find("skip") != std::string::npos)
       whole_body_expects_errors = true;
   auto expecting = lines_expecting_errors(file_text, starts, body_first, ne.end_line);
   auto type_error_caught = lines_in_try_catching(file_text, starts, body_first, ne.end_line, "TypeError");
@@ -409,7 +439,8 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     return r.line >= 0 && static_cast<size_t>(r.line) < lines.size() && lines[static_cast<size_t>(r.line)];
   };
   auto call_expects_error = [&](const Reference& r) {
-    return whole_body_expects_errors || (r.line >= 0 && static_cast<size_t>(r.line) < expecting.size() && expecting[static_cast<size_t>(r.line)]);
+    return whole_body_expects_errors ||
+           (r.line >= 0 && static_cast<size_t>(r.line) < expecting.size() && expecting[static_cast<size_t>(r.line)]);
   };
   bool file_has_star = false;
   for (const auto& im : e.view().imports(te.file))
@@ -433,13 +464,14 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     const std::string& cn = ents[c].name;
     if (cn.find("Mixin") != std::string::npos) return true;  // completed by the class it is mixed with
     // An abstract base's hook for its users' subclasses is spelled in their documentation or examples.
-    return (cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos) && spelled_elsewhere(e, target, name);
+    return (cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos) &&
+           spelled_elsewhere(e, target, name);
   };
   std::set<std::string> reported_fields;
   for (const auto& r : pf.references) {
     if (r.kind == RefKind::attribute && !r.is_store && cls >= 0 && r.scope == ti && !call_expects_error(r) &&
-        r.line >= ne.body_start_line && r.line <= ne.end_line && r.chain.rfind("self.", 0) == 0 &&
-        !te.params.empty() && te.params[0].name == "self") {
+        r.line >= ne.body_start_line && r.line <= ne.end_line && r.chain.rfind("self.", 0) == 0 && !te.params.empty() &&
+        te.params[0].name == "self") {
       // (2) a field read on self: it must be defined in the class hierarchy (member, property, or an
       // attribute some method of the hierarchy assigns).
       std::string rest = r.chain.substr(5);
@@ -452,10 +484,13 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
         size_t u = field.find_first_not_of('_');
         if (u != 0 && u != std::string::npos && g.class_member(cls, field.substr(u))) continue;
       }
-      if (completed_by_subclasses(cls, field) || !attribute_certainly_missing(e, cls, field, target, file_text)) continue;
+      if (completed_by_subclasses(cls, field) || !attribute_certainly_missing(e, cls, field, target, file_text))
+        continue;
       reported_fields.insert(field);
-      out.push_back({"field_access", r.line, fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
-                                                         "(no member, and no method assigns it)", field, ents[cls].qualname, field)});
+      out.push_back({"field_access", r.line,
+                     fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
+                                 "(no member, and no method assigns it)",
+                                 field, ents[cls].qualname, field)});
       continue;
     }
     if (r.kind != RefKind::call || r.line < ne.body_start_line || r.line > ne.end_line) continue;
@@ -470,7 +505,9 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       // enclosing one (closures), so what is left must be a module-level, imported or builtin name.
       auto res = g.resolve(te.file, te.parent_index >= 0 && cls < 0 ? te.parent_index : -1, r.chain);
       if (res.kind == Resolution::Kind::none) {
-        if (SymbolGraph::is_builtin(r.chain) || file_has_star || at(name_error_caught, r) || g.top_level(te.file, r.chain) >= 0) continue;
+        if (SymbolGraph::is_builtin(r.chain) || file_has_star || at(name_error_caught, r) ||
+            g.top_level(te.file, r.chain) >= 0)
+          continue;
         bool imported = false;  // bound by an import the resolver could not follow (dynamic modules)
         for (const auto& im : e.view().imports(te.file))
           if (im.bound_name() == r.chain) imported = true;
@@ -486,8 +523,10 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
         if (defined_in_text || file_text.find("'" + r.chain + "'") != std::string::npos ||
             file_text.find("\"" + r.chain + "\"") != std::string::npos)
           continue;
-        out.push_back({"function_call", r.line, fmt::format("`{}` is not defined: no function, class or import of that name "
-                                                            "is visible from `{}`", r.chain, te.qualname)});
+        out.push_back({"function_call", r.line,
+                       fmt::format("`{}` is not defined: no function, class or import of that name "
+                                   "is visible from `{}`",
+                                   r.chain, te.qualname)});
         continue;
       }
       if (res.kind != Resolution::Kind::entity || at(type_error_caught, r)) continue;
@@ -501,7 +540,8 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       ++cov.argument_counts;
       auto why = arity_problem(f.params, false, r);
       if (!why.empty())
-        out.push_back({"function_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
+        out.push_back(
+            {"function_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
       continue;
     }
     // (1) self.m(...) / cls.m(...) on the enclosing class.
@@ -512,15 +552,17 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
     auto m = g.class_member(cls, name);
     if (!m) {
       if (completed_by_subclasses(cls, name) || !attribute_certainly_missing(e, cls, name, target, file_text)) continue;
-      out.push_back({"method_call", r.line, fmt::format("`{}.{}()`: class `{}` and its bases define no attribute `{}`", recv, name,
-                                                        ents[cls].qualname, name)});
+      out.push_back({"method_call", r.line,
+                     fmt::format("`{}.{}()`: class `{}` and its bases define no attribute `{}`", recv, name,
+                                 ents[cls].qualname, name)});
       continue;
     }
     const auto& f = ents[*m];
     if (!is_callable(f.kind) || at(type_error_caught, r)) continue;
     bool skip_first = true;
     if (!signature_is_plain(f, &skip_first, true)) continue;
-    if (instance_attribute(e, cls, name) != InstanceAttribute::none) continue;  // an instance attribute may shadow the method
+    if (instance_attribute(e, cls, name) != InstanceAttribute::none)
+      continue;  // an instance attribute may shadow the method
     // self may be a subclass whose override takes other arguments (multiprocessing's BaseProcess._Popen(self)
     // is a staticmethod _Popen(process_obj) in every subclass): the call must suit every override.
     bool overridden_differently = false;
@@ -571,9 +613,11 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       if (!m) {
         if (reported.count(r.chain) || !attribute_certainly_missing(e, c, name, target, file_text)) continue;
         reported.insert(r.chain);
-        out.push_back({"variable_method", r.line, fmt::format("`{}()`: `{}` is a `{}` (assigned `{} = {}(...)`), and class `{}` "
-                                                              "and its bases define no attribute `{}`", r.chain, t->first,
-                                                              ents[c].qualname, t->first, ents[c].name, ents[c].qualname, name)});
+        out.push_back(
+            {"variable_method", r.line,
+             fmt::format("`{}()`: `{}` is a `{}` (assigned `{} = {}(...)`), and class `{}` "
+                         "and its bases define no attribute `{}`",
+                         r.chain, t->first, ents[c].qualname, t->first, ents[c].name, ents[c].qualname, name)});
         continue;
       }
       const auto& f = ents[*m];
@@ -582,10 +626,11 @@ std::vector<StaticFinding> check_function(const Engine& e, int target, const std
       if (!signature_is_plain(f, &skip_first, true)) continue;
       if (instance_attribute(e, c, name) != InstanceAttribute::none) continue;
       ++cov.argument_counts;
-    auto why = arity_problem(f.params, skip_first, r);
+      auto why = arity_problem(f.params, skip_first, r);
       if (!why.empty())
-        out.push_back({"variable_method", r.line, fmt::format("`{}()` {} (`{}` is a `{}`; signature: `{}`)", r.chain, why, t->first,
-                                                              ents[c].qualname, params_text(f))});
+        out.push_back({"variable_method", r.line,
+                       fmt::format("`{}()` {} (`{}` is a `{}`; signature: `{}`)", r.chain, why, t->first,
+                                   ents[c].qualname, params_text(f))});
     }
   }
   return out;
@@ -645,7 +690,9 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
       size_t at = starts[static_cast<size_t>(en.body_start_line - 1)];
       size_t indent = 0;
       while (at + indent < src.size() && src[at + indent] == ' ') ++indent;
-      auto with = [&](const std::string& line) { return src.substr(0, at) + std::string(indent, ' ') + line + "\n" + src.substr(at); };
+      auto with = [&](const std::string& line) {
+        return src.substr(0, at) + std::string(indent, ' ') + line + "\n" + src.substr(at);
+      };
       auto count = [&](const std::string& kind, const std::string& check, const std::string& line) {
         auto fs = check_function(e, i, with(line));
         auto& [caught, total] = rep.by_kind[kind];

@@ -52,7 +52,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0);
 // undefined_function (a call of a new name), syntax (an unclosed parenthesis), variable_method (`x = C()` with
 // C the file's first top-level class, then x.<new name>()).
 struct DetectionReport {
-  std::map<std::string, std::pair<int, int>> by_kind;  // kind -> (caught, injected)
+  std::map<std::string, std::pair<int, int>> by_kind;       // kind -> (caught, injected)
   std::vector<std::pair<std::string, std::string>> misses;  // (kind, path::qualname) not caught
   double seconds = 0;
 };

@@ -11,8 +11,10 @@ EmbeddingStore::EmbeddingStore(const std::string& db_path, const std::string& ta
     throw Error(ExitCode::usage, "unknown vector table '" + table_ + "'");
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
-  db_.exec(("CREATE TABLE IF NOT EXISTS " + table_ + "(model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL, "
-            "vector BLOB NOT NULL, PRIMARY KEY(model, hash))").c_str());
+  db_.exec(("CREATE TABLE IF NOT EXISTS " + table_ +
+            "(model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL, "
+            "vector BLOB NOT NULL, PRIMARY KEY(model, hash))")
+               .c_str());
 }
 
 std::unordered_map<std::string, std::vector<float>> EmbeddingStore::get(const std::string& model,
@@ -32,11 +34,16 @@ std::unordered_map<std::string, std::vector<float>> EmbeddingStore::get(const st
   return out;
 }
 
-void EmbeddingStore::put(const std::string& model, const std::vector<std::pair<std::string, std::vector<float>>>& rows) {
+void EmbeddingStore::put(const std::string& model,
+                         const std::vector<std::pair<std::string, std::vector<float>>>& rows) {
   sql::Transaction tx(db_);
   sql::Stmt s(db_, ("INSERT OR REPLACE INTO " + table_ + "(model, hash, dim, vector) VALUES(?,?,?,?)").c_str());
   for (const auto& [h, v] : rows)
-    s.bind(1, model).bind(2, h).bind(3, static_cast<int64_t>(v.size())).bind_blob(4, v.data(), v.size() * sizeof(float)).exec();
+    s.bind(1, model)
+        .bind(2, h)
+        .bind(3, static_cast<int64_t>(v.size()))
+        .bind_blob(4, v.data(), v.size() * sizeof(float))
+        .exec();
   tx.commit();
 }
 

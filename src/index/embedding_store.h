@@ -16,7 +16,8 @@ class EmbeddingStore {
  public:
   explicit EmbeddingStore(const std::string& db_path, const std::string& table = "embeddings");
   // Vectors present for these hashes.
-  std::unordered_map<std::string, std::vector<float>> get(const std::string& model, const std::vector<std::string>& hashes);
+  std::unordered_map<std::string, std::vector<float>> get(const std::string& model,
+                                                          const std::vector<std::string>& hashes);
   void put(const std::string& model, const std::vector<std::pair<std::string, std::vector<float>>>& rows);
   size_t count(const std::string& model);
 

@@ -1,8 +1,8 @@
 #include "index/index.h"
 
-#include <csignal>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -36,9 +36,12 @@ std::string default_index_path(const std::string& repo) {
   if (fs::exists(root / ".git", ec) || fs::exists(root / ".repoctx", ec))
     return (root / ".repoctx" / "index.db").string();
   std::string base;
-  if (const char* d = std::getenv("REPOCTX_INDEX_DIR"); d && *d) base = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/repoctx/indexes";
-  else base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/indexes";
+  if (const char* d = std::getenv("REPOCTX_INDEX_DIR"); d && *d)
+    base = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    base = std::string(x) + "/repoctx/indexes";
+  else
+    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/indexes";
   std::string name = root.filename().string();
   return base + "/" + name + "-" + content_hash(root.string()).substr(0, 12) + "/index.db";
 }
@@ -55,7 +58,7 @@ struct ExistingFile {
 struct FileResult {
   size_t walk_index = 0;
   bool failed = false;
-  std::string error;        // read failure
+  std::string error;  // read failure
   bool content_unchanged = false;
   std::string content, hash;
   ParsedFile pf;
@@ -140,15 +143,21 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   IndexStats st;
   std::error_code ec;
   if (!fs::is_directory(repo, ec))
-    throw Error(ExitCode::not_found, "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
+    throw Error(
+        ExitCode::not_found,
+        "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
   fs::path root = fs::canonical(fs::absolute(repo, ec), ec);
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
   if (auto parent = fs::path(st.db_path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
-  if (ec) throw Error(ExitCode::bad_input, "cannot create the index folder for '" + st.db_path + "': " + ec.message() + " (choose another with --db)");
+  if (ec)
+    throw Error(ExitCode::bad_input, "cannot create the index folder for '" + st.db_path + "': " + ec.message() +
+                                         " (choose another with --db)");
 
   auto db = std::make_unique<sql::Db>(st.db_path);
   if (!is_repoctx_database(*db))
-    throw Error(ExitCode::bad_input, "'" + st.db_path + "' is a database that is not a repoctx index; pass another --db (nothing was changed)");
+    throw Error(
+        ExitCode::bad_input,
+        "'" + st.db_path + "' is a database that is not a repoctx index; pass another --db (nothing was changed)");
   configure_connection(*db);
   if (!ensure_schema(*db)) {
     log_warn("index '{}' has an older schema; rebuilding it", st.db_path);
@@ -160,8 +169,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   }
   std::string stored_root = meta_get(*db, "root");
   if (!stored_root.empty() && stored_root != root.string()) {
-    throw Error(ExitCode::bad_input, "index '" + st.db_path + "' belongs to '" + stored_root + "', not '" + root.string() +
-                                         "'; pass another --db or delete that index");
+    throw Error(ExitCode::bad_input, "index '" + st.db_path + "' belongs to '" + stored_root + "', not '" +
+                                         root.string() + "'; pass another --db or delete that index");
   }
   bool force = opt.force;
   std::string stored_L = meta_get(*db, "snippet_lines");
@@ -251,7 +260,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   meta_set(*db, "complete", "0");
 
   // Largest files first: one 1.5 MB test file parsed last would leave the other core idle.
-  std::stable_sort(todo.begin(), todo.end(), [&](size_t a, size_t b) { return walk.files[a].size > walk.files[b].size; });
+  std::stable_sort(todo.begin(), todo.end(),
+                   [&](size_t a, size_t b) { return walk.files[a].size > walk.files[b].size; });
   int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   nthreads = std::min<int>(nthreads, static_cast<int>(todo.size()));
   uint64_t total_bytes = 0;
@@ -292,7 +302,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
         r.entity_terms.push_back(term_vector(entity_document(r.pf, r.content, starts, static_cast<int>(e))));
       r.snippets = split_aggregate(r.content, opt.snippet_lines);
       r.snippet_terms.reserve(r.snippets.size());
-      for (const auto& sp : r.snippets) r.snippet_terms.push_back(term_vector(line_range(r.content, starts, sp.start_line, sp.end_line)));
+      for (const auto& sp : r.snippets)
+        r.snippet_terms.push_back(term_vector(line_range(r.content, starts, sp.start_line, sp.end_line)));
       r.refs_blob = encode_references(r.pf.references);
       chan.push(std::move(r));
     }
@@ -306,11 +317,12 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
                      "INSERT INTO files(path,module,package,language,hash,size,mtime_ns,line_count,errors,content) "
                      "VALUES(?,?,?,?,?,?,?,?,?,?)");
   sql::Stmt touch_file(*db, "UPDATE files SET size=?, mtime_ns=?, module=? WHERE path=?");
-  sql::Stmt ins_ent(*db,
-                    "INSERT INTO entities(file_id,ord,parent_ord,name,qualname,kind,start_line,end_line,"
-                    "decorated_start_line,header_end_line,doc_start_line,doc_end_line,body_start_line,body_end_line,"
-                    "start_byte,end_byte,body_start_byte,signature,docstring,decorators,bases,params,is_async,doc_len,terms) "
-                    "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  sql::Stmt ins_ent(
+      *db,
+      "INSERT INTO entities(file_id,ord,parent_ord,name,qualname,kind,start_line,end_line,"
+      "decorated_start_line,header_end_line,doc_start_line,doc_end_line,body_start_line,body_end_line,"
+      "start_byte,end_byte,body_start_byte,signature,docstring,decorators,bases,params,is_async,doc_len,terms) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   sql::Stmt ins_imp(*db,
                     "INSERT INTO imports(file_id,line,scope_ord,module,level,name,alias,star,conditional) "
                     "VALUES(?,?,?,?,?,?,?,?,?)");
@@ -346,15 +358,19 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
       }
       if (!tx) tx.emplace(*db);
       if (r.content_unchanged) {
-        touch_file.bind(1, static_cast<int64_t>(f.size)).bind(2, f.mtime_ns).bind(3, module_of(f)).bind(4, f.rel).exec();
+        touch_file.bind(1, static_cast<int64_t>(f.size))
+            .bind(2, f.mtime_ns)
+            .bind(3, module_of(f))
+            .bind(4, f.rel)
+            .exec();
         ++st.touched;
       } else {
         const ParsedFile& pf = r.pf;
         if (!pf.errors.empty()) {
           ++st.files_with_errors;
           if (warned_errors++ < 10) {
-            log_warn("'{}': syntax errors at line {}{} ({} region{}); kept the {} definitions tree-sitter recovered", f.rel,
-                     pf.errors[0].start_line, pf.errors.size() > 1 ? " and elsewhere" : "", pf.errors.size(),
+            log_warn("'{}': syntax errors at line {}{} ({} region{}); kept the {} definitions tree-sitter recovered",
+                     f.rel, pf.errors[0].start_line, pf.errors.size() > 1 ? " and elsewhere" : "", pf.errors.size(),
                      pf.errors.size() == 1 ? "" : "s", pf.entities.size());
           }
         }
@@ -363,33 +379,72 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
         nlohmann::json errs = nlohmann::json::array();
         for (const auto& e : pf.errors) errs.push_back({e.start_line, e.end_line, e.message});
         del_file.bind(1, f.rel).exec();
-        ins_file.bind(1, f.rel).bind(2, pf.module).bind(3, pf.package).bind(4, language_name(pf.language))
-            .bind(5, r.hash).bind(6, static_cast<int64_t>(f.size)).bind(7, f.mtime_ns).bind(8, pf.line_count)
-            .bind(9, errs.dump()).bind_blob(10, r.content.data(), r.content.size()).exec();
+        ins_file.bind(1, f.rel)
+            .bind(2, pf.module)
+            .bind(3, pf.package)
+            .bind(4, language_name(pf.language))
+            .bind(5, r.hash)
+            .bind(6, static_cast<int64_t>(f.size))
+            .bind(7, f.mtime_ns)
+            .bind(8, pf.line_count)
+            .bind(9, errs.dump())
+            .bind_blob(10, r.content.data(), r.content.size())
+            .exec();
         int64_t fid = db->last_insert_id();
         for (size_t i = 0; i < pf.entities.size(); ++i) {
           const Entity& e = pf.entities[i];
           std::string terms = r.entity_terms[i].serialize();
-          ins_ent.bind(1, fid).bind(2, static_cast<int64_t>(i)).bind(3, e.parent).bind(4, e.name).bind(5, e.qualname)
-              .bind(6, kind_name(e.kind)).bind(7, e.start_line).bind(8, e.end_line).bind(9, e.decorated_start_line)
-              .bind(10, e.header_end_line).bind(11, e.doc_start_line).bind(12, e.doc_end_line)
-              .bind(13, e.body_start_line).bind(14, e.body_end_line).bind(15, static_cast<int64_t>(e.start_byte))
-              .bind(16, static_cast<int64_t>(e.end_byte)).bind(17, static_cast<int64_t>(e.body_start_byte))
-              .bind(18, sanitize_utf8(e.signature)).bind(19, sanitize_utf8(e.docstring))
-              .bind(20, encode_strings(e.decorators)).bind(21, encode_strings(e.bases)).bind(22, encode_params(e.params))
-              .bind(23, e.is_async ? 1 : 0).bind(24, static_cast<int64_t>(r.entity_terms[i].length))
-              .bind_blob(25, terms.data(), terms.size()).exec();
+          ins_ent.bind(1, fid)
+              .bind(2, static_cast<int64_t>(i))
+              .bind(3, e.parent)
+              .bind(4, e.name)
+              .bind(5, e.qualname)
+              .bind(6, kind_name(e.kind))
+              .bind(7, e.start_line)
+              .bind(8, e.end_line)
+              .bind(9, e.decorated_start_line)
+              .bind(10, e.header_end_line)
+              .bind(11, e.doc_start_line)
+              .bind(12, e.doc_end_line)
+              .bind(13, e.body_start_line)
+              .bind(14, e.body_end_line)
+              .bind(15, static_cast<int64_t>(e.start_byte))
+              .bind(16, static_cast<int64_t>(e.end_byte))
+              .bind(17, static_cast<int64_t>(e.body_start_byte))
+              .bind(18, sanitize_utf8(e.signature))
+              .bind(19, sanitize_utf8(e.docstring))
+              .bind(20, encode_strings(e.decorators))
+              .bind(21, encode_strings(e.bases))
+              .bind(22, encode_params(e.params))
+              .bind(23, e.is_async ? 1 : 0)
+              .bind(24, static_cast<int64_t>(r.entity_terms[i].length))
+              .bind_blob(25, terms.data(), terms.size())
+              .exec();
         }
         for (const auto& im : pf.imports)
-          ins_imp.bind(1, fid).bind(2, im.line).bind(3, im.scope).bind(4, im.module).bind(5, im.level).bind(6, im.name)
-              .bind(7, im.alias).bind(8, im.star ? 1 : 0).bind(9, im.conditional ? 1 : 0).exec();
-        ins_refs.bind(1, fid).bind(2, static_cast<int64_t>(pf.references.size()))
-            .bind_blob(3, r.refs_blob.data(), r.refs_blob.size()).exec();
+          ins_imp.bind(1, fid)
+              .bind(2, im.line)
+              .bind(3, im.scope)
+              .bind(4, im.module)
+              .bind(5, im.level)
+              .bind(6, im.name)
+              .bind(7, im.alias)
+              .bind(8, im.star ? 1 : 0)
+              .bind(9, im.conditional ? 1 : 0)
+              .exec();
+        ins_refs.bind(1, fid)
+            .bind(2, static_cast<int64_t>(pf.references.size()))
+            .bind_blob(3, r.refs_blob.data(), r.refs_blob.size())
+            .exec();
         for (size_t i = 0; i < r.snippets.size(); ++i) {
           std::string terms = r.snippet_terms[i].serialize();
-          ins_snip.bind(1, fid).bind(2, static_cast<int64_t>(i)).bind(3, r.snippets[i].start_line)
-              .bind(4, r.snippets[i].end_line).bind(5, static_cast<int64_t>(r.snippet_terms[i].length))
-              .bind_blob(6, terms.data(), terms.size()).exec();
+          ins_snip.bind(1, fid)
+              .bind(2, static_cast<int64_t>(i))
+              .bind(3, r.snippets[i].start_line)
+              .bind(4, r.snippets[i].end_line)
+              .bind(5, static_cast<int64_t>(r.snippet_terms[i].length))
+              .bind_blob(6, terms.data(), terms.size())
+              .exec();
         }
         ++st.parsed;
         st.bytes_parsed += f.size;
@@ -413,7 +468,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
 
   if (st.files_with_errors > 10)
     log_warn("{} files had syntax errors in all (list them with `repoctx files --errors`)", st.files_with_errors);
-  log_debug("parse+write done at {:.3f}s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  log_debug("parse+write done at {:.3f}s",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.complete = !g_interrupted;
   meta_set(*db, "complete", st.complete ? "1" : "0");
   // Fold the write-ahead log into the database so readers start from a compact file.

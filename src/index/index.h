@@ -21,13 +21,13 @@ inline constexpr int kIndexSchemaVersion = 1;
 inline constexpr const char* kExtractorVersion = "code-v1.5";
 
 struct IndexOptions {
-  std::string db_path;          // empty = default_index_path(repo)
+  std::string db_path;  // empty = default_index_path(repo)
   WalkOptions walk;
-  int threads = 0;              // parser threads; 0 = all cores
-  int snippet_lines = 15;       // AlignCoder's L (the paper gives no value; 15 is RLCoder's)
-  size_t batch_files = 64;      // files per transaction
+  int threads = 0;          // parser threads; 0 = all cores
+  int snippet_lines = 15;   // AlignCoder's L (the paper gives no value; 15 is RLCoder's)
+  size_t batch_files = 64;  // files per transaction
   bool progress = true;
-  bool force = false;           // re-parse every file
+  bool force = false;  // re-parse every file
   // Test hook: behave as if interrupted (Ctrl-C) once this many files are committed; 0 = never.
   // (REPOCTX_DEBUG_KILL_AFTER_FILES=N makes the process SIGKILL itself instead, for crash tests.)
   size_t interrupt_after_files = 0;

@@ -21,7 +21,9 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   v->db_ = std::make_unique<sql::Db>(db_path, true);
   sql::Db& db = *v->db_;
   if (!is_repoctx_database(db))
-    throw Error(ExitCode::bad_input, "'" + db_path + "' is not a repoctx index (no meta table); pass the index with --db or run `repoctx index`");
+    throw Error(
+        ExitCode::bad_input,
+        "'" + db_path + "' is not a repoctx index (no meta table); pass the index with --db or run `repoctx index`");
   {
     sql::Stmt s(db, "SELECT value FROM meta WHERE key='schema_version'");
     if (!s.step() || s.str(0) != std::to_string(kIndexSchemaVersion))
@@ -141,8 +143,10 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   v->refs_.resize(v->files_.size());
   v->contents_.resize(v->files_.size());
   if (!v->complete_)
-    log_warn("the index at '{}' is incomplete (an indexing run was interrupted); results cover the files indexed so far. "
-             "Run `repoctx index` again to finish it.", db_path);
+    log_warn(
+        "the index at '{}' is incomplete (an indexing run was interrupted); results cover the files indexed so far. "
+        "Run `repoctx index` again to finish it.",
+        db_path);
   return v;
 }
 

@@ -28,9 +28,9 @@ struct FileRec {
 
 struct EntityRec : Entity {
   int64_t id = 0;
-  int file = 0;          // index into files()
-  int ord = 0;           // position within its file
-  int parent_index = -1; // global index of the parent entity, -1 = module level
+  int file = 0;           // index into files()
+  int ord = 0;            // position within its file
+  int parent_index = -1;  // global index of the parent entity, -1 = module level
   uint32_t doc_len = 0;
 };
 

@@ -155,7 +155,9 @@ std::vector<Reference> decode_references(std::string_view in) {
   if (in.empty()) return out;
   size_t pos = 1;
   uint64_t n = 0;
-  auto bad = [] { return Error(ExitCode::bad_input, "damaged references in the index: re-run `repoctx index --force`"); };
+  auto bad = [] {
+    return Error(ExitCode::bad_input, "damaged references in the index: re-run `repoctx index --force`");
+  };
   if (in[0] != kRefsFormat || !get_varint(in, pos, n)) throw bad();
   out.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {

@@ -25,7 +25,8 @@ void Db::fail(const std::string& what) const {
   std::string msg = what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database");
   int code = db_ ? sqlite3_errcode(db_) : 0;
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-    throw Error(ExitCode::bad_input, msg + " (database '" + path_ + "' is damaged: delete it and re-run `repoctx index`)");
+    throw Error(ExitCode::bad_input,
+                msg + " (database '" + path_ + "' is damaged: delete it and re-run `repoctx index`)");
   throw Error(ExitCode::failure, msg);
 }
 
@@ -107,7 +108,9 @@ std::string_view Stmt::blob(int col) const {
   return p ? std::string_view(p, static_cast<size_t>(sqlite3_column_bytes(s_, col))) : std::string_view();
 }
 
-Transaction::Transaction(Db& db, bool immediate) : db_(db) { db_.exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"); }
+Transaction::Transaction(Db& db, bool immediate) : db_(db) {
+  db_.exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN");
+}
 
 Transaction::~Transaction() {
   if (!done_) sqlite3_exec(db_.raw(), "ROLLBACK", nullptr, nullptr, nullptr);

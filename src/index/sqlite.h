@@ -30,8 +30,8 @@ class Stmt {
   Stmt& bind_blob(int i, const void* data, size_t n);
   Stmt& bind_null(int i);
 
-  bool step();   // true while a row is available
-  void exec();   // step to completion, then reset
+  bool step();  // true while a row is available
+  void exec();  // step to completion, then reset
   void reset();
 
   int64_t i64(int col) const { return sqlite3_column_int64(s_, col); }

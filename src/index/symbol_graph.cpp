@@ -64,7 +64,9 @@ bool has_decorator(const Entity& e, std::string_view name) {
 
 }  // namespace
 
-bool SymbolGraph::is_builtin(const std::string& name) { return builtins().count(name) > 0; }
+bool SymbolGraph::is_builtin(const std::string& name) {
+  return builtins().count(name) > 0;
+}
 
 SymbolGraph::SymbolGraph(const RepoView& view) : v_(view) {
   const auto& files = v_.files();
@@ -142,9 +144,14 @@ SymbolGraph::Value SymbolGraph::from_resolution(const Resolution& r) const {
       v.file = r.file;
       v.module = v_.files()[r.file].module;
       break;
-    case Resolution::Kind::builtin: v.kind = Value::Kind::builtin; break;
-    case Resolution::Kind::external: v.kind = Value::Kind::external; break;
-    default: break;
+    case Resolution::Kind::builtin:
+      v.kind = Value::Kind::builtin;
+      break;
+    case Resolution::Kind::external:
+      v.kind = Value::Kind::external;
+      break;
+    default:
+      break;
   }
   return v;
 }
@@ -210,8 +217,10 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
         if (inner.kind != Resolution::Kind::none) return inner;
       }
       Value sub = module_value(target + "." + im.name);
-      if (sub.kind == Value::Kind::module) val = sub;
-      else if (mod.kind == Value::Kind::external) val.kind = Value::Kind::external;
+      if (sub.kind == Value::Kind::module)
+        val = sub;
+      else if (mod.kind == Value::Kind::external)
+        val.kind = Value::Kind::external;
     }
     if (val.kind == Value::Kind::module) {
       r.kind = Resolution::Kind::module;
@@ -306,8 +315,10 @@ std::vector<int> SymbolGraph::class_members(int cls) const {
 SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name) const {
   Value out;
   switch (v.kind) {
-    case Value::Kind::module: return from_resolution(module_member(v.file, name));
-    case Value::Kind::package: return module_value(v.module + "." + name);
+    case Value::Kind::module:
+      return from_resolution(module_member(v.file, name));
+    case Value::Kind::package:
+      return module_value(v.module + "." + name);
     case Value::Kind::klass:
     case Value::Kind::instance: {
       auto m = class_member(v.entity, name);
@@ -316,8 +327,11 @@ SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name) 
       out.kind = is_type(v_.entities()[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
       return out;
     }
-    case Value::Kind::external: out.kind = Value::Kind::external; return out;
-    default: return out;
+    case Value::Kind::external:
+      out.kind = Value::Kind::external;
+      return out;
+    default:
+      return out;
   }
 }
 
@@ -392,7 +406,8 @@ Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, c
     cur = lookup_root(file, scope, parts[0], hidden);
   }
   auto note = [&](const Value& v) {
-    if (v.entity >= 0 && !v.receiver && (v.kind == Value::Kind::klass || v.kind == Value::Kind::entity)) res.along.push_back(v.entity);
+    if (v.entity >= 0 && !v.receiver && (v.kind == Value::Kind::klass || v.kind == Value::Kind::entity))
+      res.along.push_back(v.entity);
   };
   note(cur);
   for (; i < parts.size(); ++i) {
@@ -412,9 +427,14 @@ Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, c
       res.kind = Resolution::Kind::module;
       res.file = cur.file;
       break;
-    case Value::Kind::builtin: res.kind = Resolution::Kind::builtin; break;
-    case Value::Kind::external: res.kind = Resolution::Kind::external; break;
-    default: break;
+    case Value::Kind::builtin:
+      res.kind = Resolution::Kind::builtin;
+      break;
+    case Value::Kind::external:
+      res.kind = Resolution::Kind::external;
+      break;
+    default:
+      break;
   }
   return res;
 }

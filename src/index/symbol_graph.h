@@ -22,9 +22,9 @@ namespace repoctx {
 struct Resolution {
   enum class Kind { none, entity, module, builtin, external };
   Kind kind = Kind::none;
-  int entity = -1;               // kind == entity
-  int file = -1;                 // kind == module (the module's file)
-  std::vector<int> along;        // every repository entity named explicitly along the chain, in order
+  int entity = -1;         // kind == entity
+  int file = -1;           // kind == module (the module's file)
+  std::vector<int> along;  // every repository entity named explicitly along the chain, in order
 };
 
 // What the body of a hidden target must not contribute: references, imports and nested entities inside it.
@@ -76,7 +76,7 @@ class SymbolGraph {
     enum class Kind { none, module, package, klass, instance, entity, builtin, external };
     Kind kind = Kind::none;
     int file = -1, entity = -1;
-    std::string module;  // package without __init__.py
+    std::string module;     // package without __init__.py
     bool receiver = false;  // self/cls itself (not a symbol of its own)
   };
   Value lookup_root(int file, int scope, const std::string& root, const HiddenBody* hidden) const;

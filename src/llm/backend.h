@@ -22,25 +22,25 @@ struct ChatMessage {
 struct GenerateRequest {
   std::vector<ChatMessage> messages;  // chat; when empty, `prompt` is completed as raw text
   std::string prompt;
-  double temperature = 0.0;           // 0 = greedy
+  double temperature = 0.0;  // 0 = greedy
   double top_p = 1.0;
-  int max_tokens = 4096;              // ProjAgent's generation budget
-  int n = 1;                          // samples (AlignCoder: 4 at T = 0.8, top-p = 0.95)
+  int max_tokens = 4096;  // ProjAgent's generation budget
+  int n = 1;              // samples (AlignCoder: 4 at T = 0.8, top-p = 0.95)
   std::vector<std::string> stop;
-  std::string json_schema;            // constrain the output to this JSON schema (text of the schema)
-  std::string grammar;                // or to this GBNF grammar (llama backend)
+  std::string json_schema;  // constrain the output to this JSON schema (text of the schema)
+  std::string grammar;      // or to this GBNF grammar (llama backend)
   uint64_t seed = 0;
-  bool hidden_states = false;         // white-box only: last-layer pre-norm states of the response tokens
-  std::string hidden_pool;            // "" = one row per response token; "mean" = their mean (one row)
+  bool hidden_states = false;  // white-box only: last-layer pre-norm states of the response tokens
+  std::string hidden_pool;     // "" = one row per response token; "mean" = their mean (one row)
   // What the call is for ("decompose", "verify_seed", ...): counted by MeteredBackend (llm/metered.h).
   // Not part of the cache key: the same request made by two stages is one cached result.
   std::string purpose;
-  nlohmann::json to_json() const;     // canonical form: the cache key
+  nlohmann::json to_json() const;  // canonical form: the cache key
 };
 
 struct Generation {
   std::string text;
-  std::string finish_reason;          // stop | length
+  std::string finish_reason;  // stop | length
   int completion_tokens = 0;
   std::vector<int32_t> tokens;
   // Row-major [completion_tokens x hidden_dim]: the last layer's output before the final norm, at the
@@ -52,7 +52,7 @@ struct Generation {
 struct GenerateResult {
   std::vector<Generation> choices;
   int prompt_tokens = 0;
-  bool cached = false;                // served by the cache (set by CachedBackend; not stored)
+  bool cached = false;  // served by the cache (set by CachedBackend; not stored)
   nlohmann::json to_json() const;
   static GenerateResult from_json(const nlohmann::json& j);
 };
@@ -70,10 +70,10 @@ struct LogprobRequest {
 
 struct LogprobResult {
   std::vector<std::string> tokens;
-  std::vector<int32_t> token_ids;     // when the backend reports them
-  std::vector<double> logprobs;       // natural log, one per continuation token
+  std::vector<int32_t> token_ids;  // when the backend reports them
+  std::vector<double> logprobs;    // natural log, one per continuation token
   double sum() const;
-  double perplexity() const;          // exp(-mean logprob)
+  double perplexity() const;  // exp(-mean logprob)
   nlohmann::json to_json() const;
   static LogprobResult from_json(const nlohmann::json& j);
 };
@@ -82,8 +82,8 @@ enum class EmbedTask { query, document, none };
 
 struct EmbedRequest {
   std::vector<std::string> texts;
-  std::string purpose;                // as GenerateRequest::purpose (not part of the cache key)
-  EmbedTask task = EmbedTask::none;   // the backend adds the model's task prompt (e.g. embeddinggemma's)
+  std::string purpose;               // as GenerateRequest::purpose (not part of the cache key)
+  EmbedTask task = EmbedTask::none;  // the backend adds the model's task prompt (e.g. embeddinggemma's)
   nlohmann::json to_json() const;
 };
 
@@ -125,8 +125,7 @@ class LlmBackend {
   virtual std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done = {});
   virtual UnembeddingInfo unembedding_info();
   // Calls sink(first_row, rows, data) for consecutive row blocks of W (float32, row-major).
-  virtual void read_unembedding(int64_t block_rows,
-                                const std::function<void(int64_t, int64_t, const float*)>& sink);
+  virtual void read_unembedding(int64_t block_rows, const std::function<void(int64_t, int64_t, const float*)>& sink);
   virtual int hidden_dim() const { return 0; }
 };
 

@@ -13,8 +13,10 @@ using nlohmann::json;
 std::string LlmCache::default_path() {
   if (const char* p = std::getenv("REPOCTX_LLM_CACHE"); p && *p) return p;
   std::string base;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) base = std::string(x) + "/repoctx";
-  else base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx";
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
+    base = std::string(x) + "/repoctx";
+  else
+    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx";
   return base + "/llm-cache.db";
 }
 
@@ -29,7 +31,8 @@ LlmCache::LlmCache(const std::string& path) : path_(path), db_(with_parent_dir(p
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec(R"SQL(CREATE TABLE IF NOT EXISTS llm_cache(
       key TEXT PRIMARY KEY, op TEXT NOT NULL, model TEXT NOT NULL, request TEXT NOT NULL, response BLOB NOT NULL,
-      prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, ms REAL NOT NULL, created INTEGER NOT NULL))SQL");
+      prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, ms REAL NOT NULL,
+      created INTEGER NOT NULL))SQL");
 }
 
 std::optional<json> LlmCache::get(const std::string& key) {
@@ -55,12 +58,18 @@ void LlmCache::put(const std::string& key, const std::string& op, const std::str
                    const json& response, int prompt_tokens, int completion_tokens, double ms) {
   auto cbor = json::to_cbor(response);
   std::lock_guard lk(mu_);
-  sql::Stmt s(db_,
-              "INSERT OR REPLACE INTO llm_cache(key,op,model,request,response,prompt_tokens,completion_tokens,ms,created) "
-              "VALUES(?,?,?,?,?,?,?,?,?)");
-  s.bind(1, key).bind(2, op).bind(3, model)
+  sql::Stmt s(
+      db_,
+      "INSERT OR REPLACE INTO llm_cache(key,op,model,request,response,prompt_tokens,completion_tokens,ms,created) "
+      "VALUES(?,?,?,?,?,?,?,?,?)");
+  s.bind(1, key)
+      .bind(2, op)
+      .bind(3, model)
       .bind(4, request.dump(-1, ' ', false, json::error_handler_t::replace))
-      .bind_blob(5, cbor.data(), cbor.size()).bind(6, prompt_tokens).bind(7, completion_tokens).bind(8, ms)
+      .bind_blob(5, cbor.data(), cbor.size())
+      .bind(6, prompt_tokens)
+      .bind(7, completion_tokens)
+      .bind(8, ms)
       .bind(9, static_cast<int64_t>(std::chrono::system_clock::now().time_since_epoch() / std::chrono::seconds(1)))
       .exec();
 }
@@ -68,7 +77,9 @@ void LlmCache::put(const std::string& key, const std::string& op, const std::str
 CacheStats LlmCache::stats() {
   CacheStats st;
   std::lock_guard lk(mu_);
-  sql::Stmt s(db_, "SELECT op, model, count(*), sum(prompt_tokens), sum(completion_tokens), sum(ms) FROM llm_cache GROUP BY op, model");
+  sql::Stmt s(db_,
+              "SELECT op, model, count(*), sum(prompt_tokens), sum(completion_tokens), sum(ms) FROM llm_cache GROUP BY "
+              "op, model");
   while (s.step()) {
     auto& r = st.by_op_model[s.str(0) + "\t" + s.str(1)];
     r.entries = s.i64(2);
@@ -123,7 +134,8 @@ GenerateResult CachedBackend::generate(const GenerateRequest& r) {
   return res;
 }
 
-std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done) {
+std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<GenerateRequest>& rs,
+                                                         const OnDone& on_done) {
   std::vector<GenerateResult> out(rs.size());
   std::vector<size_t> todo;
   std::vector<GenerateRequest> misses;

@@ -51,7 +51,8 @@ class CachedBackend : public LlmBackend {
   std::string identity() const override { return inner_->identity(); }
   Capabilities capabilities() const override { return inner_->capabilities(); }
   GenerateResult generate(const GenerateRequest& r) override;
-  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done = {}) override;
+  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs,
+                                            const OnDone& on_done = {}) override;
   LogprobResult logprobs(const LogprobRequest& r) override;
   EmbedResult embed(const EmbedRequest& r) override;
   UnembeddingInfo unembedding_info() override { return inner_->unembedding_info(); }

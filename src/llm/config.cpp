@@ -18,7 +18,8 @@ static void model_from_json(ModelConfig& m, const json& j, const std::string& ro
   if (!j.is_object()) throw Error(ExitCode::bad_input, "config: \"" + role + "\" must be an object");
   m.backend = j.value("backend", m.backend.empty() ? std::string("llama") : m.backend);
   if (m.backend != "llama" && m.backend != "openai")
-    throw Error(ExitCode::bad_input, "config: " + role + ".backend must be \"llama\" or \"openai\", not \"" + m.backend + "\"");
+    throw Error(ExitCode::bad_input,
+                "config: " + role + ".backend must be \"llama\" or \"openai\", not \"" + m.backend + "\"");
   if (j.contains("model")) {
     std::string model = j["model"].get<std::string>();
     m.llama.model_path = expand_home(model);
@@ -35,11 +36,13 @@ static void model_from_json(ModelConfig& m, const json& j, const std::string& ro
   m.llama.ctx = j.value("ctx", m.llama.ctx);
   m.llama.batch = j.value("batch", m.llama.batch);
   m.llama.gpu_layers = j.value("gpu_layers", m.llama.gpu_layers);
-  std::string qp = j.value("query_prefix", m.llama.query_prefix), dp = j.value("document_prefix", m.llama.document_prefix);
+  std::string qp = j.value("query_prefix", m.llama.query_prefix),
+              dp = j.value("document_prefix", m.llama.document_prefix);
   m.llama.query_prefix = m.openai.query_prefix = qp;
   m.llama.document_prefix = m.openai.document_prefix = dp;
   if (m.backend == "llama" && m.llama.model_path.empty())
-    throw Error(ExitCode::bad_input, "config: " + role + " uses the llama backend but names no model file (\"model\": \"path.gguf\")");
+    throw Error(ExitCode::bad_input,
+                "config: " + role + " uses the llama backend but names no model file (\"model\": \"path.gguf\")");
   if (m.backend == "openai" && m.openai.endpoints.empty())
     throw Error(ExitCode::bad_input, "config: " + role + " uses the openai backend but lists no \"endpoints\"");
 }
@@ -54,7 +57,8 @@ void LlmConfig::apply_json(const json& j) {
 LlmConfig LlmConfig::load(const std::string& path) {
   LlmConfig c;
   std::vector<std::string> candidates;
-  if (!path.empty()) candidates = {path};
+  if (!path.empty())
+    candidates = {path};
   else {
     if (const char* e = std::getenv("REPOCTX_CONFIG"); e && *e) candidates.push_back(e);
     candidates.push_back("repoctx.json");
@@ -79,22 +83,26 @@ LlmConfig LlmConfig::load(const std::string& path) {
 LlmSession::LlmSession(LlmConfig cfg) : cfg_(std::move(cfg)) {}
 
 LlmCache& LlmSession::cache() {
-  if (!cache_) cache_ = std::make_shared<LlmCache>(cfg_.cache_path.empty() ? LlmCache::default_path() : cfg_.cache_path);
+  if (!cache_)
+    cache_ = std::make_shared<LlmCache>(cfg_.cache_path.empty() ? LlmCache::default_path() : cfg_.cache_path);
   return *cache_;
 }
 
 std::unique_ptr<LlmBackend> LlmSession::make(const ModelConfig& m) {
   std::unique_ptr<LlmBackend> inner;
-  if (m.backend == "llama") inner = make_llama_backend(m.llama);
-  else inner = make_openai_backend(m.openai);
+  if (m.backend == "llama")
+    inner = make_llama_backend(m.llama);
+  else
+    inner = make_openai_backend(m.openai);
   cache();
   return std::make_unique<CachedBackend>(std::move(inner), cache_, cfg_.cache_read);
 }
 
 LlmBackend& LlmSession::llm() {
   if (!cfg_.llm.configured())
-    throw Error(ExitCode::usage, "this step needs an LLM: pass --model path.gguf (llama backend) or --endpoint URL "
-                                 "(openai backend), or a config file (--config)");
+    throw Error(ExitCode::usage,
+                "this step needs an LLM: pass --model path.gguf (llama backend) or --endpoint URL "
+                "(openai backend), or a config file (--config)");
   if (!llm_) llm_ = make(cfg_.llm);
   return *llm_;
 }

@@ -35,9 +35,9 @@ struct LlmConfig {
   // Defaults to `llm`; set it when `llm` is an OpenAI-compatible server, which cannot show its internals
   // (the paper uses one model for both; with two, steps are judged by one and projected by the other).
   ModelConfig hidden_states;
-  std::string cache_path; // empty = LlmCache::default_path()
-  bool cache_read = true; // --no-cache: fresh calls (results are still stored)
-  std::string source;     // the file it was read from, if any
+  std::string cache_path;  // empty = LlmCache::default_path()
+  bool cache_read = true;  // --no-cache: fresh calls (results are still stored)
+  std::string source;      // the file it was read from, if any
 
   // Reads the first config file found (or `path`); throws Error(bad_input) naming the problem.
   static LlmConfig load(const std::string& path = "");

@@ -49,7 +49,9 @@ Located locate(const std::string& path) {
 }
 }  // namespace
 
-GgufMatrixInfo gguf_unembedding_info(const std::string& path) { return locate(path).info; }
+GgufMatrixInfo gguf_unembedding_info(const std::string& path) {
+  return locate(path).info;
+}
 
 void gguf_read_rows(const std::string& path, const GgufMatrixInfo& m, int64_t block_rows,
                     const std::function<void(int64_t, int64_t, const float*)>& sink) {
@@ -75,8 +77,10 @@ void gguf_read_rows(const std::string& path, const GgufMatrixInfo& m, int64_t bl
     for (int64_t i = 0; i < n; ++i) {
       const char* src = base + static_cast<size_t>(r0 + i) * row_bytes;
       float* dst = buf.data() + i * l.info.cols;
-      if (l.type == GGML_TYPE_F32) std::memcpy(dst, src, row_bytes);
-      else traits->to_float(src, dst, l.info.cols);
+      if (l.type == GGML_TYPE_F32)
+        std::memcpy(dst, src, row_bytes);
+      else
+        traits->to_float(src, dst, l.info.cols);
     }
     sink(r0, n, buf.data());
     // Pages already read are not needed again: the resident set stays at one block. madvise needs
@@ -104,8 +108,10 @@ void gguf_write_random_matrix(const std::string& path, const std::string& tensor
   std::vector<float> row(static_cast<size_t>(cols));
   for (int64_t r = 0; r < rows; ++r) {
     for (auto& x : row) x = nd(rng);
-    if (f16) ggml_fp32_to_fp16_row(row.data(), static_cast<ggml_fp16_t*>(t->data) + r * cols, cols);
-    else std::memcpy(static_cast<float*>(t->data) + r * cols, row.data(), row.size() * sizeof(float));
+    if (f16)
+      ggml_fp32_to_fp16_row(row.data(), static_cast<ggml_fp16_t*>(t->data) + r * cols, cols);
+    else
+      std::memcpy(static_cast<float*>(t->data) + r * cols, row.data(), row.size() * sizeof(float));
   }
   gguf_context* g = gguf_init_empty();
   gguf_set_val_str(g, "general.architecture", "matrix");

@@ -21,7 +21,7 @@ void gguf_read_rows(const std::string& path, const GgufMatrixInfo& m, int64_t bl
                     const std::function<void(int64_t, int64_t, const float*)>& sink);
 
 // Writes a GGUF holding one random matrix (for benchmarks of models too big to generate whole).
-void gguf_write_random_matrix(const std::string& path, const std::string& tensor, int64_t rows, int64_t cols,
-                              bool f16, uint64_t seed);
+void gguf_write_random_matrix(const std::string& path, const std::string& tensor, int64_t rows, int64_t cols, bool f16,
+                              uint64_t seed);
 
 }  // namespace repoctx

@@ -1,12 +1,12 @@
 #include "llm/llama_backend.h"
 
+#include <fcntl.h>
 #include <ggml-backend.h>
 #include <ggml.h>
 #include <gguf.h>
 #include <llama.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,7 +32,8 @@ std::string model_file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw Error(ExitCode::not_found, "model file '" + path + "' does not exist (pass a GGUF path with --model)");
-  std::string memo_path = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/model-ids.json";
+  std::string memo_path =
+      std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/model-ids.json";
   std::string abs = std::filesystem::absolute(path).string();
   std::string memo_key = abs + "|" + std::to_string(st.st_size) + "|" +
                          std::to_string(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec);
@@ -107,7 +108,8 @@ class LlamaBackend : public LlmBackend {
     mp.n_gpu_layers = o.gpu_layers;
     model_ = llama_model_load_from_file(o.model_path.c_str(), mp);
     if (!model_)
-      throw Error(ExitCode::bad_input, "llama.cpp could not load '" + o.model_path + "' (not a GGUF model, or an architecture this llama.cpp does not know)");
+      throw Error(ExitCode::bad_input, "llama.cpp could not load '" + o.model_path +
+                                           "' (not a GGUF model, or an architecture this llama.cpp does not know)");
     vocab_ = llama_model_get_vocab(model_);
     dim_ = llama_model_n_embd(model_);
     n_layer_ = llama_model_n_layer(model_);
@@ -149,8 +151,9 @@ class LlamaBackend : public LlmBackend {
     auto toks = tokenize(prompt, true);
     int n_ctx = static_cast<int>(llama_n_ctx(gen_ctx_));
     if (static_cast<int>(toks.size()) >= n_ctx)
-      throw Error(ExitCode::bad_input, "prompt of " + std::to_string(toks.size()) + " tokens does not fit the context of " +
-                                           std::to_string(n_ctx) + " tokens (raise ctx in the model configuration)");
+      throw Error(ExitCode::bad_input, "prompt of " + std::to_string(toks.size()) +
+                                           " tokens does not fit the context of " + std::to_string(n_ctx) +
+                                           " tokens (raise ctx in the model configuration)");
     std::string grammar = r.grammar;
     if (grammar.empty() && !r.json_schema.empty()) grammar = json_schema_to_gbnf(r.json_schema);
     GenerateResult res;
@@ -166,16 +169,17 @@ class LlamaBackend : public LlmBackend {
     ensure_gen_ctx();
     std::string ctx_text = r.messages.empty() ? r.prompt : apply_template(r.messages);
     auto ctx_toks = tokenize(ctx_text, true);
-    std::vector<llama_token> cont = r.continuation_tokens.empty()
-                                        ? tokenize(r.continuation, false)
-                                        : std::vector<llama_token>(r.continuation_tokens.begin(), r.continuation_tokens.end());
+    std::vector<llama_token> cont =
+        r.continuation_tokens.empty()
+            ? tokenize(r.continuation, false)
+            : std::vector<llama_token>(r.continuation_tokens.begin(), r.continuation_tokens.end());
     if (ctx_toks.empty()) ctx_toks.push_back(llama_vocab_bos(vocab_));
     std::vector<llama_token> all = ctx_toks;
     all.insert(all.end(), cont.begin(), cont.end());
     int n_ctx = static_cast<int>(llama_n_ctx(gen_ctx_));
     if (static_cast<int>(all.size()) > n_ctx)
-      throw Error(ExitCode::bad_input, "context + continuation (" + std::to_string(all.size()) + " tokens) exceed the context of " +
-                                           std::to_string(n_ctx));
+      throw Error(ExitCode::bad_input, "context + continuation (" + std::to_string(all.size()) +
+                                           " tokens) exceed the context of " + std::to_string(n_ctx));
     llama_memory_clear(llama_get_memory(gen_ctx_), true);
     LogprobResult out;
     const int n_vocab = llama_vocab_n_tokens(vocab_);
@@ -219,7 +223,9 @@ class LlamaBackend : public LlmBackend {
     std::lock_guard lk(mu_);
     ensure_emb_ctx();
     EmbedResult out;
-    const std::string& prefix = r.task == EmbedTask::query ? query_prefix_ : r.task == EmbedTask::document ? document_prefix_ : empty_;
+    const std::string& prefix = r.task == EmbedTask::query      ? query_prefix_
+                                : r.task == EmbedTask::document ? document_prefix_
+                                                                : empty_;
     int n_ctx = static_cast<int>(llama_n_ctx(emb_ctx_));
     for (const auto& text : r.texts) {
       auto toks = tokenize(prefix + text, true);
@@ -304,7 +310,8 @@ class LlamaBackend : public LlmBackend {
   std::string apply_template(const std::vector<ChatMessage>& ms) {
     const char* tmpl = llama_model_chat_template(model_, nullptr);
     if (!tmpl)
-      throw Error(ExitCode::bad_input, "model '" + o_.model_path + "' has no chat template: send raw prompts, or use an instruct model");
+      throw Error(ExitCode::bad_input,
+                  "model '" + o_.model_path + "' has no chat template: send raw prompts, or use an instruct model");
     std::vector<llama_chat_message> cm;
     for (const auto& m : ms) cm.push_back({m.role.c_str(), m.content.c_str()});
     std::vector<char> buf(4096);
@@ -425,9 +432,12 @@ class LlamaBackend : public LlmBackend {
         size_t rows = g.hidden.size() / static_cast<size_t>(dim_);
         std::vector<double> acc(static_cast<size_t>(dim_), 0.0);
         for (size_t t = 0; t < rows; ++t)
-          for (int i = 0; i < dim_; ++i) acc[static_cast<size_t>(i)] += g.hidden[t * static_cast<size_t>(dim_) + static_cast<size_t>(i)];
+          for (int i = 0; i < dim_; ++i)
+            acc[static_cast<size_t>(i)] += g.hidden[t * static_cast<size_t>(dim_) + static_cast<size_t>(i)];
         g.hidden.assign(static_cast<size_t>(dim_), 0.0f);
-        for (int i = 0; i < dim_; ++i) g.hidden[static_cast<size_t>(i)] = static_cast<float>(acc[static_cast<size_t>(i)] / static_cast<double>(rows));
+        for (int i = 0; i < dim_; ++i)
+          g.hidden[static_cast<size_t>(i)] =
+              static_cast<float>(acc[static_cast<size_t>(i)] / static_cast<double>(rows));
       } else if (!r.hidden_pool.empty() && r.hidden_pool != "mean") {
         throw Error(ExitCode::usage, "hidden_pool must be empty or \"mean\"");
       }
@@ -478,6 +488,8 @@ class LlamaBackend : public LlmBackend {
 
 }  // namespace
 
-std::unique_ptr<LlmBackend> make_llama_backend(const LlamaOptions& o) { return std::make_unique<LlamaBackend>(o); }
+std::unique_ptr<LlmBackend> make_llama_backend(const LlamaOptions& o) {
+  return std::make_unique<LlamaBackend>(o);
+}
 
 }  // namespace repoctx

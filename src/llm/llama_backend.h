@@ -12,12 +12,12 @@ namespace repoctx {
 
 struct LlamaOptions {
   std::string model_path;
-  int threads = 0;          // 0 = all cores
-  int ctx = 8192;           // context length (capped at the model's training context)
-  int batch = 512;          // prompt processing batch
-  int gpu_layers = 0;       // layers offloaded to a GPU (GPU builds only)
+  int threads = 0;                            // 0 = all cores
+  int ctx = 8192;                             // context length (capped at the model's training context)
+  int batch = 512;                            // prompt processing batch
+  int gpu_layers = 0;                         // layers offloaded to a GPU (GPU builds only)
   std::string query_prefix, document_prefix;  // embedding task prompts; defaults by model family
-  bool verbose = false;     // llama.cpp's own logging
+  bool verbose = false;                       // llama.cpp's own logging
 };
 
 std::unique_ptr<LlmBackend> make_llama_backend(const LlamaOptions& o);

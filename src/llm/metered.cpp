@@ -11,8 +11,12 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 json row_json(const LlmUsage::Row& r) {
-  return {{"calls", r.calls}, {"cached", r.cached}, {"prompt_tokens", r.prompt_tokens},
-          {"completion_tokens", r.completion_tokens}, {"embedded_texts", r.embedded_texts}, {"seconds", r.seconds}};
+  return {{"calls", r.calls},
+          {"cached", r.cached},
+          {"prompt_tokens", r.prompt_tokens},
+          {"completion_tokens", r.completion_tokens},
+          {"embedded_texts", r.embedded_texts},
+          {"seconds", r.seconds}};
 }
 }  // namespace
 
@@ -60,7 +64,8 @@ GenerateResult MeteredBackend::generate(const GenerateRequest& r) {
   return g;
 }
 
-std::vector<GenerateResult> MeteredBackend::generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done) {
+std::vector<GenerateResult> MeteredBackend::generate_many(const std::vector<GenerateRequest>& rs,
+                                                          const OnDone& on_done) {
   auto t0 = std::chrono::steady_clock::now();
   // Concurrent requests overlap, so per-request times do not add up to the wall time; the batch's wall
   // time is split evenly over its requests so that the column sums to the time actually spent.

@@ -22,8 +22,8 @@ struct LlmUsage {
   };
   std::map<std::string, Row> by_purpose;  // "" = untagged
   Row total() const;
-  void add(const LlmUsage& o);            // row by row, by purpose
-  nlohmann::json to_json() const;         // {purpose: {...}, "total": {...}}
+  void add(const LlmUsage& o);     // row by row, by purpose
+  nlohmann::json to_json() const;  // {purpose: {...}, "total": {...}}
 };
 
 class MeteredBackend : public LlmBackend {
@@ -32,7 +32,8 @@ class MeteredBackend : public LlmBackend {
   std::string identity() const override { return inner_.identity(); }
   Capabilities capabilities() const override { return inner_.capabilities(); }
   GenerateResult generate(const GenerateRequest& r) override;
-  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs, const OnDone& on_done = {}) override;
+  std::vector<GenerateResult> generate_many(const std::vector<GenerateRequest>& rs,
+                                            const OnDone& on_done = {}) override;
   LogprobResult logprobs(const LogprobRequest& r) override;
   EmbedResult embed(const EmbedRequest& r) override;
   UnembeddingInfo unembedding_info() override { return inner_.unembedding_info(); }

@@ -58,7 +58,8 @@ class OpenAiBackend : public LlmBackend {
   explicit OpenAiBackend(const OpenAiOptions& o) : o_(o) {
     std::call_once(g_curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
     if (o_.endpoints.empty())
-      throw Error(ExitCode::usage, "the openai backend needs at least one endpoint URL (--endpoint http://host:port/v1)");
+      throw Error(ExitCode::usage,
+                  "the openai backend needs at least one endpoint URL (--endpoint http://host:port/v1)");
     for (auto& e : o_.endpoints) e = trim_slash(e);
     if (const char* k = std::getenv(o_.api_key_env.c_str()); k && *k) api_key_ = k;
     if (o_.model.empty()) o_.model = discover_model();
@@ -134,10 +135,12 @@ class OpenAiBackend : public LlmBackend {
 
   LogprobResult logprobs(const LogprobRequest& r) override {
     if (!r.messages.empty())
-      throw Error(ExitCode::usage, "log-probabilities over the OpenAI API take a raw-text context (prompt), not chat messages");
+      throw Error(ExitCode::usage,
+                  "log-probabilities over the OpenAI API take a raw-text context (prompt), not chat messages");
     // OpenAI's legacy way (vLLM, OpenAI): echo the prompt with its token logprobs.
-    json body = {{"model", o_.model}, {"prompt", r.prompt + r.continuation}, {"max_tokens", 0}, {"echo", true},
-                 {"logprobs", 0}, {"temperature", 0}};
+    json body = {{"model", o_.model}, {"prompt", r.prompt + r.continuation},
+                 {"max_tokens", 0},   {"echo", true},
+                 {"logprobs", 0},     {"temperature", 0}};
     HttpResponse resp = post_with_retries("/completions", body, /*retry_4xx=*/false, /*throw_4xx=*/false);
     if (resp.status == 200) {
       json j = json::parse(resp.body, nullptr, false);
@@ -157,18 +160,20 @@ class OpenAiBackend : public LlmBackend {
     // (pre-grammar) log-probability of each forced token.
     std::string lit;
     for (unsigned char c : r.continuation) {
-      if (c == '"' || c == '\\') lit += '\\', lit += static_cast<char>(c);
-      else if (c == '\n') lit += "\\n";
-      else if (c == '\r') lit += "\\r";
-      else if (c == '\t') lit += "\\t";
-      else lit += static_cast<char>(c);
+      if (c == '"' || c == '\\')
+        lit += '\\', lit += static_cast<char>(c);
+      else if (c == '\n')
+        lit += "\\n";
+      else if (c == '\r')
+        lit += "\\r";
+      else if (c == '\t')
+        lit += "\\t";
+      else
+        lit += static_cast<char>(c);
     }
-    json forced = {{"model", o_.model},
-                   {"prompt", r.prompt},
-                   {"max_tokens", static_cast<int>(r.continuation.size()) + 8},
-                   {"temperature", 0},
-                   {"logprobs", 1},
-                   {"grammar", "root ::= \"" + lit + "\""}};
+    json forced = {
+        {"model", o_.model}, {"prompt", r.prompt}, {"max_tokens", static_cast<int>(r.continuation.size()) + 8},
+        {"temperature", 0},  {"logprobs", 1},      {"grammar", "root ::= \"" + lit + "\""}};
     json j = call("/completions", forced);
     const json& lp = j.at("choices").at(0).value("logprobs", json());
     LogprobResult out;
@@ -184,13 +189,16 @@ class OpenAiBackend : public LlmBackend {
         out.logprobs.push_back(lp["token_logprobs"][i].get<double>());
       }
     } else {
-      throw Error(ExitCode::llm, "endpoint " + o_.endpoints[0] + " returned no log-probabilities (neither echo nor logprobs are supported)");
+      throw Error(ExitCode::llm, "endpoint " + o_.endpoints[0] +
+                                     " returned no log-probabilities (neither echo nor logprobs are supported)");
     }
     return out;
   }
 
   EmbedResult embed(const EmbedRequest& r) override {
-    const std::string& prefix = r.task == EmbedTask::query ? o_.query_prefix : r.task == EmbedTask::document ? o_.document_prefix : empty_;
+    const std::string& prefix = r.task == EmbedTask::query      ? o_.query_prefix
+                                : r.task == EmbedTask::document ? o_.document_prefix
+                                                                : empty_;
     json input = json::array();
     for (const auto& t : r.texts) input.push_back(prefix + t);
     json j = call("/embeddings", {{"model", o_.model}, {"input", input}});
@@ -226,7 +234,10 @@ class OpenAiBackend : public LlmBackend {
   }
 
   GenerateResult generate_single(const GenerateRequest& r) {
-    json body = {{"model", o_.model}, {"temperature", r.temperature}, {"top_p", r.top_p}, {"max_tokens", r.max_tokens},
+    json body = {{"model", o_.model},
+                 {"temperature", r.temperature},
+                 {"top_p", r.top_p},
+                 {"max_tokens", r.max_tokens},
                  {"seed", r.seed}};
     if (!r.stop.empty()) body["stop"] = r.stop;
     if (!r.json_schema.empty()) {
@@ -382,8 +393,7 @@ class OpenAiBackend : public LlmBackend {
   json call(const std::string& path, const json& body) {
     HttpResponse r = post_with_retries(path, body, false, true);
     json j = json::parse(r.body, nullptr, false);
-    if (j.contains("error"))
-      throw Error(ExitCode::llm, path + ": " + j["error"].dump().substr(0, 400));
+    if (j.contains("error")) throw Error(ExitCode::llm, path + ": " + j["error"].dump().substr(0, 400));
     return j;
   }
 
@@ -394,6 +404,8 @@ class OpenAiBackend : public LlmBackend {
 
 }  // namespace
 
-std::unique_ptr<LlmBackend> make_openai_backend(const OpenAiOptions& o) { return std::make_unique<OpenAiBackend>(o); }
+std::unique_ptr<LlmBackend> make_openai_backend(const OpenAiOptions& o) {
+  return std::make_unique<OpenAiBackend>(o);
+}
 
 }  // namespace repoctx

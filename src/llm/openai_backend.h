@@ -13,16 +13,16 @@
 namespace repoctx {
 
 struct OpenAiOptions {
-  std::vector<std::string> endpoints;    // base URLs, e.g. http://127.0.0.1:8080/v1
-  std::string model;                     // empty = the first model the first endpoint lists
+  std::vector<std::string> endpoints;          // base URLs, e.g. http://127.0.0.1:8080/v1
+  std::string model;                           // empty = the first model the first endpoint lists
   std::string api_key_env = "OPENAI_API_KEY";  // the key is read from this environment variable
-  double timeout_s = 300;                // whole request
+  double timeout_s = 300;                      // whole request
   double connect_timeout_s = 10;
-  int retries = 4;                       // attempts after the first
-  double backoff_s = 0.5;                // first retry delay, doubled each time (with jitter)
+  int retries = 4;         // attempts after the first
+  double backoff_s = 0.5;  // first retry delay, doubled each time (with jitter)
   double backoff_max_s = 30;
-  int concurrency = 4;                   // requests in flight (generate_many)
-  std::string identity;                  // cache identity override; default "openai:<model>"
+  int concurrency = 4;                        // requests in flight (generate_many)
+  std::string identity;                       // cache identity override; default "openai:<model>"
   std::string query_prefix, document_prefix;  // embedding task prompts
 };
 

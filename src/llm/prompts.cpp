@@ -85,7 +85,8 @@ PromptTemplate load_prompt(const std::string& name) {
   return parse(name, it->second);
 }
 
-std::string render_text(const std::string& text, const std::map<std::string, std::string>& vars, const std::string& origin) {
+std::string render_text(const std::string& text, const std::map<std::string, std::string>& vars,
+                        const std::string& origin) {
   std::string out;
   size_t i = 0;
   while (i < text.size()) {
@@ -99,7 +100,8 @@ std::string render_text(const std::string& text, const std::map<std::string, std
     out.append(text, i, open - i);
     std::string var(trim(std::string_view(text).substr(open + 2, close - open - 2)));
     auto it = vars.find(var);
-    if (it == vars.end()) throw Error(ExitCode::bad_input, "prompt '" + origin + "' uses {{" + var + "}}, which was not given");
+    if (it == vars.end())
+      throw Error(ExitCode::bad_input, "prompt '" + origin + "' uses {{" + var + "}}, which was not given");
     out += it->second;
     i = close + 2;
   }

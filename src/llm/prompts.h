@@ -33,6 +33,7 @@ void set_prompts_dir(const std::string& dir);
 
 std::vector<ChatMessage> render_prompt(const PromptTemplate& t, const std::map<std::string, std::string>& vars);
 // {{var}} substitution in one text (exposed for tests).
-std::string render_text(const std::string& text, const std::map<std::string, std::string>& vars, const std::string& origin);
+std::string render_text(const std::string& text, const std::map<std::string, std::string>& vars,
+                        const std::string& origin);
 
 }  // namespace repoctx

@@ -5,10 +5,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <iterator>
-#include <string_view>
 #include <filesystem>
+#include <iterator>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "util/error.h"
@@ -17,8 +17,10 @@ namespace repoctx {
 
 std::string default_vocab_path(const std::string& name) {
   std::string deps;
-  if (const char* d = std::getenv("REPOCTX_DEPS"); d && *d) deps = d;
-  else deps = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx";
+  if (const char* d = std::getenv("REPOCTX_DEPS"); d && *d)
+    deps = d;
+  else
+    deps = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx";
   std::error_code ec;
   for (auto& ent : std::filesystem::directory_iterator(deps, ec)) {
     std::string n = ent.path().filename().string();
@@ -31,7 +33,8 @@ std::string default_vocab_path(const std::string& name) {
 
 void write_test_model(const TestModelSpec& s) {
   if (s.vocab_path.empty() || !std::filesystem::exists(s.vocab_path))
-    throw Error(ExitCode::not_found, "vocab-only GGUF '" + s.vocab_path + "' not found (scripts/setup.sh installs llama.cpp's models/ vocab files)");
+    throw Error(ExitCode::not_found, "vocab-only GGUF '" + s.vocab_path +
+                                         "' not found (scripts/setup.sh installs llama.cpp's models/ vocab files)");
   if (s.hidden % s.heads != 0 || s.heads % s.kv_heads != 0)
     throw Error(ExitCode::usage, "hidden must be a multiple of heads, and heads a multiple of kv_heads");
   gguf_init_params vp{true, nullptr};
@@ -66,7 +69,8 @@ void write_test_model(const TestModelSpec& s) {
         unsigned char c = static_cast<unsigned char>(tok[i]);
         int cp, len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
         if (i + static_cast<size_t>(len) > tok.size()) break;
-        cp = len == 1 ? c : len == 2 ? ((c & 0x1f) << 6) | (tok[i + 1] & 0x3f)
+        cp = len == 1   ? c
+             : len == 2 ? ((c & 0x1f) << 6) | (tok[i + 1] & 0x3f)
                         : ((c & 0x0f) << 12) | ((tok[i + 1] & 0x3f) << 6) | (tok[i + 2] & 0x3f);
         int byte = cp < 512 ? unicode_to_byte[cp] : -1;
         ok = byte >= 0 && (byte == '\n' || byte == '\t' || (byte >= 32 && byte < 127));
@@ -101,7 +105,8 @@ void write_test_model(const TestModelSpec& s) {
     int64_t ne0, ne1;
     enum { normal, ones, zeros } init;
   };
-  std::vector<Shape> shapes = {{"token_embd.weight", d, n_vocab, Shape::normal}, {"output_norm.weight", d, 1, Shape::ones}};
+  std::vector<Shape> shapes = {{"token_embd.weight", d, n_vocab, Shape::normal},
+                               {"output_norm.weight", d, 1, Shape::ones}};
   if (!s.tied) shapes.push_back({"output.weight", d, n_vocab, Shape::normal});
   if (s.ascii_only) shapes.push_back({"output.bias", n_vocab, 1, Shape::zeros});
   for (int l = 0; l < s.layers; ++l) {
@@ -139,7 +144,8 @@ void write_test_model(const TestModelSpec& s) {
     for (int64_t r = 0; r < sh.ne1; ++r) {
       for (auto& x : row) x = sh.init == Shape::normal ? dist(rng) : sh.init == Shape::ones ? 1.0f : 0.0f;
       if (sh.name == "output.bias")
-        for (int64_t t = 0; t < sh.ne0; ++t) row[static_cast<size_t>(t)] = ascii[static_cast<size_t>(t)] ? 0.0f : -30.0f;
+        for (int64_t t = 0; t < sh.ne0; ++t)
+          row[static_cast<size_t>(t)] = ascii[static_cast<size_t>(t)] ? 0.0f : -30.0f;
       if (mat) {
         ggml_fp32_to_fp16_row(row.data(), static_cast<ggml_fp16_t*>(t->data) + r * sh.ne0, sh.ne0);
       } else {

@@ -9,16 +9,16 @@
 namespace repoctx {
 
 struct TestModelSpec {
-  std::string vocab_path;     // vocab-only GGUF (qwen2: 151,936 tokens, chatml template)
+  std::string vocab_path;  // vocab-only GGUF (qwen2: 151,936 tokens, chatml template)
   std::string out_path;
-  int hidden = 64;            // Qwen2.5-0.5B: 896
-  int layers = 2;             // Qwen2.5-0.5B: 24
-  int heads = 4;              // Qwen2.5-0.5B: 14
-  int kv_heads = 2;           // Qwen2.5-0.5B: 2
-  int ff = 128;               // Qwen2.5-0.5B: 4864
+  int hidden = 64;   // Qwen2.5-0.5B: 896
+  int layers = 2;    // Qwen2.5-0.5B: 24
+  int heads = 4;     // Qwen2.5-0.5B: 14
+  int kv_heads = 2;  // Qwen2.5-0.5B: 2
+  int ff = 128;      // Qwen2.5-0.5B: 4864
   int context = 4096;
-  bool tied = false;          // no output.weight: the unembedding is token_embd.weight
-  bool f16 = false;           // weights in float16 (halves the file of a large model)
+  bool tied = false;  // no output.weight: the unembedding is token_embd.weight
+  bool f16 = false;   // weights in float16 (halves the file of a large model)
   // Add output.bias = -30 for every token whose bytes are not printable ASCII, so that sampled text is
   // always valid UTF-8. Servers parse replies (llama-server's chat and completion endpoints reject text
   // that ends inside a UTF-8 sequence, which random byte-level tokens often do).

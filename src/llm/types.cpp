@@ -17,12 +17,15 @@ static json messages_json(const std::vector<ChatMessage>& ms) {
 }
 
 json GenerateRequest::to_json() const {
-  json j = {{"op", "generate"}, {"temperature", temperature}, {"top_p", top_p},
-            {"max_tokens", max_tokens}, {"n", n},          {"stop", stop},
-            {"seed", seed}, {"hidden_states", hidden_states}};
+  json j = {{"op", "generate"}, {"temperature", temperature},
+            {"top_p", top_p},   {"max_tokens", max_tokens},
+            {"n", n},           {"stop", stop},
+            {"seed", seed},     {"hidden_states", hidden_states}};
   if (!hidden_pool.empty()) j["hidden_pool"] = hidden_pool;
-  if (!messages.empty()) j["messages"] = messages_json(messages);
-  else j["prompt"] = prompt;
+  if (!messages.empty())
+    j["messages"] = messages_json(messages);
+  else
+    j["prompt"] = prompt;
   if (!json_schema.empty()) j["json_schema"] = json_schema;
   if (!grammar.empty()) j["grammar"] = grammar;
   return j;
@@ -31,7 +34,9 @@ json GenerateRequest::to_json() const {
 json GenerateResult::to_json() const {
   json j = {{"prompt_tokens", prompt_tokens}, {"choices", json::array()}};
   for (const auto& c : choices) {
-    json cj = {{"text", c.text}, {"finish_reason", c.finish_reason}, {"completion_tokens", c.completion_tokens},
+    json cj = {{"text", c.text},
+               {"finish_reason", c.finish_reason},
+               {"completion_tokens", c.completion_tokens},
                {"tokens", c.tokens}};
     if (!c.hidden.empty()) {
       std::vector<uint8_t> bytes(c.hidden.size() * sizeof(float));
@@ -67,8 +72,10 @@ GenerateResult GenerateResult::from_json(const json& j) {
 json LogprobRequest::to_json() const {
   json j = {{"op", "logprobs"}, {"continuation", continuation}};
   if (!continuation_tokens.empty()) j["continuation_tokens"] = continuation_tokens;
-  if (!messages.empty()) j["messages"] = messages_json(messages);
-  else j["prompt"] = prompt;
+  if (!messages.empty())
+    j["messages"] = messages_json(messages);
+  else
+    j["prompt"] = prompt;
   return j;
 }
 
@@ -83,7 +90,9 @@ double LogprobResult::perplexity() const {
   return std::exp(-sum() / static_cast<double>(logprobs.size()));
 }
 
-json LogprobResult::to_json() const { return {{"tokens", tokens}, {"token_ids", token_ids}, {"logprobs", logprobs}}; }
+json LogprobResult::to_json() const {
+  return {{"tokens", tokens}, {"token_ids", token_ids}, {"logprobs", logprobs}};
+}
 
 LogprobResult LogprobResult::from_json(const json& j) {
   LogprobResult r;
@@ -94,7 +103,11 @@ LogprobResult LogprobResult::from_json(const json& j) {
 }
 
 json EmbedRequest::to_json() const {
-  return {{"op", "embed"}, {"texts", texts}, {"task", task == EmbedTask::query ? "query" : task == EmbedTask::document ? "document" : "none"}};
+  return {{"op", "embed"},
+          {"texts", texts},
+          {"task", task == EmbedTask::query      ? "query"
+                   : task == EmbedTask::document ? "document"
+                                                 : "none"}};
 }
 
 json EmbedResult::to_json() const {
@@ -129,8 +142,9 @@ std::vector<GenerateResult> LlmBackend::generate_many(const std::vector<Generate
 }
 
 UnembeddingInfo LlmBackend::unembedding_info() {
-  throw Error(ExitCode::usage, "this backend has no access to the model's weights: the unembedding matrix needs the "
-                               "llama backend with a local GGUF file (--model path.gguf)");
+  throw Error(ExitCode::usage,
+              "this backend has no access to the model's weights: the unembedding matrix needs the "
+              "llama backend with a local GGUF file (--model path.gguf)");
 }
 
 void LlmBackend::read_unembedding(int64_t, const std::function<void(int64_t, int64_t, const float*)>&) {

@@ -87,9 +87,9 @@ static double norm(const std::vector<float>& a) {
   return std::sqrt(s);
 }
 
-StabilityResult estimate_stable_mu_pc1(std::vector<std::vector<float>> P,
-                                       const std::function<std::optional<std::vector<std::vector<float>>>()>& next_batch,
-                                       const StabilityOptions& o) {
+StabilityResult estimate_stable_mu_pc1(
+    std::vector<std::vector<float>> P,
+    const std::function<std::optional<std::vector<std::vector<float>>>()>& next_batch, const StabilityOptions& o) {
   StabilityResult res;
   MuPc1 old = build_mu_pc1(P);
   for (;;) {

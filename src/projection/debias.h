@@ -30,15 +30,15 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b);
 double mean_pairwise_cosine(const std::vector<std::vector<float>>& v);
 
 struct StabilityOptions {
-  double tau_mu = 1e-3;    // eq. 4: ||mu_curr - mu_old|| / ||mu_old|| <= tau_mu
-  double tau_pc1 = 0.99;   // eq. 5: |cos(PC1_old, PC1_curr)| >= tau_pc1
-  int batch_files = 5;     // files added per iteration
+  double tau_mu = 1e-3;   // eq. 4: ||mu_curr - mu_old|| / ||mu_old|| <= tau_mu
+  double tau_pc1 = 0.99;  // eq. 5: |cos(PC1_old, PC1_curr)| >= tau_pc1
+  int batch_files = 5;    // files added per iteration
 };
 
 struct StabilityStep {
-  size_t n = 0;            // projections after this iteration
-  double mu_change = 0;    // eq. 4's left side
-  double pc1_cos = 0;      // eq. 5's left side
+  size_t n = 0;          // projections after this iteration
+  double mu_change = 0;  // eq. 4's left side
+  double pc1_cos = 0;    // eq. 5's left side
   bool stable = false;
 };
 
@@ -50,8 +50,8 @@ struct StabilityResult {
 
 // Algorithm 1. `next_batch()` decomposes the functions of the next `batch_files` ranked files and returns
 // their projections, or nullopt when all functions have been processed.
-StabilityResult estimate_stable_mu_pc1(std::vector<std::vector<float>> initial,
-                                       const std::function<std::optional<std::vector<std::vector<float>>>()>& next_batch,
-                                       const StabilityOptions& o = {});
+StabilityResult estimate_stable_mu_pc1(
+    std::vector<std::vector<float>> initial,
+    const std::function<std::optional<std::vector<std::vector<float>>>()>& next_batch, const StabilityOptions& o = {});
 
 }  // namespace repoctx

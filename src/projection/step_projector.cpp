@@ -8,7 +8,8 @@ namespace repoctx {
 StepProjector::StepProjector(LlmBackend& model, const ReasoningSubspace& subspace, StepProjectionOptions o)
     : m_(model), s_(subspace), o_(o) {
   if (!model.capabilities().hidden_states)
-    throw Error(ExitCode::usage, "step projections need hidden states: use the llama backend with a local GGUF (--model path.gguf)");
+    throw Error(ExitCode::usage,
+                "step projections need hidden states: use the llama backend with a local GGUF (--model path.gguf)");
   if (model.hidden_dim() != subspace.dim())
     throw Error(ExitCode::bad_input, "the reasoning subspace (d = " + std::to_string(subspace.dim()) +
                                          ") belongs to another model than the one generating (d = " +
@@ -41,7 +42,8 @@ std::vector<float> StepProjector::project(const std::string& description, const 
   return h.empty() ? h : s_.project(h.data());
 }
 
-std::vector<std::vector<float>> StepProjector::project_many(const std::vector<std::pair<std::string, std::string>>& steps) {
+std::vector<std::vector<float>> StepProjector::project_many(
+    const std::vector<std::pair<std::string, std::string>>& steps) {
   std::vector<GenerateRequest> rs;
   for (const auto& [d, s] : steps) rs.push_back(request(d, s));
   auto gs = m_.generate_many(rs);

@@ -14,7 +14,7 @@
 namespace repoctx {
 
 struct StepProjectionOptions {
-  int max_tokens = 128;    // response length whose states are pooled
+  int max_tokens = 128;  // response length whose states are pooled
 };
 
 class StepProjector {

@@ -54,7 +54,8 @@ std::vector<double> ReasoningSubspace::energy_curve() const {
   return c;
 }
 
-void ReasoningSubspace::finish(const std::vector<double>& ev_asc, const std::vector<double>& vecs_asc, const SubspaceOptions& o) {
+void ReasoningSubspace::finish(const std::vector<double>& ev_asc, const std::vector<double>& vecs_asc,
+                               const SubspaceOptions& o) {
   dim_ = static_cast<int>(ev_asc.size());
   threshold_ = o.energy_threshold;
   energy_ = o.energy;
@@ -104,7 +105,8 @@ constexpr uint32_t kMagic = 0x52535331;  // "RSS1"
 
 std::string cache_path(const std::string& dir, const std::string& id) {
   std::string base = dir;
-  if (base.empty()) base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/subspaces";
+  if (base.empty())
+    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/subspaces";
   return base + "/" + content_hash(id) + ".bin";
 }
 }  // namespace
@@ -120,7 +122,8 @@ void ReasoningSubspace::save(const std::string& path) const {
   uint32_t idlen = static_cast<uint32_t>(id_.size());
   f.write(reinterpret_cast<const char*>(&idlen), sizeof idlen);
   f.write(id_.data(), idlen);
-  f.write(reinterpret_cast<const char*>(singular_.data()), static_cast<std::streamsize>(singular_.size() * sizeof(double)));
+  f.write(reinterpret_cast<const char*>(singular_.data()),
+          static_cast<std::streamsize>(singular_.size() * sizeof(double)));
   f.write(reinterpret_cast<const char*>(basis_.data()), static_cast<std::streamsize>(basis_.size() * sizeof(float)));
   f.close();
   if (f) std::filesystem::rename(tmp, path, ec);
@@ -149,12 +152,13 @@ bool ReasoningSubspace::load(const std::string& path) {
 
 ReasoningSubspace ReasoningSubspace::compute(LlmBackend& model, const SubspaceOptions& o) {
   if (!model.capabilities().hidden_states)
-    throw Error(ExitCode::usage, "the reasoning subspace needs the model's unembedding matrix: use the llama backend "
-                                 "with a local GGUF (--model path.gguf)");
+    throw Error(ExitCode::usage,
+                "the reasoning subspace needs the model's unembedding matrix: use the llama backend "
+                "with a local GGUF (--model path.gguf)");
   ReasoningSubspace s;
   s.energy_ = o.energy;
-  s.id_ = model.identity() + "|energy=" + (o.energy == EnergyDefinition::squared ? "s2" : "s") + "|t=" +
-          std::to_string(o.energy_threshold);
+  s.id_ = model.identity() + "|energy=" + (o.energy == EnergyDefinition::squared ? "s2" : "s") +
+          "|t=" + std::to_string(o.energy_threshold);
   std::string path = cache_path(o.cache_dir, s.id_);
   if (o.use_cache && s.load(path)) {
     s.from_cache_ = true;
@@ -165,8 +169,11 @@ ReasoningSubspace ReasoningSubspace::compute(LlmBackend& model, const SubspaceOp
            info.tied ? ", tied to the token embeddings" : "");
   auto t0 = std::chrono::steady_clock::now();
   std::vector<double> ev, vecs;
-  gram_eigen([&](const std::function<void(int64_t, int64_t, const float*)>& sink) { model.read_unembedding(o.block_rows, sink); },
-             info.dim, ev, vecs);
+  gram_eigen(
+      [&](const std::function<void(int64_t, int64_t, const float*)>& sink) {
+        model.read_unembedding(o.block_rows, sink);
+      },
+      info.dim, ev, vecs);
   s.finish(ev, vecs, o);
   s.seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (o.use_cache) s.save(path);
@@ -178,9 +185,11 @@ ReasoningSubspace ReasoningSubspace::from_matrix(const std::vector<float>& w, in
   ReasoningSubspace s;
   s.energy_ = o.energy;
   std::vector<double> ev, vecs;
-  gram_eigen([&](const std::function<void(int64_t, int64_t, const float*)>& sink) {
-    for (int64_t r = 0; r < rows; r += o.block_rows) sink(r, std::min(o.block_rows, rows - r), w.data() + r * dim);
-  }, dim, ev, vecs);
+  gram_eigen(
+      [&](const std::function<void(int64_t, int64_t, const float*)>& sink) {
+        for (int64_t r = 0; r < rows; r += o.block_rows) sink(r, std::min(o.block_rows, rows - r), w.data() + r * dim);
+      },
+      dim, ev, vecs);
   s.finish(ev, vecs, o);
   s.id_ = "matrix";
   return s;

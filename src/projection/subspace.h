@@ -37,17 +37,18 @@ class ReasoningSubspace {
   // Computes (or loads from the cache) the subspace of the backend's model. Needs a white-box backend.
   static ReasoningSubspace compute(LlmBackend& model, const SubspaceOptions& o = {});
   // From an explicit matrix (row-major vocab x d), for tests.
-  static ReasoningSubspace from_matrix(const std::vector<float>& w, int64_t rows, int64_t dim, const SubspaceOptions& o = {});
+  static ReasoningSubspace from_matrix(const std::vector<float>& w, int64_t rows, int64_t dim,
+                                       const SubspaceOptions& o = {});
 
-  int dim() const { return dim_; }                   // d
-  int k() const { return k_; }                       // dominant (semantic) directions
-  int reasoning_dim() const { return dim_ - k_; }    // d - k
+  int dim() const { return dim_; }                                                     // d
+  int k() const { return k_; }                                                         // dominant (semantic) directions
+  int reasoning_dim() const { return dim_ - k_; }                                      // d - k
   double reasoning_fraction() const { return static_cast<double>(dim_ - k_) / dim_; }  // the paper's ~5%
   double threshold() const { return threshold_; }
   const std::vector<double>& singular_values() const { return singular_; }  // decreasing
-  std::vector<double> energy_curve() const;          // energy(k) for k = 1..d
-  const std::string& id() const { return id_; }      // model identity + threshold + definition
-  double seconds() const { return seconds_; }        // time of the computation (0 when cached)
+  std::vector<double> energy_curve() const;                                 // energy(k) for k = 1..d
+  const std::string& id() const { return id_; }                             // model identity + threshold + definition
+  double seconds() const { return seconds_; }                               // time of the computation (0 when cached)
   bool from_cache() const { return from_cache_; }
 
   // proj_R(h) = V_R^T h, for one state (d floats) -> d - k floats.

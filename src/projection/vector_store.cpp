@@ -55,7 +55,9 @@ namespace {
 
 using Scored = std::pair<int64_t, float>;
 // Better = higher score, then smaller id.
-bool better(const Scored& a, const Scored& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; }
+bool better(const Scored& a, const Scored& b) {
+  return a.second != b.second ? a.second > b.second : a.first < b.first;
+}
 
 // Exact search laid out for streaming: vectors are stored in blocks of 64, dimension-major inside a block
 // ([block][dim][64]), so a query scores 64 vectors with broadcast FMAs over contiguous memory and no
@@ -193,7 +195,7 @@ class HnswStore : public VectorStore {
     if (!index_) {
       cap_ = std::max<size_t>(n, 1024);
       index_ = std::make_unique<hnswlib::HierarchicalNSW<float>>(&space_, cap_, static_cast<size_t>(o_.M),
-                                                                  static_cast<size_t>(o_.ef_construction));
+                                                                 static_cast<size_t>(o_.ef_construction));
     } else if (n > cap_) {
       cap_ = std::max(n, cap_ * 2);
       index_->resizeIndex(cap_);

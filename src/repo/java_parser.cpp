@@ -15,30 +15,102 @@ namespace repoctx {
 namespace {
 
 enum K : int {
-  j_program, j_package_declaration, j_import_declaration, j_class_declaration, j_interface_declaration,
-  j_enum_declaration, j_record_declaration, j_annotation_type_declaration, j_method_declaration,
-  j_constructor_declaration, j_compact_constructor_declaration, j_field_declaration, j_constant_declaration,
-  j_variable_declarator, j_formal_parameters, j_formal_parameter, j_spread_parameter, j_method_invocation,
-  j_field_access, j_object_creation_expression, j_class_body, j_interface_body, j_enum_body,
-  j_enum_body_declarations, j_annotation_type_body, j_superclass, j_super_interfaces, j_extends_interfaces,
-  j_scoped_identifier, j_identifier, j_asterisk, j_modifiers, j_line_comment, j_block_comment, j_block,
-  j_constructor_body, j_this, j_super, j_type_list, j_argument_list, j_enum_constant, j_static, j_ERROR,
+  j_program,
+  j_package_declaration,
+  j_import_declaration,
+  j_class_declaration,
+  j_interface_declaration,
+  j_enum_declaration,
+  j_record_declaration,
+  j_annotation_type_declaration,
+  j_method_declaration,
+  j_constructor_declaration,
+  j_compact_constructor_declaration,
+  j_field_declaration,
+  j_constant_declaration,
+  j_variable_declarator,
+  j_formal_parameters,
+  j_formal_parameter,
+  j_spread_parameter,
+  j_method_invocation,
+  j_field_access,
+  j_object_creation_expression,
+  j_class_body,
+  j_interface_body,
+  j_enum_body,
+  j_enum_body_declarations,
+  j_annotation_type_body,
+  j_superclass,
+  j_super_interfaces,
+  j_extends_interfaces,
+  j_scoped_identifier,
+  j_identifier,
+  j_asterisk,
+  j_modifiers,
+  j_line_comment,
+  j_block_comment,
+  j_block,
+  j_constructor_body,
+  j_this,
+  j_super,
+  j_type_list,
+  j_argument_list,
+  j_enum_constant,
+  j_static,
+  j_ERROR,
 };
 const std::vector<const char*> kNames = {
-  "program", "package_declaration", "import_declaration", "class_declaration", "interface_declaration",
-  "enum_declaration", "record_declaration", "annotation_type_declaration", "method_declaration",
-  "constructor_declaration", "compact_constructor_declaration", "field_declaration", "constant_declaration",
-  "variable_declarator", "formal_parameters", "formal_parameter", "spread_parameter", "method_invocation",
-  "field_access", "object_creation_expression", "class_body", "interface_body", "enum_body",
-  "enum_body_declarations", "annotation_type_body", "superclass", "super_interfaces", "extends_interfaces",
-  "scoped_identifier", "identifier", "asterisk", "modifiers", "line_comment", "block_comment", "block",
-  "constructor_body", "this", "super", "type_list", "argument_list", "enum_constant", "static", "ERROR",
+    "program",
+    "package_declaration",
+    "import_declaration",
+    "class_declaration",
+    "interface_declaration",
+    "enum_declaration",
+    "record_declaration",
+    "annotation_type_declaration",
+    "method_declaration",
+    "constructor_declaration",
+    "compact_constructor_declaration",
+    "field_declaration",
+    "constant_declaration",
+    "variable_declarator",
+    "formal_parameters",
+    "formal_parameter",
+    "spread_parameter",
+    "method_invocation",
+    "field_access",
+    "object_creation_expression",
+    "class_body",
+    "interface_body",
+    "enum_body",
+    "enum_body_declarations",
+    "annotation_type_body",
+    "superclass",
+    "super_interfaces",
+    "extends_interfaces",
+    "scoped_identifier",
+    "identifier",
+    "asterisk",
+    "modifiers",
+    "line_comment",
+    "block_comment",
+    "block",
+    "constructor_body",
+    "this",
+    "super",
+    "type_list",
+    "argument_list",
+    "enum_constant",
+    "static",
+    "ERROR",
 };
 
 struct Grammar {
   const TSLanguage* lang = tree_sitter_java();
   ts::KindTable kinds{lang, kNames};
-  TSFieldId f(const char* n) const { return ts_language_field_id_for_name(lang, n, static_cast<uint32_t>(std::strlen(n))); }
+  TSFieldId f(const char* n) const {
+    return ts_language_field_id_for_name(lang, n, static_cast<uint32_t>(std::strlen(n)));
+  }
   TSFieldId f_name = f("name"), f_body = f("body"), f_superclass = f("superclass"), f_interfaces = f("interfaces"),
             f_parameters = f("parameters"), f_declarator = f("declarator"), f_type = f("type"), f_object = f("object"),
             f_arguments = f("arguments"), f_field = f("field");
@@ -60,8 +132,11 @@ class Extractor {
             if (kind(c) == j_scoped_identifier || kind(c) == j_identifier) out_.package = compact(text(c));
           });
           break;
-        case j_import_declaration: visit_import(n); break;
-        default: visit_member(n, -1, "");
+        case j_import_declaration:
+          visit_import(n);
+          break;
+        default:
+          visit_member(n, -1, "");
       }
     });
     if (!out_.package.empty()) out_.module = out_.package;
@@ -84,7 +159,10 @@ class Extractor {
     std::string o;
     bool sp = false;
     for (char c : s) {
-      if (std::isspace(static_cast<unsigned char>(c))) { sp = !o.empty(); continue; }
+      if (std::isspace(static_cast<unsigned char>(c))) {
+        sp = !o.empty();
+        continue;
+      }
       if (sp) o.push_back(' ');
       sp = false;
       o.push_back(c);
@@ -99,9 +177,12 @@ class Extractor {
     bool star = false, is_static = false;
     ts::for_each_child(n, false, [&](TSNode c) {
       int k = kind(c);
-      if (k == j_scoped_identifier || k == j_identifier) path = compact(text(c));
-      else if (k == j_asterisk) star = true;
-      else if (k == j_static) is_static = true;
+      if (k == j_scoped_identifier || k == j_identifier)
+        path = compact(text(c));
+      else if (k == j_asterisk)
+        star = true;
+      else if (k == j_static)
+        is_static = true;
     });
     (void)is_static;
     if (star) {
@@ -167,27 +248,34 @@ class Extractor {
       case j_annotation_type_declaration: {
         TSNode name = field(n, g_.f_name);
         if (ts_node_is_null(name)) return;
-        EntityKind ek = (k == j_interface_declaration || k == j_annotation_type_declaration) ? EntityKind::interface : EntityKind::klass;
+        bool is_interface = k == j_interface_declaration || k == j_annotation_type_declaration;
+        EntityKind ek = is_interface ? EntityKind::interface : EntityKind::klass;
         int idx = add_entity(n, ek, std::string(text(name)), parent, prefix);
         auto add_types = [&](TSNode holder) {
           if (ts_node_is_null(holder)) return;
           ts::for_each_child(holder, true, [&](TSNode c) {
-            if (kind(c) == j_type_list) ts::for_each_child(c, true, [&](TSNode t) { out_.entities[idx].bases.push_back(compact(text(t))); });
-            else out_.entities[idx].bases.push_back(compact(text(c)));
+            if (kind(c) == j_type_list)
+              ts::for_each_child(c, true, [&](TSNode t) { out_.entities[idx].bases.push_back(compact(text(t))); });
+            else
+              out_.entities[idx].bases.push_back(compact(text(c)));
           });
         };
         add_types(field(n, g_.f_superclass));
         add_types(field(n, g_.f_interfaces));
-        ts::for_each_child(n, true, [&](TSNode c) { if (kind(c) == j_extends_interfaces) add_types(c); });
+        ts::for_each_child(n, true, [&](TSNode c) {
+          if (kind(c) == j_extends_interfaces) add_types(c);
+        });
         std::string inner = out_.entities[idx].qualname + ".";
         TSNode body = field(n, g_.f_body);
         if (ts_node_is_null(body)) return;
         ts::for_each_child(body, true, [&](TSNode m) {
-          if (kind(m) == j_enum_body_declarations) ts::for_each_child(m, true, [&](TSNode mm) { visit_member(mm, idx, inner); });
+          if (kind(m) == j_enum_body_declarations)
+            ts::for_each_child(m, true, [&](TSNode mm) { visit_member(mm, idx, inner); });
           else if (kind(m) == j_enum_constant) {
             TSNode nm = field(m, g_.f_name);
             if (!ts_node_is_null(nm)) add_entity(m, EntityKind::field, std::string(text(nm)), idx, inner);
-          } else visit_member(m, idx, inner);
+          } else
+            visit_member(m, idx, inner);
         });
         return;
       }
@@ -272,8 +360,10 @@ class Extractor {
       TSNode args = field(n, g_.f_arguments);
       int nargs = ts_node_is_null(args) ? 0 : static_cast<int>(ts_node_named_child_count(args));
       std::string chain;
-      if (ts_node_is_null(obj)) chain.assign(text(name));
-      else if (chain_of(obj, chain)) chain += "." + std::string(text(name));
+      if (ts_node_is_null(obj))
+        chain.assign(text(name));
+      else if (chain_of(obj, chain))
+        chain += "." + std::string(text(name));
       else {
         scan(obj, scope);
         chain.clear();
@@ -286,14 +376,17 @@ class Extractor {
       TSNode type = field(n, g_.f_type);
       TSNode args = field(n, g_.f_arguments);
       if (!ts_node_is_null(type))
-        record(scope, compact(text(type)), RefKind::call, n, ts_node_is_null(args) ? 0 : static_cast<int>(ts_node_named_child_count(args)));
+        record(scope, compact(text(type)), RefKind::call, n,
+               ts_node_is_null(args) ? 0 : static_cast<int>(ts_node_named_child_count(args)));
       if (!ts_node_is_null(args)) scan(args, scope);
       return;
     }
     if (k == j_field_access) {
       std::string chain;
-      if (chain_of(n, chain)) record(scope, chain, RefKind::attribute, n);
-      else scan(field(n, g_.f_object), scope);
+      if (chain_of(n, chain))
+        record(scope, chain, RefKind::attribute, n);
+      else
+        scan(field(n, g_.f_object), scope);
       return;
     }
     if (k == j_line_comment || k == j_block_comment) return;
@@ -311,7 +404,8 @@ void extract_java(TSParser* parser, std::string_view source, ParsedFile& out) {
     return;
   }
   TSNode root = ts_tree_root_node(tree);
-  if (ts_node_has_error(root)) out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
+  if (ts_node_has_error(root))
+    out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
   Extractor(source, out).run(root);
   ts_tree_delete(tree);
 }

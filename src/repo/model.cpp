@@ -8,9 +8,12 @@ namespace repoctx {
 
 const char* language_name(Language l) {
   switch (l) {
-    case Language::python: return "python";
-    case Language::java: return "java";
-    default: return "unknown";
+    case Language::python:
+      return "python";
+    case Language::java:
+      return "java";
+    default:
+      return "unknown";
   }
 }
 
@@ -22,14 +25,22 @@ Language language_from_path(const std::string& path) {
 
 const char* kind_name(EntityKind k) {
   switch (k) {
-    case EntityKind::klass: return "class";
-    case EntityKind::function: return "function";
-    case EntityKind::method: return "method";
-    case EntityKind::variable: return "variable";
-    case EntityKind::attribute: return "attribute";
-    case EntityKind::interface: return "interface";
-    case EntityKind::field: return "field";
-    case EntityKind::constructor: return "constructor";
+    case EntityKind::klass:
+      return "class";
+    case EntityKind::function:
+      return "function";
+    case EntityKind::method:
+      return "method";
+    case EntityKind::variable:
+      return "variable";
+    case EntityKind::attribute:
+      return "attribute";
+    case EntityKind::interface:
+      return "interface";
+    case EntityKind::field:
+      return "field";
+    case EntityKind::constructor:
+      return "constructor";
   }
   return "?";
 }
@@ -59,7 +70,8 @@ std::string mask_body(const std::string& source, const Entity& e) {
   };
   auto indent_of = [](std::string_view l) { return l.substr(0, std::min(l.find_first_not_of(" \t"), l.size())); };
   size_t first_a = starts[e.body_start_line - 1];
-  bool inline_body = e.body_start_byte > first_a && !is_blank(std::string_view(source).substr(first_a, e.body_start_byte - first_a));
+  bool inline_body =
+      e.body_start_byte > first_a && !is_blank(std::string_view(source).substr(first_a, e.body_start_byte - first_a));
   // Indentation for the final "...": the first body statement's, or the header's plus four spaces when
   // the body starts on the header line ("def f(): return x").
   std::string last_indent = inline_body ? std::string(indent_of(line_text(e.start_line))) + "    "

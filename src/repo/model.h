@@ -16,11 +16,11 @@ Language language_from_path(const std::string& path);
 
 enum class EntityKind {
   // Python (the contract tests/oracle/ast_entities.py checks against Python's ast)
-  klass,        // "class"
-  function,     // "function": module-level or nested def
-  method,       // "method": def directly in a class body
-  variable,     // "variable": module-level assignment target
-  attribute,    // "attribute": class-level assignment target
+  klass,      // "class"
+  function,   // "function": module-level or nested def
+  method,     // "method": def directly in a class body
+  variable,   // "variable": module-level assignment target
+  attribute,  // "attribute": class-level assignment target
   // Java
   interface,    // "interface" (also @interface, enum and record map to class/interface)
   field,        // "field"
@@ -31,7 +31,9 @@ std::optional<EntityKind> kind_from_name(const std::string& s);
 inline bool is_callable(EntityKind k) {
   return k == EntityKind::function || k == EntityKind::method || k == EntityKind::constructor;
 }
-inline bool is_type(EntityKind k) { return k == EntityKind::klass || k == EntityKind::interface; }
+inline bool is_type(EntityKind k) {
+  return k == EntityKind::klass || k == EntityKind::interface;
+}
 
 struct Parameter {
   std::string name;
@@ -44,20 +46,20 @@ struct Entity {
   std::string name;
   std::string qualname;  // Python __qualname__ style: "C.m", "f.<locals>.g"; Java: "Outer.Inner.m"
   EntityKind kind = EntityKind::function;
-  int parent = -1;       // index of the enclosing entity in ParsedFile::entities, -1 = module
+  int parent = -1;  // index of the enclosing entity in ParsedFile::entities, -1 = module
 
   // Lines are 1-based and inclusive, with Python ast's convention: start = the def/class keyword line,
   // end = the last line of the last statement.
   int start_line = 0, end_line = 0;
-  int decorated_start_line = 0;     // first decorator line (== start_line when undecorated)
-  int header_end_line = 0;          // line of the ':' that ends the header
+  int decorated_start_line = 0;                // first decorator line (== start_line when undecorated)
+  int header_end_line = 0;                     // line of the ':' that ends the header
   int doc_start_line = 0, doc_end_line = 0;    // docstring statement (0 when none)
   int body_start_line = 0, body_end_line = 0;  // statements after the docstring (0 when none)
-  uint32_t start_byte = 0, end_byte = 0;        // [decorated start, end)
-  uint32_t body_start_byte = 0;                 // first byte of the first statement after the docstring
+  uint32_t start_byte = 0, end_byte = 0;       // [decorated start, end)
+  uint32_t body_start_byte = 0;                // first byte of the first statement after the docstring
 
-  std::string signature;   // header text "def f(a, b=1) -> int:" with whitespace collapsed
-  std::string docstring;   // cleaned like inspect.cleandoc
+  std::string signature;                // header text "def f(a, b=1) -> int:" with whitespace collapsed
+  std::string docstring;                // cleaned like inspect.cleandoc
   std::vector<std::string> decorators;  // decorator expressions without '@'
   std::vector<std::string> bases;       // class bases / Java extends+implements, source text
   std::vector<Parameter> params;        // callables only
@@ -66,12 +68,12 @@ struct Entity {
 
 struct Import {
   int line = 0;
-  int scope = -1;        // enclosing entity index (-1 = module level)
-  std::string module;    // "a.b" for `import a.b` / `from a.b import x`; "" for `from . import x`
-  int level = 0;         // number of leading dots of a relative import
-  std::string name;      // imported name for `from m import name`; empty for `import m`
-  std::string alias;     // `as` alias, empty if none
-  bool star = false;     // `from m import *`
+  int scope = -1;            // enclosing entity index (-1 = module level)
+  std::string module;        // "a.b" for `import a.b` / `from a.b import x`; "" for `from . import x`
+  int level = 0;             // number of leading dots of a relative import
+  std::string name;          // imported name for `from m import name`; empty for `import m`
+  std::string alias;         // `as` alias, empty if none
+  bool star = false;         // `from m import *`
   bool conditional = false;  // inside try/if at module level (e.g. optional dependencies)
   // The local name this import binds: alias, else name, else the first component of module.
   std::string bound_name() const;
@@ -82,11 +84,11 @@ enum class RefKind : uint8_t { name = 0, attribute = 1, call = 2 };
 // A name, attribute chain or call inside a body, before resolution. The chain is the maximal dotted
 // path rooted at a plain name ("self.x.y", "np.linalg.norm"); `super().m` is recorded as "super().m".
 struct Reference {
-  int scope = -1;       // innermost enclosing entity (function, method, class); -1 = module level
+  int scope = -1;  // innermost enclosing entity (function, method, class); -1 = module level
   std::string chain;
   RefKind kind = RefKind::name;
   int line = 0;
-  int nargs = -1;       // calls: positional argument count (-1 when *args/**kw make it unknown)
+  int nargs = -1;                   // calls: positional argument count (-1 when *args/**kw make it unknown)
   std::vector<std::string> kwargs;  // calls: keyword argument names
   bool is_store = false;            // assignment target (self.x = ...)
 };
@@ -105,8 +107,8 @@ struct ScopeInfo {
   int entity = -1;
   std::vector<std::string> locals;
   std::vector<TypedLocal> typed_locals;  // not stored in the index: used on fresh parses of candidate code
-  std::vector<std::string> globals;    // `global x`
-  std::vector<std::string> nonlocals;  // `nonlocal x`
+  std::vector<std::string> globals;      // `global x`
+  std::vector<std::string> nonlocals;    // `nonlocal x`
 };
 
 struct ParseError {
@@ -115,10 +117,10 @@ struct ParseError {
 };
 
 struct ParsedFile {
-  std::string path;      // relative to the repository root, '/' separators
-  std::string module;    // dotted module name ("pkg.sub.mod"; "pkg" for pkg/__init__.py)
+  std::string path;    // relative to the repository root, '/' separators
+  std::string module;  // dotted module name ("pkg.sub.mod"; "pkg" for pkg/__init__.py)
   Language language = Language::unknown;
-  std::string package;   // Java package
+  std::string package;  // Java package
   std::vector<Entity> entities;
   std::vector<Import> imports;
   std::vector<Reference> references;

@@ -13,8 +13,10 @@ static std::string parent_dir(const std::string& p) {
 
 std::string module_from_relpath(const std::string& rel) {
   std::string m = rel;
-  if (ends_with(m, ".pyi")) m.resize(m.size() - 4);
-  else if (ends_with(m, ".py")) m.resize(m.size() - 3);
+  if (ends_with(m, ".pyi"))
+    m.resize(m.size() - 4);
+  else if (ends_with(m, ".py"))
+    m.resize(m.size() - 3);
   if (m == "__init__") return "";
   if (ends_with(m, "/__init__")) m.resize(m.size() - 9);
   for (auto& c : m)

@@ -23,9 +23,14 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
   pf.language = lang;
   pf.line_count = source.empty() ? 0 : static_cast<int>(line_starts(source).size()) - (source.back() == '\n' ? 1 : 0);
   switch (lang) {
-    case Language::python: extract_python(python_, source, pf); break;
-    case Language::java: extract_java(java_, source, pf); break;
-    default: break;
+    case Language::python:
+      extract_python(python_, source, pf);
+      break;
+    case Language::java:
+      extract_java(java_, source, pf);
+      break;
+    default:
+      break;
   }
   return pf;
 }

@@ -19,36 +19,165 @@ namespace {
 
 // Node kinds this extractor distinguishes; everything else is walked generically.
 enum K : int {
-  k_module, k_function_definition, k_class_definition, k_decorated_definition, k_decorator, k_block,
-  k_expression_statement, k_assignment, k_augmented_assignment, k_identifier, k_pattern_list, k_tuple_pattern,
-  k_list_pattern, k_list_splat_pattern, k_attribute, k_call, k_argument_list, k_keyword_argument, k_list_splat,
-  k_dictionary_splat, k_if_statement, k_elif_clause, k_else_clause, k_for_statement, k_while_statement,
-  k_try_statement, k_except_clause, k_except_group_clause, k_finally_clause, k_with_statement, k_match_statement,
-  k_case_clause, k_import_statement, k_import_from_statement, k_future_import_statement, k_aliased_import,
-  k_dotted_name, k_relative_import, k_import_prefix, k_wildcard_import, k_string, k_concatenated_string,
-  k_comment, k_parameters, k_typed_parameter, k_default_parameter, k_typed_default_parameter,
-  k_dictionary_splat_pattern, k_keyword_separator, k_positional_separator, k_lambda, k_lambda_parameters,
-  k_global_statement, k_nonlocal_statement, k_named_expression, k_for_in_clause, k_with_item, k_as_pattern,
-  k_as_pattern_target, k_parenthesized_expression, k_ERROR, k_string_start, k_string_content, k_escape_sequence,
-  k_case_pattern, k_tuple, k_list, k_with_clause, k_delete_statement, k_type_alias_statement, k_interpolation,
-  k_subscript, k_generator_expression, k_block_end_marker, k_colon, k_async, k_type_parameter,
-  k_line_continuation, k_count
+  k_module,
+  k_function_definition,
+  k_class_definition,
+  k_decorated_definition,
+  k_decorator,
+  k_block,
+  k_expression_statement,
+  k_assignment,
+  k_augmented_assignment,
+  k_identifier,
+  k_pattern_list,
+  k_tuple_pattern,
+  k_list_pattern,
+  k_list_splat_pattern,
+  k_attribute,
+  k_call,
+  k_argument_list,
+  k_keyword_argument,
+  k_list_splat,
+  k_dictionary_splat,
+  k_if_statement,
+  k_elif_clause,
+  k_else_clause,
+  k_for_statement,
+  k_while_statement,
+  k_try_statement,
+  k_except_clause,
+  k_except_group_clause,
+  k_finally_clause,
+  k_with_statement,
+  k_match_statement,
+  k_case_clause,
+  k_import_statement,
+  k_import_from_statement,
+  k_future_import_statement,
+  k_aliased_import,
+  k_dotted_name,
+  k_relative_import,
+  k_import_prefix,
+  k_wildcard_import,
+  k_string,
+  k_concatenated_string,
+  k_comment,
+  k_parameters,
+  k_typed_parameter,
+  k_default_parameter,
+  k_typed_default_parameter,
+  k_dictionary_splat_pattern,
+  k_keyword_separator,
+  k_positional_separator,
+  k_lambda,
+  k_lambda_parameters,
+  k_global_statement,
+  k_nonlocal_statement,
+  k_named_expression,
+  k_for_in_clause,
+  k_with_item,
+  k_as_pattern,
+  k_as_pattern_target,
+  k_parenthesized_expression,
+  k_ERROR,
+  k_string_start,
+  k_string_content,
+  k_escape_sequence,
+  k_case_pattern,
+  k_tuple,
+  k_list,
+  k_with_clause,
+  k_delete_statement,
+  k_type_alias_statement,
+  k_interpolation,
+  k_subscript,
+  k_generator_expression,
+  k_block_end_marker,
+  k_colon,
+  k_async,
+  k_type_parameter,
+  k_line_continuation,
+  k_count
 };
 const std::vector<const char*> kKindNames = {
-  "module", "function_definition", "class_definition", "decorated_definition", "decorator", "block",
-  "expression_statement", "assignment", "augmented_assignment", "identifier", "pattern_list", "tuple_pattern",
-  "list_pattern", "list_splat_pattern", "attribute", "call", "argument_list", "keyword_argument", "list_splat",
-  "dictionary_splat", "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
-  "try_statement", "except_clause", "except_group_clause", "finally_clause", "with_statement", "match_statement",
-  "case_clause", "import_statement", "import_from_statement", "future_import_statement", "aliased_import",
-  "dotted_name", "relative_import", "import_prefix", "wildcard_import", "string", "concatenated_string",
-  "comment", "parameters", "typed_parameter", "default_parameter", "typed_default_parameter",
-  "dictionary_splat_pattern", "keyword_separator", "positional_separator", "lambda", "lambda_parameters",
-  "global_statement", "nonlocal_statement", "named_expression", "for_in_clause", "with_item", "as_pattern",
-  "as_pattern_target", "parenthesized_expression", "ERROR", "string_start", "string_content", "escape_sequence",
-  "case_pattern", "tuple", "list", "with_clause", "delete_statement", "type_alias_statement", "interpolation",
-  "subscript", "generator_expression", "_block_end_marker_unused", ":", "async", "type_parameter",
-  "line_continuation",
+    "module",
+    "function_definition",
+    "class_definition",
+    "decorated_definition",
+    "decorator",
+    "block",
+    "expression_statement",
+    "assignment",
+    "augmented_assignment",
+    "identifier",
+    "pattern_list",
+    "tuple_pattern",
+    "list_pattern",
+    "list_splat_pattern",
+    "attribute",
+    "call",
+    "argument_list",
+    "keyword_argument",
+    "list_splat",
+    "dictionary_splat",
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "for_statement",
+    "while_statement",
+    "try_statement",
+    "except_clause",
+    "except_group_clause",
+    "finally_clause",
+    "with_statement",
+    "match_statement",
+    "case_clause",
+    "import_statement",
+    "import_from_statement",
+    "future_import_statement",
+    "aliased_import",
+    "dotted_name",
+    "relative_import",
+    "import_prefix",
+    "wildcard_import",
+    "string",
+    "concatenated_string",
+    "comment",
+    "parameters",
+    "typed_parameter",
+    "default_parameter",
+    "typed_default_parameter",
+    "dictionary_splat_pattern",
+    "keyword_separator",
+    "positional_separator",
+    "lambda",
+    "lambda_parameters",
+    "global_statement",
+    "nonlocal_statement",
+    "named_expression",
+    "for_in_clause",
+    "with_item",
+    "as_pattern",
+    "as_pattern_target",
+    "parenthesized_expression",
+    "ERROR",
+    "string_start",
+    "string_content",
+    "escape_sequence",
+    "case_pattern",
+    "tuple",
+    "list",
+    "with_clause",
+    "delete_statement",
+    "type_alias_statement",
+    "interpolation",
+    "subscript",
+    "generator_expression",
+    "_block_end_marker_unused",
+    ":",
+    "async",
+    "type_parameter",
+    "line_continuation",
 };
 
 struct Grammar {
@@ -75,18 +204,18 @@ enum class ScopeType { module, klass, function };
 
 struct Scope {
   ScopeType type = ScopeType::module;
-  int entity = -1;                        // entity index, -1 for the module
-  std::string prefix;                     // qualname prefix for definitions inside this scope
-  std::unordered_set<std::string> locals; // function scopes: locally bound names
+  int entity = -1;                         // entity index, -1 for the module
+  std::string prefix;                      // qualname prefix for definitions inside this scope
+  std::unordered_set<std::string> locals;  // function scopes: locally bound names
   std::unordered_set<std::string> globals;
   // Receiver-type inference (static check (3)): every binding of a name, and those of the form
   // `name = Chain(...)` (chain, line). A name is typed only when the two agree.
   std::unordered_map<std::string, int> bind_events;
   std::unordered_map<std::string, std::vector<std::pair<std::string, int>>> ctor_binds;
   std::unordered_set<std::string> rebound_elsewhere;  // `nonlocal x` in a nested function
-  std::string receiver;                   // methods: name of the first parameter (self/cls), unless static
+  std::string receiver;                               // methods: name of the first parameter (self/cls), unless static
   const Scope* parent = nullptr;
-  bool conditional = false;               // inside try/if at module level
+  bool conditional = false;  // inside try/if at module level
 };
 
 class Extractor {
@@ -211,14 +340,19 @@ class Extractor {
       case k_try_statement:
         ts::for_each_child(st, true, [&](TSNode ch) {
           switch (kind(ch)) {
-            case k_block: visit_block(ch, sc, true); break;
+            case k_block:
+              visit_block(ch, sc, true);
+              break;
             case k_except_clause:
             case k_except_group_clause:
               ts::for_each_child_field(ch, [&](TSNode part, TSFieldId f) {
                 if (!ts_node_is_named(part)) return;
-                if (kind(part) == k_block) visit_block(part, sc, true);
-                else if (f == g_.f_alias) bind_target(part, sc);  // `except E as e`
-                else scan(part, sc);
+                if (kind(part) == k_block)
+                  visit_block(part, sc, true);
+                else if (f == g_.f_alias)
+                  bind_target(part, sc);  // `except E as e`
+                else
+                  scan(part, sc);
               });
               break;
             case k_else_clause:
@@ -227,14 +361,17 @@ class Extractor {
                 if (kind(part) == k_block) visit_block(part, sc, true);
               });
               break;
-            default: scan(ch, sc);
+            default:
+              scan(ch, sc);
           }
         });
         return;
       case k_with_statement:
         ts::for_each_child(st, true, [&](TSNode ch) {
-          if (kind(ch) == k_block) visit_block(ch, sc, true);
-          else scan(ch, sc);
+          if (kind(ch) == k_block)
+            visit_block(ch, sc, true);
+          else
+            scan(ch, sc);
         });
         return;
       case k_match_statement:
@@ -244,9 +381,12 @@ class Extractor {
               if (kind(cc) != k_case_clause) return;
               ts::for_each_child(cc, true, [&](TSNode part) {
                 int k = kind(part);
-                if (k == k_block) visit_block(part, sc, true);
-                else if (k == k_case_pattern) bind_pattern_captures(part, sc);
-                else scan(part, sc);  // guards
+                if (k == k_block)
+                  visit_block(part, sc, true);
+                else if (k == k_case_pattern)
+                  bind_pattern_captures(part, sc);
+                else
+                  scan(part, sc);  // guards
               });
             });
           } else if (ts_node_is_named(ch)) {
@@ -423,8 +563,7 @@ class Extractor {
         ++inner.bind_events[p.name];  // a parameter is a binding of unknown type
       }
       bool is_static = std::find(me.decorators.begin(), me.decorators.end(), "staticmethod") != me.decorators.end();
-      if (sc.type == ScopeType::klass && !is_static && !me.params.empty() &&
-          me.params[0].kind <= Parameter::positional)
+      if (sc.type == ScopeType::klass && !is_static && !me.params.empty() && me.params[0].kind <= Parameter::positional)
         inner.receiver = me.params[0].name;
     }
     visit_block(body, inner, false);
@@ -456,9 +595,14 @@ class Extractor {
     TSNode expr = ts_node_named_child(stmt, 0);
     int k = kind(expr);
     std::vector<TSNode> parts;
-    if (k == k_string) parts.push_back(expr);
-    else if (k == k_concatenated_string) ts::for_each_child(expr, true, [&](TSNode p) { if (kind(p) == k_string) parts.push_back(p); });
-    else return false;
+    if (k == k_string)
+      parts.push_back(expr);
+    else if (k == k_concatenated_string)
+      ts::for_each_child(expr, true, [&](TSNode p) {
+        if (kind(p) == k_string) parts.push_back(p);
+      });
+    else
+      return false;
     for (TSNode s : parts) {
       std::string_view t = text(s);
       size_t q = t.find_first_of("'\"");
@@ -489,14 +633,29 @@ class Extractor {
       }
       char n = s[++i];
       switch (n) {
-        case 'n': out.push_back('\n'); break;
-        case 't': out.push_back('\t'); break;
-        case 'r': out.push_back('\r'); break;
-        case '\\': out.push_back('\\'); break;
-        case '\'': out.push_back('\''); break;
-        case '"': out.push_back('"'); break;
-        case '\n': break;  // line continuation
-        default: out.push_back('\\'); out.push_back(n);
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case '\\':
+          out.push_back('\\');
+          break;
+        case '\'':
+          out.push_back('\'');
+          break;
+        case '"':
+          out.push_back('"');
+          break;
+        case '\n':
+          break;  // line continuation
+        default:
+          out.push_back('\\');
+          out.push_back(n);
       }
     }
     return out;
@@ -511,30 +670,52 @@ class Extractor {
       int k = kind(p);
       TSNode name_node{};
       switch (k) {
-        case k_identifier: name_node = p; break;
+        case k_identifier:
+          name_node = p;
+          break;
         case k_typed_parameter: {
           TSNode inner = ts_node_named_child(p, 0);
           int ik = kind(inner);
-          if (ik == k_list_splat_pattern) { prm.kind = Parameter::var_positional; name_node = ts_node_named_child(inner, 0); }
-          else if (ik == k_dictionary_splat_pattern) { prm.kind = Parameter::var_keyword; name_node = ts_node_named_child(inner, 0); }
-          else name_node = inner;
-          if (auto t = field(p, g_.f_type); !ts_node_is_null(t)) { prm.annotation = collapse_ws(text(t)); scan(t, sc); }
+          if (ik == k_list_splat_pattern) {
+            prm.kind = Parameter::var_positional;
+            name_node = ts_node_named_child(inner, 0);
+          } else if (ik == k_dictionary_splat_pattern) {
+            prm.kind = Parameter::var_keyword;
+            name_node = ts_node_named_child(inner, 0);
+          } else
+            name_node = inner;
+          if (auto t = field(p, g_.f_type); !ts_node_is_null(t)) {
+            prm.annotation = collapse_ws(text(t));
+            scan(t, sc);
+          }
           break;
         }
         case k_default_parameter:
         case k_typed_default_parameter:
           name_node = field(p, g_.f_name);
           prm.has_default = true;
-          if (auto t = field(p, g_.f_type); !ts_node_is_null(t)) { prm.annotation = collapse_ws(text(t)); scan(t, sc); }
+          if (auto t = field(p, g_.f_type); !ts_node_is_null(t)) {
+            prm.annotation = collapse_ws(text(t));
+            scan(t, sc);
+          }
           scan(field(p, g_.f_value), sc);  // defaults are evaluated in the enclosing scope
           break;
-        case k_list_splat_pattern: prm.kind = Parameter::var_positional; name_node = ts_node_named_child(p, 0); break;
-        case k_dictionary_splat_pattern: prm.kind = Parameter::var_keyword; name_node = ts_node_named_child(p, 0); break;
-        case k_keyword_separator: kw_only = true; return;
+        case k_list_splat_pattern:
+          prm.kind = Parameter::var_positional;
+          name_node = ts_node_named_child(p, 0);
+          break;
+        case k_dictionary_splat_pattern:
+          prm.kind = Parameter::var_keyword;
+          name_node = ts_node_named_child(p, 0);
+          break;
+        case k_keyword_separator:
+          kw_only = true;
+          return;
         case k_positional_separator:
           for (size_t i : before_slash) e.params[i].kind = Parameter::positional_only;
           return;
-        default: return;
+        default:
+          return;
       }
       if (prm.kind == Parameter::positional && kw_only) prm.kind = Parameter::keyword_only;
       if (prm.kind == Parameter::var_positional) kw_only = true;
@@ -557,7 +738,8 @@ class Extractor {
         TSNode t = left;
         // "(x): int = 1" is a plain name target for ast; tree-sitter reads it as a one-element tuple
         // pattern (a real one-element tuple cannot be annotated, so this is never ambiguous).
-        while ((kind(t) == k_parenthesized_expression || kind(t) == k_tuple_pattern) && ts_node_named_child_count(t) == 1)
+        while ((kind(t) == k_parenthesized_expression || kind(t) == k_tuple_pattern) &&
+               ts_node_named_child_count(t) == 1)
           t = ts_node_named_child(t, 0);
         if (kind(t) == k_identifier) names.push_back(t);
       } else {
@@ -584,14 +766,18 @@ class Extractor {
     scan_store_target(left, sc);
     if (!ts_node_is_null(type)) scan(type, sc);
     if (!ts_node_is_null(right)) {
-      if (kind(right) == k_assignment) visit_assignment(right, stmt, sc);  // a = b = value
-      else scan(right, sc);
+      if (kind(right) == k_assignment)
+        visit_assignment(right, stmt, sc);  // a = b = value
+      else
+        scan(right, sc);
     }
   }
 
   void collect_target_names(TSNode t, std::vector<TSNode>& names) const {
     switch (kind(t)) {
-      case k_identifier: names.push_back(t); break;
+      case k_identifier:
+        names.push_back(t);
+        break;
       case k_pattern_list:
       case k_tuple_pattern:
       case k_list_pattern:
@@ -601,7 +787,8 @@ class Extractor {
       case k_list:
         ts::for_each_child(t, true, [&](TSNode c) { collect_target_names(c, names); });
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
@@ -633,8 +820,10 @@ class Extractor {
     if (!ts_node_is_null(mod)) {
       if (kind(mod) == k_relative_import) {
         ts::for_each_child(mod, true, [&](TSNode ch) {
-          if (kind(ch) == k_import_prefix) base.level = static_cast<int>(std::count(text(ch).begin(), text(ch).end(), '.'));
-          else if (kind(ch) == k_dotted_name) base.module = dotted(ch);
+          if (kind(ch) == k_import_prefix)
+            base.level = static_cast<int>(std::count(text(ch).begin(), text(ch).end(), '.'));
+          else if (kind(ch) == k_dotted_name)
+            base.module = dotted(ch);
         });
       } else {
         base.module = dotted(mod);
@@ -680,7 +869,9 @@ class Extractor {
   void bind_target(TSNode t, Scope& sc) {
     if (ts_node_is_null(t) || sc.type != ScopeType::function) return;
     switch (kind(t)) {
-      case k_identifier: bind(sc, text(t)); break;
+      case k_identifier:
+        bind(sc, text(t));
+        break;
       case k_pattern_list:
       case k_tuple_pattern:
       case k_list_pattern:
@@ -691,7 +882,8 @@ class Extractor {
       case k_as_pattern_target:
         ts::for_each_child(t, true, [&](TSNode c) { bind_target(c, sc); });
         break;
-      default: break;  // attributes and subscripts bind nothing
+      default:
+        break;  // attributes and subscripts bind nothing
     }
   }
 
@@ -798,11 +990,14 @@ class Extractor {
   void scan_store_target(TSNode t, Scope& sc) {
     if (ts_node_is_null(t)) return;
     switch (kind(t)) {
-      case k_identifier: return;
+      case k_identifier:
+        return;
       case k_attribute: {
         std::string chain;
-        if (chain_of(t, chain)) record(sc, std::move(chain), RefKind::attribute, t, true);
-        else scan(field(t, g_.f_object), sc);
+        if (chain_of(t, chain))
+          record(sc, std::move(chain), RefKind::attribute, t, true);
+        else
+          scan(field(t, g_.f_object), sc);
         return;
       }
       case k_pattern_list:
@@ -814,7 +1009,8 @@ class Extractor {
       case k_list:
         ts::for_each_child(t, true, [&](TSNode c) { scan_store_target(c, sc); });
         return;
-      default: scan(t, sc);
+      default:
+        scan(t, sc);
     }
   }
 
@@ -828,8 +1024,10 @@ class Extractor {
       }
       case k_attribute: {
         std::string chain;
-        if (chain_of(n, chain)) record(sc, std::move(chain), RefKind::attribute, n);
-        else scan(field(n, g_.f_object), sc);
+        if (chain_of(n, chain))
+          record(sc, std::move(chain), RefKind::attribute, n);
+        else
+          scan(field(n, g_.f_object), sc);
         return;
       }
       case k_call: {
@@ -841,9 +1039,12 @@ class Extractor {
         if (!ts_node_is_null(args) && kind(args) == k_argument_list) {
           ts::for_each_child(args, true, [&](TSNode a) {
             int ak = kind(a);
-            if (ak == k_keyword_argument) kwargs.emplace_back(text(field(a, g_.f_name)));
-            else if (ak == k_list_splat || ak == k_dictionary_splat) nargs = -1000000;
-            else if (ak != k_comment && ak != k_line_continuation) ++nargs;  // `\` continuations are nodes too
+            if (ak == k_keyword_argument)
+              kwargs.emplace_back(text(field(a, g_.f_name)));
+            else if (ak == k_list_splat || ak == k_dictionary_splat)
+              nargs = -1000000;
+            else if (ak != k_comment && ak != k_line_continuation)
+              ++nargs;  // `\` continuations are nodes too
           });
         } else if (!ts_node_is_null(args)) {
           nargs = 1;  // f(x for x in y)
@@ -863,7 +1064,9 @@ class Extractor {
         bind_lambda_params(field(n, g_.f_parameters), sc);
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
           if (f == g_.f_parameters) {
-            ts::for_each_child(c, true, [&](TSNode p) { if (auto v = field(p, g_.f_value); !ts_node_is_null(v)) scan(v, sc); });
+            ts::for_each_child(c, true, [&](TSNode p) {
+              if (auto v = field(p, g_.f_value); !ts_node_is_null(v)) scan(v, sc);
+            });
           } else if (ts_node_is_named(c)) {
             scan(c, sc);
           }
@@ -888,14 +1091,18 @@ class Extractor {
       case k_for_in_clause:
         bind_target(field(n, g_.f_left), sc);
         scan_store_target(field(n, g_.f_left), sc);
-        ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) { if (f == g_.f_right && ts_node_is_named(c)) scan(c, sc); });
+        ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
+          if (f == g_.f_right && ts_node_is_named(c)) scan(c, sc);
+        });
         return;
       case k_as_pattern:
         // `with x as y`: only the value is a reference; the alias binds.
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
           if (!ts_node_is_named(c)) return;
-          if (f == g_.f_alias) bind_target(c, sc);
-          else scan(c, sc);
+          if (f == g_.f_alias)
+            bind_target(c, sc);
+          else
+            scan(c, sc);
         });
         return;
       case k_case_pattern:

@@ -42,8 +42,10 @@ class CursorPool {
     for (auto& c : cursors_) ts_tree_cursor_delete(&c);
   }
   TSTreeCursor* acquire(TSNode n) {
-    if (depth_ == cursors_.size()) cursors_.push_back(ts_tree_cursor_new(n));
-    else ts_tree_cursor_reset(&cursors_[depth_], n);
+    if (depth_ == cursors_.size())
+      cursors_.push_back(ts_tree_cursor_new(n));
+    else
+      ts_tree_cursor_reset(&cursors_[depth_], n);
     return &cursors_[depth_++];
   }
   void release() { --depth_; }
@@ -92,7 +94,9 @@ inline std::string_view text(TSNode n, std::string_view src) {
   if (a > src.size() || b > src.size() || b < a) return {};
   return src.substr(a, b - a);
 }
-inline int start_line(TSNode n) { return static_cast<int>(ts_node_start_point(n).row) + 1; }
+inline int start_line(TSNode n) {
+  return static_cast<int>(ts_node_start_point(n).row) + 1;
+}
 // A node that ends right after a newline reports column 0 of the next row; that newline belongs to the
 // previous line.
 inline int end_line(TSNode n) {

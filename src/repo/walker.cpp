@@ -8,8 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <functional>
+#include <set>
 #include <unordered_set>
 
 #include <unistd.h>
@@ -51,8 +51,13 @@ static std::string glob_to_regex(const std::string& pat) {
         bool at_start = i == 0 || pat[i - 1] == '/';
         bool at_end = i + 2 == n || pat[i + 2] == '/';
         if (at_start && at_end) {
-          if (i + 2 == n) re += ".*";                 // "a/**" -> everything inside
-          else { re += "(?:.*/)?"; i += 3; continue; }  // "**/" -> zero or more directories
+          if (i + 2 == n)
+            re += ".*";  // "a/**" -> everything inside
+          else {
+            re += "(?:.*/)?";
+            i += 3;
+            continue;
+          }  // "**/" -> zero or more directories
           i += 2;
           continue;
         }
@@ -137,12 +142,13 @@ int IgnoreRules::match(const std::string& rel, bool is_dir) const {
 namespace {
 
 const std::unordered_set<std::string> kAlwaysSkipDirs = {
-  ".git", ".hg", ".svn", ".bzr", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
-  ".pytest_cache", ".ruff_cache", ".eggs", ".repoctx", ".idea", ".vscode", "site-packages", "dist-packages",
-  // (virtual environments are recognised by their pyvenv.cfg, not by name: the stdlib has a venv package)
+    ".git",     ".hg",   ".svn",        ".bzr",          "__pycache__",   "node_modules",
+    ".tox",     ".nox",  ".mypy_cache", ".pytest_cache", ".ruff_cache",   ".eggs",
+    ".repoctx", ".idea", ".vscode",     "site-packages", "dist-packages",
+    // (virtual environments are recognised by their pyvenv.cfg, not by name: the stdlib has a venv package)
 };
 const std::unordered_set<std::string> kVendoredDirs = {
-  "vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "extern", "externals",
+    "vendor", "vendored", "_vendor", "third_party", "thirdparty", "third-party", "extern", "externals",
 };
 
 bool is_source_name(const std::string& name) {
@@ -187,7 +193,8 @@ WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
   std::error_code ec;
   fs::path root = fs::absolute(root_in, ec);
   if (ec || !fs::exists(root, ec)) {
-    throw Error(ExitCode::not_found, "repository path '" + root_in + "' does not exist; pass the folder that holds the sources");
+    throw Error(ExitCode::not_found,
+                "repository path '" + root_in + "' does not exist; pass the folder that holds the sources");
   }
   if (!fs::is_directory(root, ec)) {
     throw Error(ExitCode::not_found, "repository path '" + root_in + "' is not a directory");
@@ -331,7 +338,8 @@ WalkResult walk_repository(const std::string& root_in, const WalkOptions& opt) {
         log_warn("skipping '{}': binary content", child_rel);
         continue;
       }
-      if (opt.skip_generated && (ends_with(name, "_pb2.py") || ends_with(name, "_pb2_grpc.py") || looks_generated(head))) {
+      if (opt.skip_generated &&
+          (ends_with(name, "_pb2.py") || ends_with(name, "_pb2_grpc.py") || looks_generated(head))) {
         res.skipped.push_back({child_rel, "generated file"});
         continue;
       }

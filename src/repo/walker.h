@@ -28,7 +28,7 @@ struct WalkOptions {
 };
 
 struct WalkedFile {
-  std::string rel;   // '/'-separated, relative to the root
+  std::string rel;  // '/'-separated, relative to the root
   std::string abs;
   uint64_t size = 0;
   int64_t mtime_ns = 0;

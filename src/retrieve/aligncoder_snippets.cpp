@@ -54,7 +54,8 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
     Resolution r = g.module_member(*mf, im.name);
     if (r.kind != Resolution::Kind::entity || !seen.insert(r.entity).second) continue;
     const EntityRec& en = ents[r.entity];
-    if (is_type(en.kind)) class_snippet(r.entity);
+    if (is_type(en.kind))
+      class_snippet(r.entity);
     else if (is_callable(en.kind)) {
       funcs.text += en.signature + "\n";
       funcs.entities.push_back(r.entity);
@@ -72,7 +73,9 @@ class AlignCoderSnippets : public Retriever {
   std::string name() const override { return "aligncoder-snippets"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    if (!q.target) throw Error(ExitCode::usage, "aligncoder-snippets needs --target (its file's imports give the dependency snippets)");
+    if (!q.target)
+      throw Error(ExitCode::usage,
+                  "aligncoder-snippets needs --target (its file's imports give the dependency snippets)");
     TargetContext ctx = e_.make_context(*q.target);
     auto deps = dependency_snippets(e_, q.target->file, &ctx.hidden);
     const auto& sn = e_.view().snippets();

@@ -11,7 +11,7 @@
 namespace repoctx {
 
 struct DependencySnippet {
-  std::string label;     // "class pkg.mod.Name" or "functions"
+  std::string label;  // "class pkg.mod.Name" or "functions"
   std::string text;
   std::vector<int> entities;  // the entities it summarises
 };

@@ -57,8 +57,10 @@ Bm25Index::Stats Bm25Index::stats(const Bm25Overrides* ov) const {
       total -= doc_len_[d];
     }
     for (const auto& [d, tv] : ov->replaced) {
-      if (d >= 0 && static_cast<size_t>(d) < present_.size() && present_[d]) total -= doc_len_[d];
-      else ++n;
+      if (d >= 0 && static_cast<size_t>(d) < present_.size() && present_[d])
+        total -= doc_len_[d];
+      else
+        ++n;
       total += tv->length;
     }
   }
@@ -165,8 +167,10 @@ double Bm25Index::score_prepared(const Prepared& pq, const TermVec& doc) {
   // Both sides are sorted by term id: a merge instead of a search per term.
   size_t i = 0, j = 0;
   while (i < pq.weights.size() && j < doc.terms.size()) {
-    if (pq.weights[i].first < doc.terms[j].first) ++i;
-    else if (pq.weights[i].first > doc.terms[j].first) ++j;
+    if (pq.weights[i].first < doc.terms[j].first)
+      ++i;
+    else if (pq.weights[i].first > doc.terms[j].first)
+      ++j;
     else {
       double t = static_cast<double>(doc.terms[j].second);
       score += pq.weights[i].second * t * pq.kp1 / (t + pq.c1 + pq.c2 * static_cast<double>(doc.length));

@@ -27,8 +27,8 @@ struct Bm25Params {
 };
 
 struct Bm25Overrides {
-  std::vector<int> removed;                                   // documents absent for this query
-  std::vector<std::pair<int, const TermVec*>> replaced;       // documents with other content for this query
+  std::vector<int> removed;                              // documents absent for this query
+  std::vector<std::pair<int, const TermVec*>> replaced;  // documents with other content for this query
 };
 
 struct ScoredDoc {

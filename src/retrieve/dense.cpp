@@ -51,7 +51,8 @@ class DenseRetriever : public Retriever {
       Bm25Overrides ov;
       if (ctx) ov = ctx->entity_overrides();
       std::vector<double> bm(dense.size(), 0.0);
-      for (const auto& sd : e_.entity_bm25().score_all(query_terms(text), o_.bm25, ctx ? &ov : nullptr)) bm[sd.doc] = sd.score;
+      for (const auto& sd : e_.entity_bm25().score_all(query_terms(text), o_.bm25, ctx ? &ov : nullptr))
+        bm[sd.doc] = sd.score;
       std::vector<int> ids;
       std::vector<double> b, d;
       for (size_t i = 0; i < dense.size(); ++i) {
@@ -64,7 +65,8 @@ class DenseRetriever : public Retriever {
       for (size_t k = 0; k < ids.size(); ++k) scored.push_back({ids[k], v[k]});
     }
     std::vector<Hit> hits;
-    for (const auto& sd : top_entities(e_, std::move(scored), q.top_k)) hits.push_back(entity_hit(e_, sd.doc, sd.score));
+    for (const auto& sd : top_entities(e_, std::move(scored), q.top_k))
+      hits.push_back(entity_hit(e_, sd.doc, sd.score));
     return hits;
   }
 

@@ -98,7 +98,8 @@ TargetRef Engine::resolve_target(const std::string& spec) const {
   if (!f) {
     std::vector<std::pair<size_t, std::string>> close;
     for (const auto& fr : view_->files()) {
-      if (ends_with(fr.path, "/" + path) || ends_with(path, "/" + fr.path)) close.emplace_back(0, fr.path);
+      if (ends_with(fr.path, "/" + path) || ends_with(path, "/" + fr.path))
+        close.emplace_back(0, fr.path);
       else {
         std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
         if (ends_with(fr.path, base)) close.emplace_back(1, fr.path);
@@ -191,7 +192,9 @@ static void normalise(std::vector<float>& v) {
 }
 
 std::vector<float> Engine::embed_query(const std::string& text) const {
-  if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+  if (!embedder_)
+    throw Error(ExitCode::usage,
+                "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
   EmbedRequest r;
   r.texts = {text};
   r.task = EmbedTask::query;
@@ -201,7 +204,9 @@ std::vector<float> Engine::embed_query(const std::string& text) const {
 }
 
 std::vector<float> Engine::embed_document(const std::string& text) const {
-  if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+  if (!embedder_)
+    throw Error(ExitCode::usage,
+                "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
   EmbedRequest r;
   r.texts = {text};
   r.task = EmbedTask::document;
@@ -212,7 +217,9 @@ std::vector<float> Engine::embed_document(const std::string& text) const {
 
 const std::vector<std::vector<float>>& Engine::entity_vectors() const {
   std::call_once(vectors_once_, [&] {
-    if (!embedder_) throw Error(ExitCode::usage, "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+    if (!embedder_)
+      throw Error(ExitCode::usage,
+                  "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
     const auto& ents = view_->entities();
     std::string model = embedder_->identity();
     std::vector<std::string> docs(ents.size()), hashes(ents.size());

@@ -10,8 +10,8 @@
 
 #include "index/embedding_store.h"
 #include "index/repo_view.h"
-#include "llm/backend.h"
 #include "index/symbol_graph.h"
+#include "llm/backend.h"
 #include "retrieve/bm25.h"
 
 namespace repoctx {
@@ -26,16 +26,16 @@ struct TargetRef {
 struct TargetContext {
   TargetRef target;
   HiddenBody hidden;
-  std::string masked_content;                        // the target's file with the body hidden
-  std::vector<int> removed_entities;                 // defined inside the hidden body
-  TermVec target_terms;                              // the target's own document, body hidden
-  std::vector<std::pair<int, TermVec>> ancestor_terms;  // enclosing functions' documents, body hidden
+  std::string masked_content;                              // the target's file with the body hidden
+  std::vector<int> removed_entities;                       // defined inside the hidden body
+  TermVec target_terms;                                    // the target's own document, body hidden
+  std::vector<std::pair<int, TermVec>> ancestor_terms;     // enclosing functions' documents, body hidden
   std::vector<std::pair<int, std::string>> ancestor_docs;  // the same documents as text (dense side)
-  std::vector<std::pair<int, TermVec>> snippet_terms;  // snippets overlapping the body, hidden
-  std::string visible_text;                          // decorators + signature + docstring
+  std::vector<std::pair<int, TermVec>> snippet_terms;      // snippets overlapping the body, hidden
+  std::string visible_text;                                // decorators + signature + docstring
   Bm25Overrides entity_overrides() const;
   Bm25Overrides snippet_overrides() const;
-  bool is_hidden_entity(int e) const;                // the target or anything defined inside it
+  bool is_hidden_entity(int e) const;  // the target or anything defined inside it
 };
 
 class Engine {
@@ -73,9 +73,9 @@ class Engine {
   std::vector<float> embed_document(const std::string& text) const;
   std::string entity_document_text(int entity) const;  // what BM25 and the embedder see (cut at 4000 chars)
 
-  std::string entity_text(int entity) const;           // its source lines
+  std::string entity_text(int entity) const;  // its source lines
   std::string snippet_text(int snippet) const;
-  std::string target_name(int entity) const;           // "path::qualname"
+  std::string target_name(int entity) const;  // "path::qualname"
 
  private:
   std::unique_ptr<RepoView> view_;

@@ -17,7 +17,8 @@ class ImportsRetriever : public Retriever {
   std::string name() const override { return "imports"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    if (!q.target) throw Error(ExitCode::usage, "the imports strategy needs --target (its file's imports are the start)");
+    if (!q.target)
+      throw Error(ExitCode::usage, "the imports strategy needs --target (its file's imports are the start)");
     TargetContext ctx = e_.make_context(*q.target);
     auto files = e_.graph().accessible_files(q.target->file, &ctx.hidden);
     const auto& ents = e_.view().entities();
@@ -27,8 +28,8 @@ class ImportsRetriever : public Retriever {
       const FileRec& fr = e_.view().files()[f];
       for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
         const EntityRec& e = ents[i];
-        bool in_pool = e.parent_index < 0 &&
-                       (e.kind == EntityKind::function || is_type(e.kind) || e.kind == EntityKind::variable);
+        bool in_pool =
+            e.parent_index < 0 && (e.kind == EntityKind::function || is_type(e.kind) || e.kind == EntityKind::variable);
         if (o_.pool_methods && e.kind == EntityKind::method && e.parent_index >= 0 &&
             ents[e.parent_index].parent_index < 0)
           in_pool = true;

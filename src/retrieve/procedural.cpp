@@ -17,10 +17,12 @@ class ProceduralRetriever : public Retriever {
   std::string name() const override { return "procedural"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    if (!q.target) throw Error(ExitCode::usage, "the procedural strategy needs --target (it decomposes the function to write)");
+    if (!q.target)
+      throw Error(ExitCode::usage, "the procedural strategy needs --target (it decomposes the function to write)");
     if (!e_.llm())
-      throw Error(ExitCode::usage, "the procedural strategy needs an LLM with hidden states: --model path.gguf (llama backend), "
-                                   "or a config file; an embedding model too (--embed-model, default: the same model)");
+      throw Error(ExitCode::usage,
+                  "the procedural strategy needs an LLM with hidden states: --model path.gguf (llama backend), "
+                  "or a config file; an embedding model too (--embed-model, default: the same model)");
     LlmBackend& emb = e_.embedder() ? *e_.embedder() : *e_.llm();
     ProceduralPipeline pipe(e_, *e_.llm(), emb, *e_.hidden_states(), o_.procedural);
     auto out = pipe.run(*q.target);
@@ -38,8 +40,10 @@ class ProceduralRetriever : public Retriever {
     for (const auto& st : out.steps) {
       for (const auto& c : st.contexts) {
         Hit h = entity_hit(e_, c.function, c.similarity);
-        h.label = "step " + std::to_string(st.id) + (st.confirmed ? " confirmed" : " unconfirmed") + " (" + c.source + ")";
-        h.text = "# step " + std::to_string(st.id) + ": " + st.description + "\n# context: " + c.description + "\n" + c.snippet;
+        h.label =
+            "step " + std::to_string(st.id) + (st.confirmed ? " confirmed" : " unconfirmed") + " (" + c.source + ")";
+        h.text = "# step " + std::to_string(st.id) + ": " + st.description + "\n# context: " + c.description + "\n" +
+                 c.snippet;
         h.features["step"] = st.id;
         h.features["confirmed"] = st.confirmed ? 1 : 0;
         hits.push_back(std::move(h));

@@ -12,9 +12,14 @@ const std::vector<RetrieverInfo>& retriever_registry() {
       {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", make_same_file},
       {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", make_dense},
       {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", make_hybrid},
-      {"imports", "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an embedder); ProjAgent 4.3", make_imports},
+      {"imports",
+       "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
+       "embedder); ProjAgent 4.3",
+       make_imports},
       {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", make_structural},
-      {"procedural", "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan confirmation (needs an LLM with hidden states)",
+      {"procedural",
+       "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
+       "confirmation (needs an LLM with hidden states)",
        make_procedural},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
        make_aligncoder_snippets},
@@ -58,8 +63,9 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k) {
 
 std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
                                     const std::function<bool(int)>& skip) {
-  if (skip) scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
-                         scored.end());
+  if (skip)
+    scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
+                 scored.end());
   const auto& ents = e.view().entities();
   const auto& files = e.view().files();
   auto better = [&](const ScoredDoc& a, const ScoredDoc& b) {

@@ -61,7 +61,8 @@ struct RetrieverInfo {
 };
 
 // Throws Error(usage) listing the valid names when `name` is unknown.
-std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const RetrieverOptions& opt = {});
+std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine,
+                                          const RetrieverOptions& opt = {});
 const std::vector<RetrieverInfo>& retriever_registry();
 
 // Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities

@@ -21,19 +21,76 @@ extern const char* const kDefaultStructuralModel;
 namespace {
 
 enum F : int {
-  f_class_direct, f_class_inherited, f_module, f_import, f_modattr, f_visible_member, f_accessible, f_global_bm25,
-  f_neighbour, f_kind_function, f_kind_method, f_kind_class, f_kind_variable, f_kind_attribute, f_private, f_dunder,
-  f_upper, f_bm25_rel, f_bm25_log, f_bm25_rank, f_name_in_query, f_name_overlap, f_vote, f_vote_count, f_vote_top5,
-  f_file_usage, f_file_usage_frac, f_class_usage, f_import_unused, f_import_uses, f_proximity, f_param_match,
-  f_method_of_own_class_private, f_count
+  f_class_direct,
+  f_class_inherited,
+  f_module,
+  f_import,
+  f_modattr,
+  f_visible_member,
+  f_accessible,
+  f_global_bm25,
+  f_neighbour,
+  f_kind_function,
+  f_kind_method,
+  f_kind_class,
+  f_kind_variable,
+  f_kind_attribute,
+  f_private,
+  f_dunder,
+  f_upper,
+  f_bm25_rel,
+  f_bm25_log,
+  f_bm25_rank,
+  f_name_in_query,
+  f_name_overlap,
+  f_vote,
+  f_vote_count,
+  f_vote_top5,
+  f_file_usage,
+  f_file_usage_frac,
+  f_class_usage,
+  f_import_unused,
+  f_import_uses,
+  f_proximity,
+  f_param_match,
+  f_method_of_own_class_private,
+  f_count
 };
 
 const std::vector<std::string> kFeatureNames = {
-  "class_direct", "class_inherited", "module", "import", "modattr", "visible_member", "accessible", "global_bm25",
-  "neighbour", "kind_function", "kind_method", "kind_class", "kind_variable", "kind_attribute", "private", "dunder",
-  "upper", "bm25_rel", "bm25_log", "bm25_rank", "name_in_query", "name_overlap", "vote", "vote_count", "vote_top5",
-  "file_usage", "file_usage_frac", "class_usage", "import_unused", "import_uses", "proximity", "param_match",
-  "own_class_private_method",
+    "class_direct",
+    "class_inherited",
+    "module",
+    "import",
+    "modattr",
+    "visible_member",
+    "accessible",
+    "global_bm25",
+    "neighbour",
+    "kind_function",
+    "kind_method",
+    "kind_class",
+    "kind_variable",
+    "kind_attribute",
+    "private",
+    "dunder",
+    "upper",
+    "bm25_rel",
+    "bm25_log",
+    "bm25_rank",
+    "name_in_query",
+    "name_overlap",
+    "vote",
+    "vote_count",
+    "vote_top5",
+    "file_usage",
+    "file_usage_frac",
+    "class_usage",
+    "import_unused",
+    "import_uses",
+    "proximity",
+    "param_match",
+    "own_class_private_method",
 };
 
 std::unordered_set<std::string> identifiers(std::string_view text) {
@@ -78,7 +135,9 @@ int unit_of(const RepoView& v, int e) {
 
 }  // namespace
 
-const std::vector<std::string>& structural_feature_names() { return kFeatureNames; }
+const std::vector<std::string>& structural_feature_names() {
+  return kFeatureNames;
+}
 
 // ---------------------------------------------------------------------------------------------- model
 double StructuralModel::score(const std::vector<double>& x) const {
@@ -101,7 +160,8 @@ std::string StructuralModel::to_json() const {
 StructuralModel StructuralModel::from_json(const std::string& text, const std::string& origin) {
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.contains("weights"))
-    throw Error(ExitCode::bad_input, "structural model '" + origin + "' is not a model file (JSON with features and weights)");
+    throw Error(ExitCode::bad_input,
+                "structural model '" + origin + "' is not a model file (JSON with features and weights)");
   StructuralModel m;
   m.features = j["features"].get<std::vector<std::string>>();
   m.weights = j["weights"].get<std::vector<double>>();
@@ -121,8 +181,9 @@ StructuralModel StructuralModel::from_json(const std::string& text, const std::s
 StructuralModel StructuralModel::load(const std::string& path) {
   if (path.empty()) {
     if (!*kDefaultStructuralModel)
-      throw Error(ExitCode::not_found, "this build has no built-in structural model (models/structural.json was "
-                                       "missing at build time): train one with `repoctx train-structural` and pass --model");
+      throw Error(ExitCode::not_found,
+                  "this build has no built-in structural model (models/structural.json was "
+                  "missing at build time): train one with `repoctx train-structural` and pass --model");
     return from_json(kDefaultStructuralModel, "built-in");
   }
   std::ifstream in(path);
@@ -212,7 +273,8 @@ void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
   }
 }
 
-StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query, const StructuralParams& p) {
+StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query,
+                                           const StructuralParams& p) {
   const auto& ents = v_.entities();
   const int t = ctx.target.entity;
   const int file = ctx.target.file;
@@ -247,7 +309,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   // How often each bound name is used outside the hidden body (module-level code included).
   std::unordered_map<std::string, int> name_uses;
   std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
-  std::unordered_set<int> units;                                   // units with any reference left
+  std::unordered_set<int> units;                                  // units with any reference left
   for (const auto& u : fu.uses) {
     if (u.scope >= 0 && v_.is_within(u.scope, t)) continue;
     ++name_uses[u.root];
@@ -382,7 +444,8 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
     bool dunder = starts_with(ce.name, "__") && ends_with(ce.name, "__");
     x[f_dunder] = dunder;
     x[f_private] = !dunder && starts_with(ce.name, "_");
-    x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(), [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
+    x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(),
+                                                  [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
     x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
     x[f_bm25_log] = std::log1p(bm25[k]);
     x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
@@ -431,7 +494,9 @@ class StructuralRetriever : public Retriever {
   std::string name() const override { return "structural"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    if (!q.target) throw Error(ExitCode::usage, "the structural strategy needs --target (it ranks what a function's scope can reach)");
+    if (!q.target)
+      throw Error(ExitCode::usage,
+                  "the structural strategy needs --target (it ranks what a function's scope can reach)");
     TargetContext ctx = e_.make_context(*q.target);
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();

@@ -14,6 +14,8 @@ std::string content_hash(std::string_view data) {
   return buf;
 }
 
-uint64_t hash64(std::string_view data) { return XXH3_64bits(data.data(), data.size()); }
+uint64_t hash64(std::string_view data) {
+  return XXH3_64bits(data.data(), data.size());
+}
 
 }  // namespace repoctx

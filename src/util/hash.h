@@ -8,6 +8,6 @@
 namespace repoctx {
 
 std::string content_hash(std::string_view data);  // 32 hex chars, XXH3-128
-uint64_t hash64(std::string_view data);            // XXH3-64, for in-memory term ids
+uint64_t hash64(std::string_view data);           // XXH3-64, for in-memory term ids
 
 }  // namespace repoctx

@@ -18,7 +18,8 @@ void log_warn(fmt::format_string<Args...> f, Args&&... args) {
 }
 template <class... Args>
 void log_info(fmt::format_string<Args...> f, Args&&... args) {
-  if (g_log_level >= static_cast<int>(LogLevel::info)) fmt::print(stderr, "{}\n", fmt::format(f, std::forward<Args>(args)...));
+  if (g_log_level >= static_cast<int>(LogLevel::info))
+    fmt::print(stderr, "{}\n", fmt::format(f, std::forward<Args>(args)...));
 }
 template <class... Args>
 void log_debug(fmt::format_string<Args...> f, Args&&... args) {

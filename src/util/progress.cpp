@@ -7,10 +7,15 @@
 namespace repoctx {
 
 Progress::Progress(std::string label, uint64_t total, bool enabled)
-    : label_(std::move(label)), total_(total), enabled_(enabled && isatty(STDERR_FILENO)),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(enabled && isatty(STDERR_FILENO)),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
-Progress::~Progress() { finish(); }
+Progress::~Progress() {
+  finish();
+}
 
 void Progress::add(uint64_t n, uint64_t bytes) {
   std::lock_guard lock(mu_);

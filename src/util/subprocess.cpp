@@ -1,11 +1,11 @@
 #include "util/subprocess.h"
 
-#include <cerrno>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <chrono>
 #include <thread>

@@ -18,7 +18,7 @@ struct CommandLimits {
 };
 
 struct CommandResult {
-  int exit_code = -1;        // the command's exit status; 128 + signal when killed by one
+  int exit_code = -1;  // the command's exit status; 128 + signal when killed by one
   bool timed_out = false;
   bool interrupted = false;  // `stop` became true: killed, the result means nothing
   double seconds = 0;

@@ -21,12 +21,24 @@ constexpr std::array<uint8_t, 256> make_classes() {
   return t;
 }
 constexpr auto kClass = make_classes();
-inline uint8_t cls(char c) { return kClass[static_cast<unsigned char>(c)]; }
-inline bool is_word(char c) { return cls(c) != c_other; }
-inline bool is_upper(char c) { return cls(c) == c_upper; }
-inline bool is_lower(char c) { return cls(c) == c_lower; }
-inline bool is_digit(char c) { return cls(c) == c_digit; }
-inline char lower(char c) { return is_upper(c) ? static_cast<char>(c + 32) : c; }
+inline uint8_t cls(char c) {
+  return kClass[static_cast<unsigned char>(c)];
+}
+inline bool is_word(char c) {
+  return cls(c) != c_other;
+}
+inline bool is_upper(char c) {
+  return cls(c) == c_upper;
+}
+inline bool is_lower(char c) {
+  return cls(c) == c_lower;
+}
+inline bool is_digit(char c) {
+  return cls(c) == c_digit;
+}
+inline char lower(char c) {
+  return is_upper(c) ? static_cast<char>(c + 32) : c;
+}
 
 // Splits one underscore-free part into subwords with the same semantics as the regex
 // [A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+ applied left to right (findall).
@@ -195,7 +207,9 @@ std::string_view trim(std::string_view s) {
   return s.substr(a, b - a);
 }
 
-bool is_blank(std::string_view line) { return trim(line).empty(); }
+bool is_blank(std::string_view line) {
+  return trim(line).empty();
+}
 
 std::string clean_docstring(std::string_view raw) {
   // inspect.cleandoc: expand tabs, strip leading whitespace of the first line, remove the common
@@ -293,7 +307,9 @@ std::string_view line_range(std::string_view text, const std::vector<uint32_t>& 
   return text.substr(a, b - a);
 }
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }

@@ -73,7 +73,8 @@ inline long http_get_status(const std::string& url) {
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 1000L);
   curl_easy_setopt(c, CURLOPT_NOBODY, 0L);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, +[](char*, size_t s, size_t n, void*) { return s * n; });
+  curl_easy_setopt(
+      c, CURLOPT_WRITEFUNCTION, +[](char*, size_t s, size_t n, void*) { return s * n; });
   long status = 0;
   if (curl_easy_perform(c) == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_cleanup(c);
@@ -85,15 +86,26 @@ class LlamaServer {
  public:
   explicit LlamaServer(std::vector<std::string> extra = {}) {
     port_ = free_port();
-    std::vector<std::string> args = {REPOCTX_LLAMA_SERVER, "-m", tiny_ascii_model_path(), "--host", "127.0.0.1",
-                                     "--port", std::to_string(port_), "-c", "4096", "-t", "2", "--no-webui"};
+    std::vector<std::string> args = {REPOCTX_LLAMA_SERVER,
+                                     "-m",
+                                     tiny_ascii_model_path(),
+                                     "--host",
+                                     "127.0.0.1",
+                                     "--port",
+                                     std::to_string(port_),
+                                     "-c",
+                                     "4096",
+                                     "-t",
+                                     "2",
+                                     "--no-webui"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    std::string log = (std::filesystem::temp_directory_path() / ("repoctx-llama-server-" + std::to_string(port_) + ".log")).string();
+    std::string log =
+        (std::filesystem::temp_directory_path() / ("repoctx-llama-server-" + std::to_string(port_) + ".log")).string();
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;

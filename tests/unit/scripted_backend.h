@@ -29,8 +29,8 @@ class ScriptedBackend : public LlmBackend {
   std::function<bool(const GenerateRequest&)> empty_hidden = [](const GenerateRequest&) { return false; };
   // Embedding of a text (default: one fixed direction, so every description/snippet pair agrees).
   std::function<std::vector<float>(const std::string&)> embed_fn;
-  int fail_after = -1;                     // generate() throws once this many calls were answered
-  std::map<std::string, int> calls;        // by purpose
+  int fail_after = -1;               // generate() throws once this many calls were answered
+  std::map<std::string, int> calls;  // by purpose
   int total_calls = 0;
   std::string id = "scripted-v1";
 
@@ -51,8 +51,10 @@ class ScriptedBackend : public LlmBackend {
       w.clear();
     };
     for (char c : text) {
-      if (std::isalnum(static_cast<unsigned char>(c))) w.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-      else flush();
+      if (std::isalnum(static_cast<unsigned char>(c)))
+        w.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+      else
+        flush();
     }
     flush();
     for (int i = 2; i < kDim; ++i) v[i] += 3.0f;

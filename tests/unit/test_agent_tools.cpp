@@ -6,8 +6,8 @@
 #include <set>
 
 #include "helpers.h"
-#include "indexed_repo.h"
 #include "index/index.h"
+#include "indexed_repo.h"
 #include "retrieve/procedural/agent_tools.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -85,11 +85,17 @@ SmallRepo& small() {
   return r;
 }
 
-repoctx::testing::IndexedRepo& flask() { return repoctx::testing::flask_index(); }
+repoctx::testing::IndexedRepo& flask() {
+  return repoctx::testing::flask_index();
+}
 
-bool has_flask() { return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"); }
+bool has_flask() {
+  return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py");
+}
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 // Every "path:line:" a grep output shows.
 std::vector<std::pair<std::string, int>> grep_hits(const std::string& out) {
@@ -156,7 +162,8 @@ TEST(AgentTools, GrepFindsLinesAndNamesThem) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.output, "pkg/store.py:8:     return store.rows()\n");
   // Case-insensitive through RE2's flag.
-  EXPECT_EQ(t.grep("(?i)CSV FILE", "", false).output, "pkg/sub/deep.py:2:     \"\"\"Load rows from a CSV file.\"\"\"\n");
+  EXPECT_EQ(t.grep("(?i)CSV FILE", "", false).output,
+            "pkg/sub/deep.py:2:     \"\"\"Load rows from a CSV file.\"\"\"\n");
   // No match is an answer, not an error.
   r = t.grep("no_such_text_anywhere", "", true);
   EXPECT_TRUE(r.ok);
@@ -221,9 +228,9 @@ TEST(AgentTools, OutputsAreBounded) {
   ToolLimits small_out;
   small_out.max_output_chars = 600;
   RepoTools tight(*small().engine, nullptr, small_out);
-  for (const auto& out : {tight.grep("r", "", false).output, tight.read_lines("pkg/core.py", 1, 22).output,
-                          tight.read_func("pkg/core.py::Report").output, tight.search_func("r").output,
-                          tight.ls("pkg").output})
+  for (const auto& out :
+       {tight.grep("r", "", false).output, tight.read_lines("pkg/core.py", 1, 22).output,
+        tight.read_func("pkg/core.py::Report").output, tight.search_func("r").output, tight.ls("pkg").output})
     EXPECT_LE(out.size(), 600u) << out;
   auto lines = tight.read_lines("pkg/core.py", 1, 22);
   EXPECT_TRUE(contains(lines.output, "not shown (limit per call): read_lines pkg/core.py ")) << lines.output;
@@ -242,13 +249,15 @@ TEST(AgentTools, ReadLinesNumbersAndChecksItsArguments) {
   EXPECT_EQ(t.read_lines("pkg/store.py", 7, 100).output.substr(0, 30), "pkg/store.py (lines 7-8 of 8)\n");
   EXPECT_TRUE(contains(t.read_lines("pkg/store.py", 0, 0).output, "(lines 1-8 of 8)"));
   EXPECT_TRUE(contains(t.read_lines("pkg/store.py", 5, 2).error, "start (5) is after end (2)"));
-  EXPECT_TRUE(contains(t.read_lines("pkg/store.py", 9, 12).error, "pkg/store.py has 8 lines; start (9) must be at most 8"));
+  EXPECT_TRUE(
+      contains(t.read_lines("pkg/store.py", 9, 12).error, "pkg/store.py has 8 lines; start (9) must be at most 8"));
   EXPECT_TRUE(contains(t.read_lines("pkg/store.py", -1, 3).error, "1-based"));
   EXPECT_TRUE(contains(t.read_lines("pkg", 1, 3).error, "'pkg' is a directory"));
   // A line limit per call, with where to continue.
   RepoTools few(*small().engine, nullptr, ToolLimits{4000, 50, 3, 200});
   r = few.read_lines("pkg/core.py", 1, 22);
-  EXPECT_TRUE(contains(r.output, "    3| \n[lines 4-22 not shown (limit per call): read_lines pkg/core.py 4 22]")) << r.output;
+  EXPECT_TRUE(contains(r.output, "    3| \n[lines 4-22 not shown (limit per call): read_lines pkg/core.py 4 22]"))
+      << r.output;
 }
 
 TEST(AgentTools, ReadFuncResolvesNamesAndListsCandidates) {
@@ -267,14 +276,16 @@ TEST(AgentTools, ReadFuncResolvesNamesAndListsCandidates) {
   EXPECT_EQ(t.read_func("load_rows()").ok, false);
   auto amb = t.read_func("load_rows");
   EXPECT_FALSE(amb.ok);
-  EXPECT_TRUE(contains(amb.error, "'load_rows' names 2 definitions: pkg/store.py::load_rows, pkg/sub/deep.py::load_rows; "
-                                  "pass one of them as path::Qualified.name"))
+  EXPECT_TRUE(contains(amb.error,
+                       "'load_rows' names 2 definitions: pkg/store.py::load_rows, pkg/sub/deep.py::load_rows; "
+                       "pass one of them as path::Qualified.name"))
       << amb.error;
   auto typo = t.read_func("Report.formt");
   EXPECT_TRUE(contains(typo.error, "no function or class named 'Report.formt'")) << typo.error;
   EXPECT_TRUE(contains(typo.error, "closest: pkg/core.py::Report.format")) << typo.error;
   auto in_file = t.read_func("pkg/core.py::Report.summarise");
-  EXPECT_TRUE(contains(in_file.error, "no function or class 'Report.summarise' in pkg/core.py (closest: Report.summarize"))
+  EXPECT_TRUE(
+      contains(in_file.error, "no function or class 'Report.summarise' in pkg/core.py (closest: Report.summarize"))
       << in_file.error;
   EXPECT_TRUE(contains(t.read_func("pkg/nothere.py::f").error, "no indexed file or directory 'pkg/nothere.py'"));
   EXPECT_TRUE(contains(t.read_func("").error, "path/to/file.py::Qualified.name"));
@@ -296,7 +307,8 @@ TEST(AgentTools, SearchFuncRanksExactNamesFirst) {
   EXPECT_TRUE(contains(t.search_func("def load_rows()").output, "pkg/store.py::load_rows"));
   auto none = t.search_func("summarise");
   EXPECT_TRUE(none.ok);
-  EXPECT_TRUE(contains(none.output, "no function or class name contains 'summarise' (closest names: pkg/core.py::Report.summarize"))
+  EXPECT_TRUE(contains(none.output,
+                       "no function or class name contains 'summarise' (closest names: pkg/core.py::Report.summarize"))
       << none.output;
   EXPECT_FALSE(t.search_func("  ").ok);
 }
@@ -329,7 +341,8 @@ TEST(AgentTools, CallDispatchesAndParsesAgentJson) {
   EXPECT_EQ(c.start, 6);
   EXPECT_EQ(c.end, 8);
   EXPECT_EQ(t.call(c).output, t.read_lines("pkg/store.py", 6, 8).output);
-  c = tool_call_from_json(nlohmann::json::parse(R"j({"tool": "execute_bash", "args": {"pattern": "rows()", "fixed": "true"}})j"));
+  c = tool_call_from_json(
+      nlohmann::json::parse(R"j({"tool": "execute_bash", "args": {"pattern": "rows()", "fixed": "true"}})j"));
   EXPECT_TRUE(c.fixed);
   auto r = t.call(c);
   ASSERT_TRUE(r.ok) << r.error;
@@ -339,7 +352,8 @@ TEST(AgentTools, CallDispatchesAndParsesAgentJson) {
   c = tool_call_from_json(nlohmann::json::parse(R"({"tool": "ls", "path": null})"));
   EXPECT_EQ(t.call(c).output, "pkg/ (5 files)\n");
   c.tool = "rm";
-  EXPECT_TRUE(contains(t.call(c).error, "unknown tool 'rm'; the tools are ls, grep, read_func, read_lines, search_func, propose_func"));
+  EXPECT_TRUE(contains(t.call(c).error,
+                       "unknown tool 'rm'; the tools are ls, grep, read_func, read_lines, search_func, propose_func"));
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"path": "x"})")), Error);
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "read_lines", "start": "abc"})")), Error);
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "grep", "fixed": 3})")), Error);
@@ -426,7 +440,8 @@ TEST(AgentTools, TheTargetBodyIsHidden) {
   outputs.push_back(hidden.read_lines("pkg/core.py", 1, 22).output);
   outputs.push_back(hidden.search_func("summarize").output);
   outputs.push_back(hidden.search_func("helper").output);
-  EXPECT_TRUE(contains(hidden.search_func("helper").output, "no function or class name contains")) << hidden.search_func("helper").output;
+  EXPECT_TRUE(contains(hidden.search_func("helper").output, "no function or class name contains"))
+      << hidden.search_func("helper").output;
   outputs.push_back(hidden.ls("pkg").output);
   outputs.push_back(hidden.structure());
   for (const auto& o : outputs) {
@@ -469,9 +484,11 @@ TEST(AgentToolsFlask, ToolsOnARealRepository) {
 
   r = t.search_func("make_response");
   ASSERT_TRUE(r.ok);
-  EXPECT_TRUE(contains(r.output, "app.py::Flask.make_response  def make_response(self, rv: ft.ResponseReturnValue) -> Response:"))
+  EXPECT_TRUE(contains(r.output,
+                       "app.py::Flask.make_response  def make_response(self, rv: ft.ResponseReturnValue) -> Response:"))
       << r.output;
-  EXPECT_TRUE(contains(r.output, "helpers.py::make_response  def make_response(*args: t.Any) -> \"Response\":")) << r.output;
+  EXPECT_TRUE(contains(r.output, "helpers.py::make_response  def make_response(*args: t.Any) -> \"Response\":"))
+      << r.output;
   auto amb = t.read_func("make_response");
   EXPECT_FALSE(amb.ok);
   EXPECT_TRUE(contains(amb.error, "app.py::Flask.make_response")) << amb.error;
@@ -549,7 +566,8 @@ TEST(AgentToolsFlask, TheTargetBodyIsHiddenInARealRepository) {
   int body_lines = 0;
   for (auto line : split_lines(rl.output)) {
     size_t bar = line.find("| ");
-    if (bar == std::string_view::npos || line.substr(0, bar).find_first_not_of(" 0123456789") != std::string_view::npos) continue;
+    if (bar == std::string_view::npos || line.substr(0, bar).find_first_not_of(" 0123456789") != std::string_view::npos)
+      continue;
     auto text = trim(line.substr(bar + 2));
     EXPECT_TRUE(text.empty() || text == "#" || text == "...") << line;
     ++body_lines;

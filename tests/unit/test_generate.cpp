@@ -8,20 +8,22 @@
 #include "generate/splice.h"
 #include "indexed_repo.h"
 #include "llm/cache.h"
-#include "scripted_backend.h"
 #include "repo/parser.h"
+#include "scripted_backend.h"
 #include "util/error.h"
 #include "util/text.h"
 
 using namespace repoctx;
+using nlohmann::json;
 using repoctx::testing::flask_index;
 using repoctx::testing::ScriptedBackend;
 using repoctx::testing::user_text;
-using nlohmann::json;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 const char* kGood =
     "Here it is:\n```python\n"
@@ -42,11 +44,14 @@ const char* kUndefinedCall =
 
 void script(ScriptedBackend& b, bool good_first) {
   b.answers["decompose_target"] = [](const GenerateRequest&) {
-    return json{{"steps", {{{"description", "read the environment variable FLASK_SKIP_DOTENV"}},
-                           {{"description", "return the default when unset, else whether it disables dotenv"}}}}}
+    return json{{"steps",
+                 {{{"description", "read the environment variable FLASK_SKIP_DOTENV"}},
+                  {{"description", "return the default when unset, else whether it disables dotenv"}}}}}
         .dump();
   };
-  b.answers["generate"] = [good_first](const GenerateRequest&) { return std::string(good_first ? kGood : kUndefinedCall); };
+  b.answers["generate"] = [good_first](const GenerateRequest&) {
+    return std::string(good_first ? kGood : kUndefinedCall);
+  };
   b.answers["refine"] = [](const GenerateRequest& r) {
     // The refinement prompt must carry the previous code and the finding.
     bool ok = has(user_text(r), "zq_missing_helper") && has(user_text(r), "is not defined");
@@ -133,7 +138,8 @@ TEST(Generate, FeedbackLoopRepairsAnUndefinedCall) {
   const std::string& orig = repo.engine->view().content(t.file);
   EXPECT_EQ(out.patched_file, orig);  // the repaired answer is the real body
   EXPECT_EQ(out.diff, "");
-  EXPECT_TRUE(has(out.function_text, "setting :envvar:`FLASK_SKIP_DOTENV`")) << out.function_text;  // original docstring kept
+  EXPECT_TRUE(has(out.function_text, "setting :envvar:`FLASK_SKIP_DOTENV`"))
+      << out.function_text;  // original docstring kept
   // The trace: both rounds with their findings, the steps, and semantic contexts from the import closure.
   ASSERT_EQ(out.trace["rounds"].size(), 2u);
   EXPECT_EQ(out.trace["rounds"][0]["findings"][0]["check"], "function_call");
@@ -170,7 +176,12 @@ TEST(Generate, NoFeedbackAndBaselinesMakeOneCallAndReportWhatIsLeft) {
   EXPECT_EQ(out.rounds, 10);
   EXPECT_EQ(b.calls["refine"], 10);
   EXPECT_TRUE(has(out.patched_file, "raise NotImplementedError(\"repoctx:"));
-  EXPECT_THROW({ p.method = "nope"; generate_function(*repo.engine, b, &b, nullptr, t, p); }, Error);
+  EXPECT_THROW(
+      {
+        p.method = "nope";
+        generate_function(*repo.engine, b, &b, nullptr, t, p);
+      },
+      Error);
 }
 
 TEST(Generate, ReRunThroughTheCacheRepeatsNoLlmWork) {

@@ -18,7 +18,8 @@ public class Foo extends Base implements Runnable {
   interface Inner { void call(); }
   enum Color { RED, GREEN }
 }
-)", Language::java);
+)",
+                    Language::java);
   EXPECT_EQ(pf.package, "com.x");
   EXPECT_EQ(pf.module, "com.x");
   ASSERT_EQ(pf.imports.size(), 2u);

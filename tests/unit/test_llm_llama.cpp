@@ -4,17 +4,17 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include <llama.h>
 #include "helpers.h"
 #include "llm/cache.h"
-#include <llama.h>
 
 #include "llm/llama_backend.h"
 #include "llm_fixtures.h"
 #include "util/error.h"
 
 using namespace repoctx;
-using repoctx::testing::tiny_model_path;
 using nlohmann::json;
+using repoctx::testing::tiny_model_path;
 
 namespace {
 
@@ -45,9 +45,8 @@ const std::vector<float>& unembedding(int64_t& vocab, int64_t& dim) {
     v = info.vocab;
     d = info.dim;
     w.resize(static_cast<size_t>(v * d));
-    tiny().read_unembedding(4096, [&](int64_t r0, int64_t n, const float* data) {
-      std::copy(data, data + n * d, w.begin() + r0 * d);
-    });
+    tiny().read_unembedding(
+        4096, [&](int64_t r0, int64_t n, const float* data) { std::copy(data, data + n * d, w.begin() + r0 * d); });
   }
   vocab = v;
   dim = d;
@@ -346,7 +345,8 @@ TEST(ProjectionEndToEnd, StepsInDebiasedVectorsOutStoredAndSearched) {
   // Stored by content hash, read back exactly.
   EmbeddingStore store(d.str() + "/index.db", "step_projections");
   std::vector<std::pair<std::string, std::vector<float>>> rows;
-  for (size_t i = 0; i < steps.size(); ++i) rows.emplace_back(content_hash(steps[i].first + "\x1f" + steps[i].second), P[i]);
+  for (size_t i = 0; i < steps.size(); ++i)
+    rows.emplace_back(content_hash(steps[i].first + "\x1f" + steps[i].second), P[i]);
   store.put(sub.id(), rows);
   auto back = store.get(sub.id(), {rows[2].first});
   ASSERT_EQ(back.size(), 1u);

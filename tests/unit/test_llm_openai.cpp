@@ -177,23 +177,37 @@ class FaultServer {
     svr_.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& res) {
       size_t i = calls_.fetch_add(1);
       Behaviour b = i < script_.size() ? script_[i] : ok;
-      json good = {{"choices", json::array({{{"message", {{"role", "assistant"}, {"content", "fine"}}}, {"finish_reason", "stop"}}})},
-                   {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}};
+      json good = {
+          {"choices",
+           json::array({{{"message", {{"role", "assistant"}, {"content", "fine"}}}, {"finish_reason", "stop"}}})},
+          {"usage", {{"prompt_tokens", 3}, {"completion_tokens", 1}}}};
       switch (b) {
-        case ok: res.set_content(good.dump(), "application/json"); break;
+        case ok:
+          res.set_content(good.dump(), "application/json");
+          break;
         case http429:
           res.status = 429;
           res.set_header("Retry-After", "0");
           res.set_content(R"({"error":"rate limited"})", "application/json");
           break;
-        case http500: res.status = 500; res.set_content(R"({"error":"boom"})", "application/json"); break;
-        case http400: res.status = 400; res.set_content(R"({"error":"bad request: unknown field"})", "application/json"); break;
+        case http500:
+          res.status = 500;
+          res.set_content(R"({"error":"boom"})", "application/json");
+          break;
+        case http400:
+          res.status = 400;
+          res.set_content(R"({"error":"bad request: unknown field"})", "application/json");
+          break;
         case slow:
           std::this_thread::sleep_for(std::chrono::milliseconds(1500));
           res.set_content(good.dump(), "application/json");
           break;
-        case truncated: res.set_content(good.dump().substr(0, 25), "application/json"); break;
-        case malformed: res.set_content("<html>proxy error</html>", "text/html"); break;
+        case truncated:
+          res.set_content(good.dump().substr(0, 25), "application/json");
+          break;
+        case malformed:
+          res.set_content("<html>proxy error</html>", "text/html");
+          break;
       }
     });
     port_ = svr_.bind_to_any_port("127.0.0.1");  // bound before the constructor returns
@@ -228,7 +242,8 @@ std::string error_of(LlmBackend& b, const GenerateRequest& r) {
 }  // namespace
 
 TEST(OpenAiFaults, RetriesRecoverFromTransientFailures) {
-  FaultServer s({FaultServer::http429, FaultServer::http500, FaultServer::truncated, FaultServer::malformed, FaultServer::ok});
+  FaultServer s(
+      {FaultServer::http429, FaultServer::http500, FaultServer::truncated, FaultServer::malformed, FaultServer::ok});
   auto o = opts({s.v1()});
   o.retries = 4;
   auto b = make_openai_backend(o);

@@ -11,14 +11,16 @@
 #include "scripted_backend.h"
 
 using namespace repoctx;
+using nlohmann::json;
 using repoctx::testing::ScriptedBackend;
 using repoctx::testing::TempDir;
 using repoctx::testing::user_text;
-using nlohmann::json;
 
 namespace {
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 struct StatsRepo {
   TempDir repo, db;
@@ -69,31 +71,39 @@ void script_good(ScriptedBackend& b) {
                     {{"description", "return the dict of counts"}, {"snippet", "return counts"}}}}}
           .dump();
     if (has(u, "`mean`"))
-      return json{{"steps", {{{"description", "sum the values and divide by their number"},
-                              {"snippet", "total = sum(values)\nreturn total / len(values)"}}}}}
+      return json{{"steps",
+                   {{{"description", "sum the values and divide by their number"},
+                     {"snippet", "total = sum(values)\nreturn total / len(values)"}}}}}
           .dump();
     if (has(u, "`read_words`"))
-      return json{{"steps", {{{"description", "open the file and split its text into words"},
-                              {"snippet", "with open(path) as f:\n    return f.read().split()"}}}}}
+      return json{{"steps",
+                   {{{"description", "open the file and split its text into words"},
+                     {"snippet", "with open(path) as f:\n    return f.read().split()"}}}}}
           .dump();
     return std::string("{\"steps\": []}");
   };
-  b.answers["validate_judge"] = [](const GenerateRequest&) { return std::string(R"({"supported": true, "reason": "it does"})"); };
+  b.answers["validate_judge"] = [](const GenerateRequest&) {
+    return std::string(R"({"supported": true, "reason": "it does"})");
+  };
   b.answers["decompose_target"] = [](const GenerateRequest&) {
-    return json{{"steps", {{{"description", "count occurrences of each item in a dict"}},
-                           {{"description", "sort the counts by frequency"}}}}}
+    return json{{"steps",
+                 {{{"description", "count occurrences of each item in a dict"}},
+                  {{"description", "sort the counts by frequency"}}}}}
         .dump();
   };
   b.answers["verify_seed"] = [](const GenerateRequest& r) {
     bool same = has(user_text(r), "count occurrences of each item") && has(user_text(r), "tally");
     return json{{"same_operation", same}, {"reason", same ? "both count items" : "different operation"}}.dump();
   };
-  b.answers["agent_turn"] = [](const GenerateRequest&) { return std::string(R"({"thought": "enough", "tool": "finish"})"); };
+  b.answers["agent_turn"] = [](const GenerateRequest&) {
+    return std::string(R"({"thought": "enough", "tool": "finish"})");
+  };
   b.answers["plan_confirmation"] = [](const GenerateRequest& r) {
     json steps = json::array();
     std::string u = user_text(r);
     if (has(u, "[0]")) steps.push_back({{"id", 0}, {"sufficient", true}, {"query", ""}});
-    if (has(u, "[1]")) steps.push_back({{"id", 1}, {"sufficient", false}, {"query", "sort pairs by their second value"}});
+    if (has(u, "[1]"))
+      steps.push_back({{"id", 1}, {"sufficient", false}, {"query", "sort pairs by their second value"}});
     return json{{"steps", steps}}.dump();
   };
 }
@@ -141,7 +151,8 @@ TEST(Procedural, StagesFindTheProcedurallySimilarStepAndRefineTheUnconfirmedOne)
     decomposed.insert(d["function"].get<std::string>());
     for (const auto& s : d["steps"]) EXPECT_TRUE(s["grounded"].get<bool>()) << s.dump();
   }
-  EXPECT_EQ(decomposed, (std::set<std::string>{"pkg/stats.py::tally", "pkg/stats.py::mean", "pkg/textio.py::read_words"}));
+  EXPECT_EQ(decomposed,
+            (std::set<std::string>{"pkg/stats.py::tally", "pkg/stats.py::mean", "pkg/textio.py::read_words"}));
   EXPECT_EQ(out.trace["grounded_context_steps"].get<int>(), 4);
   // Usage per stage equals what the backend saw.
   int64_t generate_calls = 0;
@@ -192,7 +203,9 @@ TEST(Procedural, SnippetsNotInTheBodyAreReidentified) {
       return json{{"steps", {{{"description", "sum the values"}, {"snippet", "total = values.sum()"}}}}}.dump();
     return good(r);
   };
-  b.answers["validate_reidentify"] = [](const GenerateRequest&) { return json{{"snippet", "total = sum(values)"}}.dump(); };
+  b.answers["validate_reidentify"] = [](const GenerateRequest&) {
+    return json{{"snippet", "total = sum(values)"}}.dump();
+  };
   auto out = run_once(repo, b);
   EXPECT_EQ(b.calls["validate_reidentify"], 1);
   bool seen = false;
@@ -231,7 +244,8 @@ TEST(Procedural, TheAgentExploresProposesAndIsJudgedByTheFourStageFilter) {
   EXPECT_EQ(agent["tool_calls"].get<int>(), 6);
   std::vector<std::string> tools;
   for (const auto& t : agent["turns"]) tools.push_back(t.value("tool", "?"));
-  EXPECT_EQ(tools, (std::vector<std::string>{"search_func", "read_func", "propose_func", "propose_func", "read_func", "finish"}));
+  EXPECT_EQ(tools, (std::vector<std::string>{"search_func", "read_func", "propose_func", "propose_func", "read_func",
+                                             "finish"}));
   // The target is never context: propose_func refuses it before any judging.
   EXPECT_TRUE(has(agent["turns"][2].value("error", ""), "is the target function itself"));
   EXPECT_FALSE(agent["turns"][2].contains("accepted"));
@@ -243,13 +257,19 @@ TEST(Procedural, TheAgentExploresProposesAndIsJudgedByTheFourStageFilter) {
 }
 
 TEST(Procedural, BadModelOutputAtAnyStageIsRecordedNeverACrash) {
-  const std::vector<std::string> purposes = {"decompose_context", "validate_judge",  "validate_reidentify",
-                                             "decompose_target",  "verify_seed",     "agent_turn",
+  const std::vector<std::string> purposes = {"decompose_context", "validate_judge",    "validate_reidentify",
+                                             "decompose_target",  "verify_seed",       "agent_turn",
                                              "verify_expansion",  "plan_confirmation", "agent_compaction"};
   const std::vector<std::string> garbage = {
-      "", "not json at all", "{\"steps\": 7}", "[1, 2, 3]", "{\"steps\": [{\"description\": 5, \"snippet\": null}, 3]}",
-      R"({"same_operation": "yes", "supported": 1, "snippet": 3, "verdicts": [{"id": "x"}, {"id": 99, "similar": true}], "tool": 5})",
-      "```json\n{\"steps\": [{\"id\": -1, \"sufficient\": \"maybe\", \"query\": 12}]}\n```", "\xff\xfe{\"steps\":"};
+      "",
+      "not json at all",
+      "{\"steps\": 7}",
+      "[1, 2, 3]",
+      "{\"steps\": [{\"description\": 5, \"snippet\": null}, 3]}",
+      R"({"same_operation": "yes", "supported": 1, "snippet": 3, )"
+      R"("verdicts": [{"id": "x"}, {"id": 99, "similar": true}], "tool": 5})",
+      "```json\n{\"steps\": [{\"id\": -1, \"sufficient\": \"maybe\", \"query\": 12}]}\n```",
+      "\xff\xfe{\"steps\":"};
   StatsRepo repo;
   for (const auto& purpose : purposes) {
     for (const auto& g : garbage) {
@@ -332,8 +352,11 @@ TEST(Procedural, AnAgentRepeatingItselfOrProposingWhatDoesNotExistIsStoppedWithA
   int turn = 0;
   b.answers["agent_turn"] = [&turn](const GenerateRequest&) {
     ++turn;
-    if (turn == 1) return std::string(R"({"thought": "invented", "tool": "propose_func", "name": "pkg/stats.py::median"})");
-    if (turn == 2) return std::string(R"({"thought": "escape", "tool": "read_lines", "path": "../../etc/passwd", "start": 1, "end": 5})");
+    if (turn == 1)
+      return std::string(R"({"thought": "invented", "tool": "propose_func", "name": "pkg/stats.py::median"})");
+    if (turn == 2)
+      return std::string(
+          R"({"thought": "escape", "tool": "read_lines", "path": "../../etc/passwd", "start": 1, "end": 5})");
     if (turn == 3) return std::string(R"({"thought": "no such tool", "tool": "execute_python", "path": "x"})");
     return std::string(R"({"thought": "again", "tool": "grep", "pattern": "counts", "fixed": true})");
   };
@@ -343,7 +366,7 @@ TEST(Procedural, AnAgentRepeatingItselfOrProposingWhatDoesNotExistIsStoppedWithA
   auto out = run_once(repo, b, p);
   const auto& agent = out.trace["rounds"][0]["target_steps"][0]["agent"];
   SCOPED_TRACE(agent.dump(1));
-  EXPECT_EQ(agent["stop"], "loop");            // the same grep a third time
+  EXPECT_EQ(agent["stop"], "loop");  // the same grep a third time
   EXPECT_EQ(agent["tool_calls"].get<int>(), 6);
   EXPECT_TRUE(has(agent["turns"][0].value("error", ""), "median"));
   EXPECT_FALSE(agent["turns"][1]["ok"].get<bool>());

@@ -17,7 +17,8 @@ namespace {
 
 // W = Q1 diag(s) Q2^T with orthonormal Q1 (rows x d) and orthogonal Q2 (d x d): known singular values s
 // and right singular vectors Q2.
-std::vector<float> matrix_with_singular_values(const std::vector<double>& s, int rows, Eigen::MatrixXd& Q2, uint64_t seed) {
+std::vector<float> matrix_with_singular_values(const std::vector<double>& s, int rows, Eigen::MatrixXd& Q2,
+                                               uint64_t seed) {
   const int d = static_cast<int>(s.size());
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> nd;
@@ -31,7 +32,8 @@ std::vector<float> matrix_with_singular_values(const std::vector<double>& s, int
   Eigen::MatrixXd W = Q1 * Eigen::VectorXd::Map(s.data(), d).asDiagonal() * Q2.transpose();
   std::vector<float> w(static_cast<size_t>(rows) * static_cast<size_t>(d));
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < d; ++j) w[static_cast<size_t>(i) * static_cast<size_t>(d) + static_cast<size_t>(j)] = static_cast<float>(W(i, j));
+    for (int j = 0; j < d; ++j)
+      w[static_cast<size_t>(i) * static_cast<size_t>(d) + static_cast<size_t>(j)] = static_cast<float>(W(i, j));
   return w;
 }
 
@@ -48,7 +50,8 @@ TEST(Subspace, RecoversKnownSingularValuesAndTheReasoningDirections) {
   o.energy_threshold = 0.98;
   auto sub = ReasoningSubspace::from_matrix(w, rows, d, o);
   ASSERT_EQ(sub.dim(), d);
-  for (int i = 0; i < d; ++i) EXPECT_NEAR(sub.singular_values()[static_cast<size_t>(i)], s[static_cast<size_t>(i)], 1e-3) << i;
+  for (int i = 0; i < d; ++i)
+    EXPECT_NEAR(sub.singular_values()[static_cast<size_t>(i)], s[static_cast<size_t>(i)], 1e-3) << i;
   // k from the definition: smallest k with sum_{i<=k} s_i^2 / sum s_i^2 >= 0.98.
   double total = 0;
   for (double x : s) total += x * x;
@@ -71,7 +74,8 @@ TEST(Subspace, RecoversKnownSingularValuesAndTheReasoningDirections) {
   std::vector<float> h(static_cast<size_t>(2 * d));
   for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<float>(std::sin(static_cast<double>(i)));
   auto p0 = sub.project(h.data()), p1 = sub.project(h.data() + d), pm = sub.project_mean(h.data(), 2);
-  for (int j = 0; j < m; ++j) EXPECT_NEAR(pm[static_cast<size_t>(j)], 0.5 * (p0[static_cast<size_t>(j)] + p1[static_cast<size_t>(j)]), 1e-5);
+  for (int j = 0; j < m; ++j)
+    EXPECT_NEAR(pm[static_cast<size_t>(j)], 0.5 * (p0[static_cast<size_t>(j)] + p1[static_cast<size_t>(j)]), 1e-5);
   // The linear-energy definition keeps more dominant directions for the same threshold.
   o.energy = EnergyDefinition::linear;
   EXPECT_GE(ReasoningSubspace::from_matrix(w, rows, d, o).k(), sub.k());
@@ -91,7 +95,8 @@ TEST(Debias, CentredAndOrthogonalToPc1AndAnisotropyDrops) {
   for (int k = 0; k < n; ++k) {
     std::vector<float> p(m);
     float a = 3.0f * nd(rng);
-    for (int i = 0; i < m; ++i) p[static_cast<size_t>(i)] = offset[static_cast<size_t>(i)] + a * dir[static_cast<size_t>(i)] + 0.3f * nd(rng);
+    for (int i = 0; i < m; ++i)
+      p[static_cast<size_t>(i)] = offset[static_cast<size_t>(i)] + a * dir[static_cast<size_t>(i)] + 0.3f * nd(rng);
     P.push_back(p);
   }
   auto mp = build_mu_pc1(P);
@@ -162,10 +167,13 @@ TEST(Algorithm1, StopsWhenMeanAndPc1AreStableOrWhenFilesRunOut) {
   strict.tau_mu = 0.0;
   strict.tau_pc1 = 1.1;
   int n = 0;
-  auto never = estimate_stable_mu_pc1(sample(20), [&]() -> std::optional<std::vector<std::vector<float>>> {
-    if (++n > 3) return std::nullopt;
-    return sample(20);
-  }, strict);
+  auto never = estimate_stable_mu_pc1(
+      sample(20),
+      [&]() -> std::optional<std::vector<std::vector<float>>> {
+        if (++n > 3) return std::nullopt;
+        return sample(20);
+      },
+      strict);
   EXPECT_FALSE(never.converged);
 }
 

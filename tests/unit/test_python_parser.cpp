@@ -34,23 +34,23 @@ std::vector<std::string> chains_in(const ParsedFile& pf, const std::string& qual
 
 TEST(PythonParser, DefinitionsWithAstLineConventions) {
   auto pf = parse(
-      "import os\n"                     // 1
-      "X: int = 3\n"                    // 2
-      "a, (b, *c) = 1, (2, 3)\n"        // 3
-      "\n"                              // 4
-      "@decorator(1)\n"                 // 5
-      "class Foo(Base, metaclass=M):\n" // 6
-      "    '''Foo doc.'''\n"            // 7
-      "    attr = 1\n"                  // 8
-      "    @property\n"                 // 9
+      "import os\n"                                             // 1
+      "X: int = 3\n"                                            // 2
+      "a, (b, *c) = 1, (2, 3)\n"                                // 3
+      "\n"                                                      // 4
+      "@decorator(1)\n"                                         // 5
+      "class Foo(Base, metaclass=M):\n"                         // 6
+      "    '''Foo doc.'''\n"                                    // 7
+      "    attr = 1\n"                                          // 8
+      "    @property\n"                                         // 9
       "    def bar(self, x, /, y=2, *args, z, **kw) -> int:\n"  // 10
-      "        def inner():\n"          // 11
-      "            return 1\n"          // 12
-      "        return inner()\n"        // 13
-      "        # trailing comment\n"    // 14
-      "\n"                              // 15
-      "async def top(a: int = 1):\n"    // 16
-      "    pass\n");                    // 17
+      "        def inner():\n"                                  // 11
+      "            return 1\n"                                  // 12
+      "        return inner()\n"                                // 13
+      "        # trailing comment\n"                            // 14
+      "\n"                                                      // 15
+      "async def top(a: int = 1):\n"                            // 16
+      "    pass\n");                                            // 17
   ASSERT_TRUE(pf.errors.empty());
   const Entity* foo = find(pf, "Foo");
   ASSERT_NE(foo, nullptr);

@@ -79,7 +79,8 @@ struct Row {
   }
 };
 
-std::vector<Row> run(const Engine& e, const std::string& strategy, const std::string& corpus, const std::string& target) {
+std::vector<Row> run(const Engine& e, const std::string& strategy, const std::string& corpus,
+                     const std::string& target) {
   RetrieverOptions ro;
   ro.corpus = corpus;
   auto r = make_retriever(strategy, e, ro);
@@ -118,9 +119,12 @@ TEST(Retrieval, HiddenBodyAnswersEqualThoseOnACopyWithoutTheBody) {
   auto target = a->resolve_target("pkg/core.py::Report.summarize");
   EXPECT_EQ(a->make_context(target).masked_content, kCoreHidden);
   const std::string t = "pkg/core.py::Report.summarize";
-  for (auto [strategy, corpus] : std::vector<std::pair<std::string, std::string>>{
-           {"sparse", "entities"}, {"sparse", "snippets"}, {"same-file", ""}, {"imports", ""},
-           {"aligncoder-snippets", ""}, {"structural", ""}}) {
+  for (auto [strategy, corpus] : std::vector<std::pair<std::string, std::string>>{{"sparse", "entities"},
+                                                                                  {"sparse", "snippets"},
+                                                                                  {"same-file", ""},
+                                                                                  {"imports", ""},
+                                                                                  {"aligncoder-snippets", ""},
+                                                                                  {"structural", ""}}) {
     auto ra = run(*a, strategy, corpus, t);
     auto rb = run(*b, strategy, corpus, t);
     EXPECT_FALSE(ra.empty()) << strategy;

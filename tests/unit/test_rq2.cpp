@@ -34,10 +34,17 @@ Rq2Pair pair(const std::string& t, const std::string& c, std::vector<double> sim
 //   p9    0.61 0.62             not        2       0       0       0
 //   p10   0.71 0.72 0.73        similar    3       3       3       0
 std::vector<Rq2Pair> pairs() {
-  return {pair("t1", "p1", {0.90, 0.80, 0.75}), pair("t1", "p2", {0.70, 0.66, 0.10}), pair("t1", "p3", {0.66, 0.10, 0.20}),
-          pair("t2", "p4", {0.95, 0.96}),       pair("t2", "p5", {0.68, 0.30}),       pair("t2", "p6", {0.20, 0.30}),
-          pair("t2", "p7", {}),                 pair("t3", "p8", {0.65, 0.65, 0.65}), pair("t3", "p9", {0.61, 0.62}),
-          pair("t3", "p10", {0.71, 0.72, 0.73}), pair("t3", "unlabelled", {0.9, 0.9})};
+  return {pair("t1", "p1", {0.90, 0.80, 0.75}),
+          pair("t1", "p2", {0.70, 0.66, 0.10}),
+          pair("t1", "p3", {0.66, 0.10, 0.20}),
+          pair("t2", "p4", {0.95, 0.96}),
+          pair("t2", "p5", {0.68, 0.30}),
+          pair("t2", "p6", {0.20, 0.30}),
+          pair("t2", "p7", {}),
+          pair("t3", "p8", {0.65, 0.65, 0.65}),
+          pair("t3", "p9", {0.61, 0.62}),
+          pair("t3", "p10", {0.71, 0.72, 0.73}),
+          pair("t3", "unlabelled", {0.9, 0.9})};
 }
 
 Rq2Labels labels() {
@@ -106,15 +113,21 @@ TEST(Rq2, HandCountedMetricsForEveryConfiguration) {
 
 TEST(Rq2, MarkdownIsShapedLikeTable3) {
   auto md = rq2_markdown(evaluate_rq2(pairs(), labels()));
-  EXPECT_NE(md.find("| Cfg | (τ, k) | Promoted #Pairs | Prec. | Recall | F1 | Leftover #Pairs | Prec. | Recall | F1 |"),
+  EXPECT_NE(md.find("| Cfg | (τ, k) | Promoted #Pairs | Prec. | Recall | F1 | "
+                    "Leftover #Pairs | Prec. | Recall | F1 |"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| A | (0.60, 2) | 6 | 50.0% | 75.0% | 0.600 | 4 | 75.0% | 50.0% | 0.600 |\n"), std::string::npos) << md;
-  EXPECT_NE(md.find("| **B** | **(0.65, 2)** | **4** | **75.0%** | **75.0%** | **0.750** | **6** | **83.3%** | **83.3%** | **0.833** |\n"),
+  EXPECT_NE(md.find("| A | (0.60, 2) | 6 | 50.0% | 75.0% | 0.600 | 4 | 75.0% | 50.0% | 0.600 |\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| **B** | **(0.65, 2)** | **4** | **75.0%** | **75.0%** | **0.750** | **6** | **83.3%** | "
+                    "**83.3%** | **0.833** |\n"),
             std::string::npos)
       << md;
-  EXPECT_NE(md.find("| F | (0.80, 2) | 1 | 0.0% | 0.0% | 0.000 | 9 | 55.6% | 83.3% | 0.667 |\n"), std::string::npos) << md;
-  EXPECT_NE(md.find("10 labelled pairs (4 similar, 6 not similar); 1 pairs without a label and 1 labels"), std::string::npos) << md;
+  EXPECT_NE(md.find("| F | (0.80, 2) | 1 | 0.0% | 0.0% | 0.000 | 9 | 55.6% | 83.3% | 0.667 |\n"), std::string::npos)
+      << md;
+  EXPECT_NE(md.find("10 labelled pairs (4 similar, 6 not similar); 1 pairs without a label and 1 labels"),
+            std::string::npos)
+      << md;
 
   // Thousands separators as in the paper ("2,036").
   Rq2Report big;
@@ -155,8 +168,8 @@ TEST(Rq2, FilesRoundTripAndBadLinesAreNamed) {
   d.write("pairs.jsonl", text);
   std::string ltext;
   for (const auto& [k, v] : labels())
-    ltext += "{\"target_step\": \"" + k.first + "\", \"context_step\": \"" + k.second + "\", \"similar\": " +
-             (v ? "true" : "false") + "}\n";
+    ltext += "{\"target_step\": \"" + k.first + "\", \"context_step\": \"" + k.second +
+             "\", \"similar\": " + (v ? "true" : "false") + "}\n";
   ltext += "{\"target_step\": \"t1\", \"context_step\": \"p1\", \"similar\": true}\n";  // same label twice: fine
   d.write("labels.jsonl", ltext);
 
@@ -172,8 +185,10 @@ TEST(Rq2, FilesRoundTripAndBadLinesAreNamed) {
   auto error_of = [&](const std::string& file, const std::string& content, bool labels_file) {
     d.write(file, content);
     try {
-      if (labels_file) read_rq2_labels(d.str() + "/" + file);
-      else read_rq2_pairs(d.str() + "/" + file);
+      if (labels_file)
+        read_rq2_labels(d.str() + "/" + file);
+      else
+        read_rq2_pairs(d.str() + "/" + file);
     } catch (const Error& e) {
       return std::string(e.what());
     }
@@ -182,13 +197,17 @@ TEST(Rq2, FilesRoundTripAndBadLinesAreNamed) {
   std::string one = "{\"target_step\": \"t\", \"context_step\": \"c\", \"seed_similarities\": [0.7]}\n";
   EXPECT_NE(error_of("dup.jsonl", one + one, false).find("dup.jsonl:2: pair (t, c) already appears on line 1"),
             std::string::npos);
-  EXPECT_NE(error_of("bad.jsonl", one + "{not json\n", false).find("bad.jsonl:2: not a JSON object"), std::string::npos);
-  EXPECT_NE(error_of("nosims.jsonl", "{\"target_step\": \"t\", \"context_step\": \"c\"}\n", false).find("seed_similarities"),
+  EXPECT_NE(error_of("bad.jsonl", one + "{not json\n", false).find("bad.jsonl:2: not a JSON object"),
             std::string::npos);
-  EXPECT_NE(error_of("strsim.jsonl", "{\"target_step\": \"t\", \"context_step\": \"c\", \"seed_similarities\": [\"0.7\"]}\n", false)
+  EXPECT_NE(
+      error_of("nosims.jsonl", "{\"target_step\": \"t\", \"context_step\": \"c\"}\n", false).find("seed_similarities"),
+      std::string::npos);
+  EXPECT_NE(error_of("strsim.jsonl",
+                     "{\"target_step\": \"t\", \"context_step\": \"c\", \"seed_similarities\": [\"0.7\"]}\n", false)
                 .find("non-number"),
             std::string::npos);
-  EXPECT_NE(error_of("noid.jsonl", "{\"context_step\": \"c\", \"seed_similarities\": []}\n", false).find("missing \"target_step\""),
+  EXPECT_NE(error_of("noid.jsonl", "{\"context_step\": \"c\", \"seed_similarities\": []}\n", false)
+                .find("missing \"target_step\""),
             std::string::npos);
   EXPECT_NE(error_of("l1.jsonl", "{\"target_step\": \"t\", \"context_step\": \"c\", \"similar\": \"yes\"}\n", true)
                 .find("\"similar\" must be true or false"),

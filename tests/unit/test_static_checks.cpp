@@ -6,8 +6,8 @@
 
 #include "generate/static_checks.h"
 #include "helpers.h"
-#include "indexed_repo.h"
 #include "index/index.h"
+#include "indexed_repo.h"
 #include "repo/parser.h"
 #include "util/text.h"
 
@@ -16,8 +16,12 @@ using repoctx::testing::TempDir;
 
 namespace {
 
-repoctx::testing::IndexedRepo& flask() { return repoctx::testing::flask_index(); }
-bool have_flask() { return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"); }
+repoctx::testing::IndexedRepo& flask() {
+  return repoctx::testing::flask_index();
+}
+bool have_flask() {
+  return std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py");
+}
 
 // The file of `target` with `line` inserted as the first statement of its body.
 std::string inject(const Engine& e, int target, const std::string& line) {
@@ -151,5 +155,6 @@ TEST(StaticChecks, CallsExpectedToFailAndClosures) {
   auto nested = e.resolve_target("views.py::View.as_view.<locals>.view");
   ASSERT_GE(nested.entity, 0);
   EXPECT_TRUE(check_function(e, nested.entity, inject(e, nested.entity, "x = class_args")).empty());
-  EXPECT_TRUE(has_kind(check_function(e, nested.entity, inject(e, nested.entity, "zq_undefined_7()")), "function_call"));
+  EXPECT_TRUE(
+      has_kind(check_function(e, nested.entity, inject(e, nested.entity, "zq_undefined_7()")), "function_call"));
 }

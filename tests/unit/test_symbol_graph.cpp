@@ -75,8 +75,9 @@ TEST_F(GraphTest, ResolvesImportsSelfFunctionImportsAndReexports) {
 }
 
 TEST_F(GraphTest, SuperClassmethodAndStaticmethod) {
-  EXPECT_EQ(refs("app/core.py::Engine.overridden"),
-            (std::set<std::string>{"app/base.py::Base.overridden", "app/core.py::Engine", "app/core.py::Engine.LIMIT"}));
+  EXPECT_EQ(
+      refs("app/core.py::Engine.overridden"),
+      (std::set<std::string>{"app/base.py::Base.overridden", "app/core.py::Engine", "app/core.py::Engine.LIMIT"}));
   EXPECT_EQ(refs("app/core.py::Engine.make"), (std::set<std::string>{"app/core.py::Engine.step"}));
   // In a staticmethod `self` is an ordinary parameter: nothing is resolved through it.
   EXPECT_TRUE(refs("app/core.py::Engine.st").empty());

@@ -31,7 +31,8 @@ TEST(Text, NormalizeForStepValidation) {
 }
 
 TEST(Text, CleanDocstringLikeInspect) {
-  EXPECT_EQ(clean_docstring("Summary.\n\n    Details here.\n      indented\n    "), "Summary.\n\nDetails here.\n  indented");
+  EXPECT_EQ(clean_docstring("Summary.\n\n    Details here.\n      indented\n    "),
+            "Summary.\n\nDetails here.\n  indented");
   EXPECT_EQ(clean_docstring("\n    Only body.\n"), "Only body.");
 }
 
@@ -54,7 +55,7 @@ TEST(Snippets, SplitAggregateFollowsEquations14To16) {
   block(20);
   auto sn = split_aggregate(src, 10);
   ASSERT_EQ(sn.size(), 4u);
-  EXPECT_EQ(sn[0].start_line, 1);   // 3 + 4 = 7 <= 10, + 9 > 10
+  EXPECT_EQ(sn[0].start_line, 1);  // 3 + 4 = 7 <= 10, + 9 > 10
   EXPECT_EQ(sn[0].end_line, 8);
   EXPECT_EQ(sn[0].code_lines, 7);
   EXPECT_EQ(sn[1].code_lines, 9);   // 9 alone (9 + 10 > 10)

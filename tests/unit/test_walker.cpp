@@ -19,8 +19,9 @@ std::vector<std::string> rels(const WalkResult& w) {
   return out;
 }
 bool skipped(const WalkResult& w, const std::string& rel, const std::string& reason_part) {
-  return std::any_of(w.skipped.begin(), w.skipped.end(),
-                     [&](const SkippedFile& s) { return s.rel == rel && s.reason.find(reason_part) != std::string::npos; });
+  return std::any_of(w.skipped.begin(), w.skipped.end(), [&](const SkippedFile& s) {
+    return s.rel == rel && s.reason.find(reason_part) != std::string::npos;
+  });
 }
 }  // namespace
 
@@ -31,8 +32,8 @@ TEST(IgnoreRules, GitignoreSemantics) {
   EXPECT_EQ(r.match("deep/dir/a.log", false), 1);
   EXPECT_EQ(r.match("keep.log", false), -1);
   EXPECT_EQ(r.match("build", true), 1);
-  EXPECT_EQ(r.match("build", false), 0);       // dir-only pattern
-  EXPECT_EQ(r.match("src/build", true), 0);    // anchored at the root
+  EXPECT_EQ(r.match("build", false), 0);     // dir-only pattern
+  EXPECT_EQ(r.match("src/build", true), 0);  // anchored at the root
   EXPECT_EQ(r.match("docs/gen_a.py", false), 1);
   EXPECT_EQ(r.match("docs/x/y/gen_b.py", false), 1);
   EXPECT_EQ(r.match("sub/x.py", false), 1);

@@ -64,8 +64,10 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
   if (seed_text.empty()) seed_text = "(none yet)";
   std::vector<Turn> convo;
   for (auto& m : render_prompt(sys, {{"budget", std::to_string(p_.agent_budget)}})) convo.push_back({m, Kind::system});
-  for (auto& m : render_prompt(task, {{"target_step", target_step}, {"target_file", target_file},
-                                      {"structure", structure}, {"seeds", seed_text}}))
+  for (auto& m : render_prompt(task, {{"target_step", target_step},
+                                      {"target_file", target_file},
+                                      {"structure", structure},
+                                      {"seeds", seed_text}}))
     convo.push_back({m, Kind::task});
   std::set<std::string> files, dirs, functions, proposed_names;
   std::vector<std::string> rejected;
@@ -82,8 +84,10 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
         if (t.kind == Kind::exploration || t.kind == Kind::summary) history += t.msg.role + ": " + t.msg.content + "\n";
       GenerateRequest sr;
       sr.purpose = "agent_compaction";
-      sr.messages = render_prompt(compaction, {{"history", history}, {"files", join_list(files)},
-                                               {"directories", join_list(dirs)}, {"functions", join_list(functions)}});
+      sr.messages = render_prompt(compaction, {{"history", history},
+                                               {"files", join_list(files)},
+                                               {"directories", join_list(dirs)},
+                                               {"functions", join_list(functions)}});
       sr.max_tokens = 512;
       std::string summary = first_text(llm_.generate(sr));
       // The lists are appended verbatim: explored files, directories and functions survive any summary.
@@ -120,7 +124,8 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       ++run.invalid_turns;
       run.trace.push_back({{"turn", run.tool_calls}, {"invalid", j ? "no tool named" : why}});
       convo.push_back({{"assistant", sanitize_utf8(answer.substr(0, 500))}, Kind::exploration});
-      convo.push_back({{"user", "That was not a tool call. Answer with JSON: {\"thought\": ..., \"tool\": ...}."}, Kind::exploration});
+      convo.push_back({{"user", "That was not a tool call. Answer with JSON: {\"thought\": ..., \"tool\": ...}."},
+                       Kind::exploration});
       continue;
     }
     ToolCall call;
@@ -141,8 +146,8 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
       run.trace.push_back(tj);
       return run;
     }
-    std::string sig = call.tool + "|" + call.path + "|" + call.pattern + "|" + call.name + "|" + std::to_string(call.start) + "|" +
-          std::to_string(call.end);
+    std::string sig = call.tool + "|" + call.path + "|" + call.pattern + "|" + call.name + "|" +
+                      std::to_string(call.start) + "|" + std::to_string(call.end);
     if (++repeats[sig] >= 3) {
       // An agent repeating itself learns nothing new: stop instead of spending the budget.
       run.stop_reason = "loop";
@@ -159,7 +164,8 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
         reply = "propose_func failed: " + err;
         tj["error"] = err;
       } else if (proposed_names.count(call.name)) {
-        reply = "You already proposed `" + call.name + "`. Rejected so far: " + (rejected.empty() ? "(none)" : join(rejected, ", "));
+        reply = "You already proposed `" + call.name +
+                "`. Rejected so far: " + (rejected.empty() ? "(none)" : join(rejected, ", "));
         tj["duplicate"] = true;
       } else {
         proposed_names.insert(call.name);
@@ -167,11 +173,13 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
         tj["accepted"] = v.accepted;
         if (v.accepted) {
           run.accepted.push_back(*f);
-          reply = "Accepted: `" + call.name + "` has a procedurally similar step. Continue exploring for others, or finish.";
+          reply = "Accepted: `" + call.name +
+                  "` has a procedurally similar step. Continue exploring for others, or finish.";
         } else {
           rejected.push_back(call.name);
           tj["feedback"] = v.feedback;
-          reply = render_text(feedback.user, {{"function", call.name}, {"reasons", v.feedback}, {"rejected", join(rejected, ", ")}},
+          reply = render_text(feedback.user,
+                              {{"function", call.name}, {"reasons", v.feedback}, {"rejected", join(rejected, ", ")}},
                               "agent_feedback");
         }
       }
@@ -185,8 +193,10 @@ AgentRun SeedAgent::run(const std::string& target_step, const std::string& targe
     for (const auto& d : res.dirs) dirs.insert(d);
     for (int f : res.functions) functions.insert(tools_.function_name(f));
     tj["ok"] = res.ok;
-    if (!res.ok) tj["error"] = res.error;
-    else tj["output_chars"] = res.output.size();
+    if (!res.ok)
+      tj["error"] = res.error;
+    else
+      tj["output_chars"] = res.output.size();
     run.trace.push_back(tj);
     convo.push_back({said, Kind::exploration});
     convo.push_back({{"user", res.ok ? res.output : "Error: " + res.error}, Kind::exploration});

@@ -34,9 +34,9 @@ struct AgentVerdict {
 struct AgentRun {
   int tool_calls = 0;
   int compactions = 0;
-  int invalid_turns = 0;       // answers that were not a usable tool call
-  std::string stop_reason;     // finish | budget | loop | error
-  std::vector<int> accepted;   // functions whose proposal was accepted
+  int invalid_turns = 0;      // answers that were not a usable tool call
+  std::string stop_reason;    // finish | budget | loop | error
+  std::vector<int> accepted;  // functions whose proposal was accepted
   nlohmann::json trace = nlohmann::json::array();
 };
 

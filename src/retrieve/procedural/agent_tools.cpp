@@ -94,10 +94,16 @@ ToolResult fail(std::string error) {
   return r;
 }
 
-std::string files_count(int n) { return n == 1 ? "1 file" : fmt::format("{} files", n); }
-std::string lines_count(int n) { return n == 1 ? "1 line" : fmt::format("{} lines", n); }
+std::string files_count(int n) {
+  return n == 1 ? "1 file" : fmt::format("{} files", n);
+}
+std::string lines_count(int n) {
+  return n == 1 ? "1 line" : fmt::format("{} lines", n);
+}
 
-bool is_function_or_class(EntityKind k) { return is_callable(k) || is_type(k); }
+bool is_function_or_class(EntityKind k) {
+  return is_callable(k) || is_type(k);
+}
 
 }  // namespace
 
@@ -130,15 +136,19 @@ bool RepoTools::exists(int entity) const {
   return !ctx_ || entity == ctx_->target.entity || !ctx_->is_hidden_entity(entity);
 }
 
-std::string RepoTools::function_name(int entity) const { return e_.target_name(entity); }
+std::string RepoTools::function_name(int entity) const {
+  return e_.target_name(entity);
+}
 
 std::string RepoTools::close_paths(const std::string& path) const {
   std::string base = basename(path);
   std::vector<std::tuple<int, size_t, std::string>> close;
   auto consider = [&](const std::string& cand, const std::string& shown) {
     if (cand.empty()) return;
-    if (ends_with(cand, "/" + path) || ends_with(path, "/" + cand)) close.emplace_back(0, cand.size(), shown);
-    else if (basename(cand) == base || stem(basename(cand)) == base) close.emplace_back(1, cand.size(), shown);
+    if (ends_with(cand, "/" + path) || ends_with(path, "/" + cand))
+      close.emplace_back(0, cand.size(), shown);
+    else if (basename(cand) == base || stem(basename(cand)) == base)
+      close.emplace_back(1, cand.size(), shown);
     else {
       size_t d = edit_distance(lower(basename(cand)), lower(base));
       if (d <= std::max<size_t>(2, base.size() / 4)) close.emplace_back(2, d, shown);
@@ -164,13 +174,15 @@ std::optional<RepoTools::Located> RepoTools::locate(const std::string& raw, std:
     if (!root.empty() && root != "/" && (p == root || starts_with(p, root + "/"))) {
       p = p.substr(root.size());
     } else {
-      *error = "path '" + p + "' is outside the repository: the tools only see the repository, and paths are "
+      *error = "path '" + p +
+               "' is outside the repository: the tools only see the repository, and paths are "
                "relative to its root (\"\" or \".\" for the root, e.g. '" +
                (e_.view().files().empty() ? std::string("pkg/module.py") : e_.view().files().front().path) + "')";
       return std::nullopt;
     }
   } else if (starts_with(p, "~")) {
-    *error = "path '" + p + "' is outside the repository ('~' is not expanded): paths are relative to the "
+    *error = "path '" + p +
+             "' is outside the repository ('~' is not expanded): paths are relative to the "
              "repository root";
     return std::nullopt;
   }
@@ -182,7 +194,8 @@ std::optional<RepoTools::Located> RepoTools::locate(const std::string& raw, std:
     std::string part = p.substr(i, j - i);
     if (part == "..") {
       if (parts.empty()) {
-        *error = "path '" + std::string(trim(raw)) + "' leaves the repository root: the tools only see the "
+        *error = "path '" + std::string(trim(raw)) +
+                 "' leaves the repository root: the tools only see the "
                  "repository; give a path relative to its root (\"\" for the root)";
         return std::nullopt;
       }
@@ -227,26 +240,33 @@ ToolResult RepoTools::ls(const std::string& path) {
   Bounded out(lim_.max_output_chars);
   int shown = 0, total = static_cast<int>(d.subdirs.size() + d.files.size());
   for (const auto& s : d.subdirs) {
-    if (shown >= lim_.max_entries || !out.add(fmt::format("{}/ ({})", s, files_count(dirs_.at(prefix + s).total_files)))) break;
+    if (shown >= lim_.max_entries ||
+        !out.add(fmt::format("{}/ ({})", s, files_count(dirs_.at(prefix + s).total_files))))
+      break;
     ++shown;
   }
   if (shown == static_cast<int>(d.subdirs.size()))
     for (int f : d.files) {
-      if (shown >= lim_.max_entries || !out.add(fmt::format("{} ({})", basename(files[f].path), lines_count(files[f].line_count)))) break;
+      if (shown >= lim_.max_entries ||
+          !out.add(fmt::format("{} ({})", basename(files[f].path), lines_count(files[f].line_count))))
+        break;
       ++shown;
     }
   std::string note;
-  if (total == 0) note = "(empty: the index holds no files)";
+  if (total == 0)
+    note = "(empty: the index holds no files)";
   else if (shown < total)
-    note = fmt::format("[{} more entries not shown (listing limit): ls a sub-directory, or search with grep / search_func]",
-                       total - shown);
+    note = fmt::format(
+        "[{} more entries not shown (listing limit): ls a sub-directory, or search with grep / search_func]",
+        total - shown);
   r.output = out.finish(note);
   r.dirs.push_back(loc->path.empty() ? "." : loc->path);
   return r;
 }
 
 ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, bool fixed) {
-  if (pattern.empty()) return fail("grep needs a non-empty \"pattern\" (a regular expression, or text with \"fixed\": true)");
+  if (pattern.empty())
+    return fail("grep needs a non-empty \"pattern\" (a regular expression, or text with \"fixed\": true)");
   if (pattern.size() > lim_.max_pattern_chars)
     return fail(fmt::format("the pattern is {} characters long; the limit is {}: search for a shorter distinctive part",
                             pattern.size(), lim_.max_pattern_chars));
@@ -269,7 +289,8 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
   if (!loc) return fail(err);
 
   std::vector<int> scope;
-  if (!loc->is_dir) scope.push_back(loc->file);
+  if (!loc->is_dir)
+    scope.push_back(loc->file);
   else {
     std::string prefix = loc->path.empty() ? "" : loc->path + "/";
     for (size_t f = 0; f < e_.view().files().size(); ++f)
@@ -299,12 +320,14 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
       ls = ls == std::string_view::npos ? 0 : ls + 1;
       size_t le = text.find('\n', ls);
       if (le == std::string_view::npos) le = text.size();
-      line_no += static_cast<int>(std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
+      line_no += static_cast<int>(
+          std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
       counted = ls;
       std::string_view line = text.substr(ls, le - ls);
       i = le + 1;
       if (!RE2::PartialMatch(line, re)) continue;
-      if (shown < lim_.max_matches && out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim_.max_line_chars)))) {
+      if (shown < lim_.max_matches &&
+          out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim_.max_line_chars)))) {
         ++shown;
         file_shown = true;
       } else {
@@ -355,7 +378,8 @@ ToolResult RepoTools::read_lines(const std::string& path, int start, int end) {
   end = std::min(end, n);
   int last = 0;
   std::string header = fmt::format("{} (lines {}-{} of {})", loc->path, start, end, n);
-  std::string body = numbered(loc->file, start, end, &last, lim_.max_output_chars - std::min<size_t>(lim_.max_output_chars / 2, 400));
+  std::string body =
+      numbered(loc->file, start, end, &last, lim_.max_output_chars - std::min<size_t>(lim_.max_output_chars / 2, 400));
   ToolResult r;
   r.ok = true;
   r.output = header + "\n" + body;
@@ -374,7 +398,8 @@ std::string RepoTools::close_names(const std::string& name, bool callables_only)
   std::vector<std::pair<size_t, int>> close;
   for (size_t i = 0; i < ents.size(); ++i) {
     const EntityRec& en = ents[i];
-    if (!(callables_only ? is_callable(en.kind) : is_function_or_class(en.kind)) || !exists(static_cast<int>(i))) continue;
+    if (!(callables_only ? is_callable(en.kind) : is_function_or_class(en.kind)) || !exists(static_cast<int>(i)))
+      continue;
     size_t d = std::min(edit_distance(q, lower(en.name)), edit_distance(q, lower(en.qualname)));
     if (d <= std::max<size_t>(2, q.size() / 3)) close.emplace_back(d, static_cast<int>(i));
   }
@@ -382,7 +407,8 @@ std::string RepoTools::close_names(const std::string& name, bool callables_only)
     return std::tie(a.first, ents[a.second].qualname, a.second) < std::tie(b.first, ents[b.second].qualname, b.second);
   });
   std::string hint;
-  for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + function_name(close[i].second);
+  for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i)
+    hint += (i ? ", " : "") + function_name(close[i].second);
   return hint;
 }
 
@@ -444,8 +470,9 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
     }
   if (found.empty()) {
     std::string hint = close_names(name, callables_only);
-    *error = fmt::format("no {} named '{}' in the repository{}", what, name,
-                         hint.empty() ? " (search_func finds functions by part of their name)" : " (closest: " + hint + ")");
+    *error =
+        fmt::format("no {} named '{}' in the repository{}", what, name,
+                    hint.empty() ? " (search_func finds functions by part of their name)" : " (closest: " + hint + ")");
     return {};
   }
   std::sort(found.begin(), found.end());
@@ -493,7 +520,8 @@ ToolResult RepoTools::read_func(const std::string& name) {
     int visible_end = std::max(en.header_end_line, en.doc_end_line);
     if (ctx_ && i == ctx_->target.entity && en.body_start_line > visible_end && visible_end >= first) {
       end = visible_end;
-      hidden_note = fmt::format("[lines {}-{}: the body of the function being implemented, hidden]\n", end + 1, en.end_line);
+      hidden_note =
+          fmt::format("[lines {}-{}: the body of the function being implemented, hidden]\n", end + 1, en.end_line);
     }
     int last = 0;
     std::string body = numbered(en.file, first, end, &last, budget - r.output.size() - header.size() - 1);
@@ -545,7 +573,8 @@ ToolResult RepoTools::search_func(const std::string& raw) {
   }
   std::sort(cands.begin(), cands.end(), [&](const Cand& a, const Cand& b) {
     const EntityRec &x = ents[a.entity], &y = ents[b.entity];
-    return std::tie(a.tier, v.files()[x.file].path, x.start_line) < std::tie(b.tier, v.files()[y.file].path, y.start_line);
+    return std::tie(a.tier, v.files()[x.file].path, x.start_line) <
+           std::tie(b.tier, v.files()[y.file].path, y.start_line);
   });
   ToolResult r;
   r.ok = true;
@@ -560,7 +589,8 @@ ToolResult RepoTools::search_func(const std::string& raw) {
   for (const auto& c : cands) {
     const EntityRec& en = ents[c.entity];
     std::string sig = en.signature.empty() ? kind_name(en.kind) : en.signature;
-    if (shown >= lim_.max_entries || !out.add(show_line(function_name(c.entity) + "  " + sig, lim_.max_line_chars))) break;
+    if (shown >= lim_.max_entries || !out.add(show_line(function_name(c.entity) + "  " + sig, lim_.max_line_chars)))
+      break;
     ++shown;
     r.functions.push_back(c.entity);
   }
@@ -588,7 +618,9 @@ std::optional<int> RepoTools::resolve_function(const std::string& name, std::str
     return std::nullopt;
   }
   if (ctx_ && e == ctx_->target.entity) {
-    if (error) *error = "'" + function_name(e) + "' is the target function itself; propose another function whose steps resemble the target step";
+    if (error)
+      *error = "'" + function_name(e) +
+               "' is the target function itself; propose another function whose steps resemble the target step";
     return std::nullopt;
   }
   return e;
@@ -623,7 +655,8 @@ std::string RepoTools::structure(int depth, size_t max_chars) const {
     std::string prefix = dir.empty() ? "" : dir + "/";
     for (const auto& s : d.subdirs) {
       const std::string child = prefix + s;
-      if (!out.add(fmt::format("{}{}/ ({})", std::string(2 * level, ' '), child, files_count(dirs_.at(child).total_files)))) {
+      if (!out.add(fmt::format("{}{}/ ({})", std::string(2 * level, ' '), child,
+                               files_count(dirs_.at(child).total_files)))) {
         ++omitted;
         continue;
       }
@@ -634,7 +667,8 @@ std::string RepoTools::structure(int depth, size_t max_chars) const {
         if (!out.add(e_.view().files()[f].path)) ++omitted;
   };
   walk("", 0);
-  return out.finish(omitted ? fmt::format("[{} more entries not shown: ls lists any directory]", omitted) : std::string());
+  return out.finish(omitted ? fmt::format("[{} more entries not shown: ls lists any directory]", omitted)
+                            : std::string());
 }
 
 namespace {
@@ -652,7 +686,8 @@ int json_int(const nlohmann::json& args, const char* key, const char* tool) {
   if (it == args.end() || it->is_null()) return 0;
   if (it->is_number_integer()) {
     auto v = it->get<int64_t>();
-    if (v < -1000000000 || v > 1000000000) throw Error(ExitCode::bad_input, fmt::format("{}: \"{}\" is out of range", tool, key));
+    if (v < -1000000000 || v > 1000000000)
+      throw Error(ExitCode::bad_input, fmt::format("{}: \"{}\" is out of range", tool, key));
     return static_cast<int>(v);
   }
   if (it->is_number_float()) return static_cast<int>(it->get<double>());
@@ -679,7 +714,8 @@ bool json_bool(const nlohmann::json& args, const char* key, const char* tool) {
 }  // namespace
 
 ToolCall tool_call_from_json(const nlohmann::json& j) {
-  if (!j.is_object()) throw Error(ExitCode::bad_input, "a tool call must be a JSON object with \"tool\" and its arguments");
+  if (!j.is_object())
+    throw Error(ExitCode::bad_input, "a tool call must be a JSON object with \"tool\" and its arguments");
   auto t = j.find("tool");
   if (t == j.end() || !t->is_string() || t->get<std::string>().empty())
     throw Error(ExitCode::bad_input, std::string("the tool call has no \"tool\"; name one of ") + kToolNames);

@@ -39,7 +39,7 @@ struct ToolLimits {
   int max_entries = 200;           // ls entries, search_func results
   size_t max_line_chars = 300;     // one shown line (minified code, data tables)
   size_t max_pattern_chars = 1000;
-  int64_t regex_max_mem = 8 << 20; // RE2's budget: a pattern that compiles past it is an error
+  int64_t regex_max_mem = 8 << 20;  // RE2's budget: a pattern that compiles past it is an error
 };
 
 struct ToolResult {
@@ -95,8 +95,8 @@ class RepoTools {
     int total_files = 0;            // under it, recursively
   };
   struct Located {
-    std::string path;   // normalised, relative to the root ("" = root)
-    int file = -1;      // when a file
+    std::string path;  // normalised, relative to the root ("" = root)
+    int file = -1;     // when a file
     bool is_dir = false;
   };
 

@@ -16,15 +16,32 @@ namespace repoctx {
 using nlohmann::json;
 
 json ProceduralParams::to_json() const {
-  return {{"selected_files", selected_files}, {"batch_files", batch_files}, {"tau_mu", tau_mu}, {"tau_pc1", tau_pc1},
-          {"rouge_threshold", rouge_threshold}, {"snippet_cosine", snippet_cosine}, {"full_search", full_search},
+  return {{"selected_files", selected_files},
+          {"batch_files", batch_files},
+          {"tau_mu", tau_mu},
+          {"tau_pc1", tau_pc1},
+          {"rouge_threshold", rouge_threshold},
+          {"snippet_cosine", snippet_cosine},
+          {"full_search", full_search},
           {"max_context_functions", max_context_functions},
-          {"seed_threshold", seed_threshold}, {"seed_top", seed_top}, {"redundancy", redundancy},
-          {"expand_tau", expand_tau}, {"expand_k", expand_k}, {"verify_top", verify_top},
-          {"verify_batch_tokens", verify_batch_tokens}, {"max_rounds", max_rounds}, {"agent", agent},
-          {"agent_budget", agent_budget}, {"agent_context_tokens", agent_context_tokens}, {"max_steps", max_steps},
-          {"description_chars", description_chars}, {"snippet_chars", snippet_chars}, {"decompose_tokens", decompose_tokens},
-          {"judge_tokens", judge_tokens}, {"agent_tokens", agent_tokens}, {"projection_tokens", projection_tokens}};
+          {"seed_threshold", seed_threshold},
+          {"seed_top", seed_top},
+          {"redundancy", redundancy},
+          {"expand_tau", expand_tau},
+          {"expand_k", expand_k},
+          {"verify_top", verify_top},
+          {"verify_batch_tokens", verify_batch_tokens},
+          {"max_rounds", max_rounds},
+          {"agent", agent},
+          {"agent_budget", agent_budget},
+          {"agent_context_tokens", agent_context_tokens},
+          {"max_steps", max_steps},
+          {"description_chars", description_chars},
+          {"snippet_chars", snippet_chars},
+          {"decompose_tokens", decompose_tokens},
+          {"judge_tokens", judge_tokens},
+          {"agent_tokens", agent_tokens},
+          {"projection_tokens", projection_tokens}};
 }
 
 void ProceduralParams::apply(const json& j) {
@@ -38,33 +55,60 @@ void ProceduralParams::apply(const json& j) {
         throw Error(ExitCode::usage, "procedural parameter '" + k + "' has a value of the wrong type: " + v.dump());
       }
     };
-    if (k == "selected_files") num(selected_files);
-    else if (k == "batch_files") num(batch_files);
-    else if (k == "tau_mu") num(tau_mu);
-    else if (k == "tau_pc1") num(tau_pc1);
-    else if (k == "rouge_threshold") num(rouge_threshold);
-    else if (k == "snippet_cosine") num(snippet_cosine);
-    else if (k == "full_search") num(full_search);
-    else if (k == "max_context_functions") num(max_context_functions);
-    else if (k == "seed_threshold") num(seed_threshold);
-    else if (k == "seed_top") num(seed_top);
-    else if (k == "redundancy") num(redundancy);
-    else if (k == "expand_tau") num(expand_tau);
-    else if (k == "expand_k") num(expand_k);
-    else if (k == "verify_top") num(verify_top);
-    else if (k == "verify_batch_tokens") num(verify_batch_tokens);
-    else if (k == "max_rounds") num(max_rounds);
-    else if (k == "agent") num(agent);
-    else if (k == "agent_budget") num(agent_budget);
-    else if (k == "agent_context_tokens") num(agent_context_tokens);
-    else if (k == "max_steps") num(max_steps);
-    else if (k == "description_chars") num(description_chars);
-    else if (k == "snippet_chars") num(snippet_chars);
-    else if (k == "decompose_tokens") num(decompose_tokens);
-    else if (k == "judge_tokens") num(judge_tokens);
-    else if (k == "agent_tokens") num(agent_tokens);
-    else if (k == "projection_tokens") num(projection_tokens);
-    else throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (see `repoctx retrieve --help`)");
+    if (k == "selected_files")
+      num(selected_files);
+    else if (k == "batch_files")
+      num(batch_files);
+    else if (k == "tau_mu")
+      num(tau_mu);
+    else if (k == "tau_pc1")
+      num(tau_pc1);
+    else if (k == "rouge_threshold")
+      num(rouge_threshold);
+    else if (k == "snippet_cosine")
+      num(snippet_cosine);
+    else if (k == "full_search")
+      num(full_search);
+    else if (k == "max_context_functions")
+      num(max_context_functions);
+    else if (k == "seed_threshold")
+      num(seed_threshold);
+    else if (k == "seed_top")
+      num(seed_top);
+    else if (k == "redundancy")
+      num(redundancy);
+    else if (k == "expand_tau")
+      num(expand_tau);
+    else if (k == "expand_k")
+      num(expand_k);
+    else if (k == "verify_top")
+      num(verify_top);
+    else if (k == "verify_batch_tokens")
+      num(verify_batch_tokens);
+    else if (k == "max_rounds")
+      num(max_rounds);
+    else if (k == "agent")
+      num(agent);
+    else if (k == "agent_budget")
+      num(agent_budget);
+    else if (k == "agent_context_tokens")
+      num(agent_context_tokens);
+    else if (k == "max_steps")
+      num(max_steps);
+    else if (k == "description_chars")
+      num(description_chars);
+    else if (k == "snippet_chars")
+      num(snippet_chars);
+    else if (k == "decompose_tokens")
+      num(decompose_tokens);
+    else if (k == "judge_tokens")
+      num(judge_tokens);
+    else if (k == "agent_tokens")
+      num(agent_tokens);
+    else if (k == "projection_tokens")
+      num(projection_tokens);
+    else
+      throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (see `repoctx retrieve --help`)");
   }
 }
 
@@ -99,7 +143,9 @@ std::string json_string(const json& o, const char* key) {
   return it != o.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-std::string first_text(const GenerateResult& g) { return g.choices.empty() ? "" : g.choices[0].text; }
+std::string first_text(const GenerateResult& g) {
+  return g.choices.empty() ? "" : g.choices[0].text;
+}
 
 StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
                          const ProceduralParams& p, const TargetContext* hidden)
@@ -178,8 +224,11 @@ std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vec
     const auto& en = ents[f];
     GenerateRequest r;
     r.purpose = "decompose_context";
-    r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
-                                   {"signature", en.signature}, {"docstring", en.docstring}, {"body", function_body(f)}});
+    r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path},
+                                   {"qualname", en.qualname},
+                                   {"signature", en.signature},
+                                   {"docstring", en.docstring},
+                                   {"body", function_body(f)}});
     r.json_schema = schema_context().dump();
     r.max_tokens = p_.decompose_tokens;
     rs.push_back(std::move(r));
@@ -253,9 +302,10 @@ void StepFactory::validate(FunctionDecomposition& d) {
   // Stage 3: the LLM judges whether the function supports the claim.
   if (!need_judge.empty()) {
     static const PromptTemplate t = load_prompt("judge_claim");
-    json schema = {{"type", "object"},
-                   {"properties", {{"supported", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
-                   {"required", {"supported", "reason"}}};
+    json schema = {
+        {"type", "object"},
+        {"properties", {{"supported", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
+        {"required", {"supported", "reason"}}};
     std::vector<GenerateRequest> rs;
     for (Step* s : need_judge) {
       GenerateRequest r;
@@ -273,15 +323,18 @@ void StepFactory::validate(FunctionDecomposition& d) {
       bool ok = j && (*j).contains("supported") && (*j)["supported"].is_boolean() && (*j)["supported"].get<bool>();
       s->validation.judge_reason = j ? json_string(*j, "reason") : why;
       s->validation.description_stage = ok ? "judge" : "rejected";
-      if (!ok) s->validation.rejection = j ? "the judge found the description unsupported by the function" : "judge: " + why;
+      if (!ok)
+        s->validation.rejection = j ? "the judge found the description unsupported by the function" : "judge: " + why;
     }
   }
   // Snippet validation: every line in the body, else the model re-identifies the snippet.
   std::vector<Step*> reidentify;
   for (auto& s : d.steps) {
     if (s.validation.description_stage == "rejected") continue;
-    if (!trim(s.snippet).empty() && missing_lines(s.snippet, body).empty()) s.validation.snippet_stage = "verbatim";
-    else reidentify.push_back(&s);
+    if (!trim(s.snippet).empty() && missing_lines(s.snippet, body).empty())
+      s.validation.snippet_stage = "verbatim";
+    else
+      reidentify.push_back(&s);
   }
   if (!reidentify.empty()) {
     static const PromptTemplate t = load_prompt("reidentify_snippet");
@@ -335,7 +388,8 @@ void StepFactory::validate(FunctionDecomposition& d) {
         embed[i]->grounded = true;
       } else {
         embed[i]->validation.rejection = "description and snippet embeddings disagree (cosine " +
-                                         std::to_string(c).substr(0, 5) + " <= " + std::to_string(p_.snippet_cosine).substr(0, 4) + ")";
+                                         std::to_string(c).substr(0, 5) +
+                                         " <= " + std::to_string(p_.snippet_cosine).substr(0, 4) + ")";
       }
     }
   }
@@ -346,8 +400,10 @@ FunctionDecomposition StepFactory::decompose_target(int function) {
   const auto& en = e_.view().entities()[function];
   GenerateRequest r;
   r.purpose = "decompose_target";
-  r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path}, {"qualname", en.qualname},
-                                 {"signature", en.signature}, {"docstring", en.docstring}});
+  r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path},
+                                 {"qualname", en.qualname},
+                                 {"signature", en.signature},
+                                 {"docstring", en.docstring}});
   r.json_schema = schema_target().dump();
   r.max_tokens = p_.decompose_tokens;
   auto g = llm_.generate(r);
@@ -406,7 +462,8 @@ void StepFactory::project(std::vector<Step*>& steps, const std::string& prefix) 
       steps[i]->projection = it->second;
       continue;
     }
-    todo.emplace_back(prefix + steps[i]->description, steps[i]->snippet.empty() ? "(not written yet)" : steps[i]->snippet);
+    todo.emplace_back(prefix + steps[i]->description,
+                      steps[i]->snippet.empty() ? "(not written yet)" : steps[i]->snippet);
     idx.push_back(i);
   }
   if (todo.empty()) return;

@@ -42,8 +42,8 @@ class StepFactory {
   const ReasoningSubspace& subspace();
 
   // The text a function shows (body hidden when it is, or contains, the hidden target).
-  std::string function_body(int function) const;  // statements after the docstring
-  std::string function_source(int function) const; // decorators to end
+  std::string function_body(int function) const;    // statements after the docstring
+  std::string function_source(int function) const;  // decorators to end
   nlohmann::json schema_context() const;
   nlohmann::json schema_target() const;
 

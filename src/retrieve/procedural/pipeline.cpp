@@ -31,10 +31,12 @@ struct TargetStepState {
   bool stuck = false;                       // no refined query: another round would repeat the same work
   std::vector<ProceduralContext> contexts;  // seeds first, then verified expansions
   std::vector<const Step*> seeds;
-  std::set<std::string> judged;             // step keys already verified for this target step
+  std::set<std::string> judged;  // step keys already verified for this target step
 };
 
-std::string short_text(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n) + "..."; }
+std::string short_text(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n) + "...";
+}
 
 }  // namespace
 
@@ -46,7 +48,7 @@ struct ProceduralPipeline::Impl {
   std::optional<TargetContext> ctx;
   std::unique_ptr<StepFactory> factory;
   std::map<int, FunctionDecomposition> decomposed;
-  std::vector<Step*> pool;          // grounded, projected context steps
+  std::vector<Step*> pool;  // grounded, projected context steps
   MuPc1 mp;
   std::unordered_set<int> excluded;  // targets and what the hidden body defines
   json trace = json::object();
@@ -73,8 +75,7 @@ struct ProceduralPipeline::Impl {
         if (!is_callable(en.kind) || en.body_start_line <= 0) continue;
         if (en.qualname.find("<locals>") != std::string::npos) continue;
         if (excluded.count(i) || (ctx && ctx->is_hidden_entity(i)) || decomposed.count(i)) continue;
-        if (p.max_context_functions > 0 &&
-            static_cast<int>(decomposed.size() + out.size()) >= p.max_context_functions)
+        if (p.max_context_functions > 0 && static_cast<int>(decomposed.size() + out.size()) >= p.max_context_functions)
           return out;
         out.push_back(i);
       }
@@ -110,8 +111,10 @@ struct ProceduralPipeline::Impl {
         json tj = {{"function", name(f)}, {"steps", json::array()}};
         if (!dec.error.empty()) tj["error"] = dec.error;
         for (const auto& s : dec.steps)
-          tj["steps"].push_back({{"description", s.description}, {"snippet", short_text(s.snippet, 400)},
-                                 {"grounded", s.grounded}, {"validation", s.validation.to_json()}});
+          tj["steps"].push_back({{"description", s.description},
+                                 {"snippet", short_text(s.snippet, 400)},
+                                 {"grounded", s.grounded},
+                                 {"validation", s.validation.to_json()}});
         trace["decompositions"].push_back(tj);
       }
     }
@@ -121,17 +124,21 @@ struct ProceduralPipeline::Impl {
   double sim(const std::vector<float>& a, const Step* b) const { return cosine(a, b->debiased); }
 
   // LLM verification of candidate steps for a target step (initial seeds, agent proposals).
-  std::vector<std::pair<bool, std::string>> verify(const std::string& target_step, const std::vector<const Step*>& cands) {
+  std::vector<std::pair<bool, std::string>> verify(const std::string& target_step,
+                                                   const std::vector<const Step*>& cands) {
     static const PromptTemplate t = load_prompt("verify_seed");
     json schema = {{"type", "object"},
-                   {"properties", {{"same_operation", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
+                   {"properties",
+                    {{"same_operation", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
                    {"required", {"same_operation", "reason"}}};
     std::vector<GenerateRequest> rs;
     for (const Step* c : cands) {
       GenerateRequest r;
       r.purpose = "verify_seed";
-      r.messages = render_prompt(t, {{"target_step", target_step}, {"candidate_description", c->description},
-                                     {"candidate_snippet", c->snippet}, {"candidate_function", name(c->function)}});
+      r.messages = render_prompt(t, {{"target_step", target_step},
+                                     {"candidate_description", c->description},
+                                     {"candidate_snippet", c->snippet},
+                                     {"candidate_function", name(c->function)}});
       r.json_schema = schema.dump();
       r.max_tokens = p.judge_tokens;
       rs.push_back(std::move(r));
@@ -191,7 +198,8 @@ struct ProceduralPipeline::Impl {
       if (!redundant && !st.judged.count(s->key)) distinct.emplace_back(c, s);
     }
     if (distinct.empty()) {
-      v.feedback = "its similar steps duplicate seeds already found (similarity > " + std::to_string(p.redundancy).substr(0, 4) + ")";
+      v.feedback = "its similar steps duplicate seeds already found (similarity > " +
+                   std::to_string(p.redundancy).substr(0, 4) + ")";
       fj["outcome"] = v.feedback;
       tj["proposals"].push_back(fj);
       return v;
@@ -204,8 +212,10 @@ struct ProceduralPipeline::Impl {
     double chosen_sim = -2;
     for (size_t i = 0; i < to_verify.size(); ++i) {
       st.judged.insert(to_verify[i]->key);
-      fj["verdicts"].push_back({{"step", to_verify[i]->description}, {"similarity", distinct[i].first},
-                                {"same_operation", verdicts[i].first}, {"reason", verdicts[i].second}});
+      fj["verdicts"].push_back({{"step", to_verify[i]->description},
+                                {"similarity", distinct[i].first},
+                                {"same_operation", verdicts[i].first},
+                                {"reason", verdicts[i].second}});
       if (verdicts[i].first && distinct[i].first > chosen_sim) {  // stage 4: most similar accepted
         chosen = to_verify[i];
         chosen_sim = distinct[i].first;
@@ -249,12 +259,15 @@ struct ProceduralPipeline::Impl {
     tj["initial_seeds"] = json::array();
     for (size_t i = 0; i < to_verify.size(); ++i) {
       st.judged.insert(to_verify[i]->key);
-      tj["initial_seeds"].push_back({{"function", name(to_verify[i]->function)}, {"step", to_verify[i]->description},
-                                     {"similarity", cands[i].first}, {"same_operation", verdicts[i].first},
+      tj["initial_seeds"].push_back({{"function", name(to_verify[i]->function)},
+                                     {"step", to_verify[i]->description},
+                                     {"similarity", cands[i].first},
+                                     {"same_operation", verdicts[i].first},
                                      {"reason", verdicts[i].second}});
       if (verdicts[i].first) {
         st.seeds.push_back(to_verify[i]);
-        st.contexts.push_back({to_verify[i]->function, to_verify[i]->description, to_verify[i]->snippet, cands[i].first, "seed"});
+        st.contexts.push_back(
+            {to_verify[i]->function, to_verify[i]->description, to_verify[i]->snippet, cands[i].first, "seed"});
       }
     }
     // Agentic seed finding.
@@ -266,8 +279,11 @@ struct ProceduralPipeline::Impl {
       tj["proposals"] = json::array();
       auto run = agent.run(text, e.view().files()[ctx->target.file].path, tools.structure(), seeds,
                            [&](int f) { return judge_proposal(st, text, f, tj); });
-      tj["agent"] = {{"tool_calls", run.tool_calls}, {"compactions", run.compactions}, {"invalid_turns", run.invalid_turns},
-                     {"stop", run.stop_reason}, {"turns", run.trace}};
+      tj["agent"] = {{"tool_calls", run.tool_calls},
+                     {"compactions", run.compactions},
+                     {"invalid_turns", run.invalid_turns},
+                     {"stop", run.stop_reason},
+                     {"turns", run.trace}};
     }
     // Seed expansion: > 0.65 to at least 2 seeds; then the top 30 (by similarity to the target step)
     // are verified in batches with the seeds as calibration examples.
@@ -291,13 +307,14 @@ struct ProceduralPipeline::Impl {
     (void)r;
   }
 
-  void verify_expansion(TargetStepState& st, const std::string& text, const std::vector<std::pair<double, const Step*>>& expand,
-                        json& tj) {
+  void verify_expansion(TargetStepState& st, const std::string& text,
+                        const std::vector<std::pair<double, const Step*>>& expand, json& tj) {
     tj["verification"] = json::array();
     if (expand.empty()) return;
     static const PromptTemplate t = load_prompt("verify_batch");
     std::string examples;
-    for (const Step* s : st.seeds) examples += "- " + s->description + "\n```python\n" + short_text(s->snippet, 400) + "\n```\n";
+    for (const Step* s : st.seeds)
+      examples += "- " + s->description + "\n```python\n" + short_text(s->snippet, 400) + "\n```\n";
     // Batches within the token budget (about 4 characters per token).
     std::vector<std::vector<size_t>> batches(1);
     size_t chars = examples.size() + text.size() + 600;
@@ -323,14 +340,17 @@ struct ProceduralPipeline::Impl {
                          {"maxItems", b.size()},
                          {"items",
                           {{"type", "object"},
-                           {"properties", {{"id", {{"type", "integer"}, {"minimum", 0}, {"maximum", expand.size()}}},
-                                           {"similar", {{"type", "boolean"}}}}},
+                           {"properties",
+                            {{"id", {{"type", "integer"}, {"minimum", 0}, {"maximum", expand.size()}}},
+                             {"similar", {{"type", "boolean"}}}}},
                            {"required", {"id", "similar"}}}}}}}},
                      {"required", {"verdicts"}}};
       GenerateRequest r;
       r.purpose = "verify_expansion";
-      r.messages = render_prompt(t, {{"problem", problem_text()}, {"target_step", text},
-                                     {"examples", examples.empty() ? "(none)" : examples}, {"candidates", cands}});
+      r.messages = render_prompt(t, {{"problem", problem_text()},
+                                     {"target_step", text},
+                                     {"examples", examples.empty() ? "(none)" : examples},
+                                     {"candidates", cands}});
       r.json_schema = schema.dump();
       r.max_tokens = p.judge_tokens + 16 * static_cast<int>(b.size());
       rs.push_back(std::move(r));
@@ -356,8 +376,11 @@ struct ProceduralPipeline::Impl {
       const Step* c = expand[i].second;
       st.judged.insert(c->key);
       bool ok = verdict.count(i) && verdict[i];
-      tj["verification"].push_back({{"function", name(c->function)}, {"step", c->description}, {"similarity", expand[i].first},
-                                    {"similar", ok}, {"judged", verdict.count(i) > 0}});
+      tj["verification"].push_back({{"function", name(c->function)},
+                                    {"step", c->description},
+                                    {"similarity", expand[i].first},
+                                    {"similar", ok},
+                                    {"judged", verdict.count(i) > 0}});
       if (ok) st.contexts.push_back({c->function, c->description, c->snippet, expand[i].first, "expansion"});
     }
   }
@@ -366,7 +389,8 @@ struct ProceduralPipeline::Impl {
     static const PromptTemplate t = load_prompt("plan_confirmation");
     std::string steps;
     for (const auto* st : open) {
-      steps += "[" + std::to_string(st->id) + "] " + (st->query.empty() ? st->description : st->query + " " + st->description) + "\n";
+      steps += "[" + std::to_string(st->id) + "] " +
+               (st->query.empty() ? st->description : st->query + " " + st->description) + "\n";
       if (st->contexts.empty()) steps += "    (no context retrieved)\n";
       for (const auto& c : st->contexts) steps += "    - " + c.description + " (" + name(c.function) + ")\n";
     }
@@ -377,9 +401,10 @@ struct ProceduralPipeline::Impl {
                        {"maxItems", open.size()},
                        {"items",
                         {{"type", "object"},
-                         {"properties", {{"id", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000}}},
-                                         {"sufficient", {{"type", "boolean"}}},
-                                         {"query", {{"type", "string"}, {"maxLength", 200}}}}},
+                         {"properties",
+                          {{"id", {{"type", "integer"}, {"minimum", 0}, {"maximum", 1000}}},
+                           {"sufficient", {{"type", "boolean"}}},
+                           {"query", {{"type", "string"}, {"maxLength", 200}}}}},
                          {"required", {"id", "sufficient", "query"}}}}}}}},
                    {"required", {"steps"}}};
     GenerateRequest r;
@@ -404,9 +429,12 @@ struct ProceduralPipeline::Impl {
         bool ok = v.contains("sufficient") && v["sufficient"].is_boolean() && v["sufficient"].get<bool>();
         std::string q = std::string(trim(json_string(v, "query")));
         cj.push_back({{"step", id}, {"sufficient", ok}, {"query", q}});
-        if (ok) st->confirmed = true;
-        else if (q.empty() || q == st->query) st->stuck = true;
-        else st->query = q;
+        if (ok)
+          st->confirmed = true;
+        else if (q.empty() || q == st->query)
+          st->stuck = true;
+        else
+          st->query = q;
       }
     } else {
       rj["plan_confirmation_error"] = j ? "no steps array" : why;
@@ -430,7 +458,9 @@ struct ProceduralPipeline::Impl {
     trace["function_selection"] = json::array();
     for (int f : sel.selected_files) trace["function_selection"].push_back(e.view().files()[f].path);
     const auto& sub = factory->subspace();
-    trace["subspace"] = {{"d", sub.dim()}, {"k", sub.k()}, {"reasoning_dim", sub.reasoning_dim()},
+    trace["subspace"] = {{"d", sub.dim()},
+                         {"k", sub.k()},
+                         {"reasoning_dim", sub.reasoning_dim()},
                          {"reasoning_fraction", sub.reasoning_fraction()}};
     auto P = process(context_functions(sel.selected_files));
     // Algorithm 1: 5 more ranked files at a time until mu and PC1 are stable.
@@ -439,19 +469,25 @@ struct ProceduralPipeline::Impl {
     so.tau_mu = p.tau_mu;
     so.tau_pc1 = p.tau_pc1;
     so.batch_files = p.batch_files;
-    auto stab = estimate_stable_mu_pc1(P, [&]() -> std::optional<std::vector<std::vector<float>>> {
-      if (next_file >= sel.ranked_files.size()) return std::nullopt;
-      if (p.max_context_functions > 0 && static_cast<int>(decomposed.size()) >= p.max_context_functions) return std::nullopt;
-      std::vector<int> files;
-      for (int i = 0; i < p.batch_files && next_file < sel.ranked_files.size(); ++i, ++next_file)
-        files.push_back(sel.ranked_files[next_file].file);
-      return process(context_functions(files));
-    }, so);
+    auto stab = estimate_stable_mu_pc1(
+        P,
+        [&]() -> std::optional<std::vector<std::vector<float>>> {
+          if (next_file >= sel.ranked_files.size()) return std::nullopt;
+          if (p.max_context_functions > 0 && static_cast<int>(decomposed.size()) >= p.max_context_functions)
+            return std::nullopt;
+          std::vector<int> files;
+          for (int i = 0; i < p.batch_files && next_file < sel.ranked_files.size(); ++i, ++next_file)
+            files.push_back(sel.ranked_files[next_file].file);
+          return process(context_functions(files));
+        },
+        so);
     mp = stab.estimate;
     json hist = json::array();
     for (const auto& h : stab.history)
-      hist.push_back({{"projections", h.n}, {"mu_change", h.mu_change}, {"pc1_abs_cos", h.pc1_cos}, {"stable", h.stable}});
-    trace["mu_pc1"] = {{"projections", mp.n}, {"converged", stab.converged}, {"pc1_explained", mp.explained}, {"history", hist}};
+      hist.push_back(
+          {{"projections", h.n}, {"mu_change", h.mu_change}, {"pc1_abs_cos", h.pc1_cos}, {"stable", h.stable}});
+    trace["mu_pc1"] = {
+        {"projections", mp.n}, {"converged", stab.converged}, {"pc1_explained", mp.explained}, {"history", hist}};
     for (Step* s : pool) s->debiased = debias(s->projection, mp);
     trace["grounded_context_steps"] = pool.size();
     // Target decomposition: signature and docstring only.
@@ -464,10 +500,13 @@ struct ProceduralPipeline::Impl {
       st.id = static_cast<int>(states.size());
       st.description = s.description;
       auto proj = factory->project_text(s.description, "");
-      if (proj.empty()) st.stuck = true;  // nothing to compare: the step is reported without context
-      else st.debiased = debias(proj, mp);
+      if (proj.empty())
+        st.stuck = true;  // nothing to compare: the step is reported without context
+      else
+        st.debiased = debias(proj, mp);
       tdj["steps"].push_back({{"id", st.id}, {"description", s.description}});
-      if (proj.empty()) tdj["steps"].back()["error"] = "no projection: the model gave no response to the reasoning prompt";
+      if (proj.empty())
+        tdj["steps"].back()["error"] = "no projection: the model gave no response to the reasoning prompt";
       states.push_back(std::move(st));
     }
     trace["target_decomposition"] = tdj;
@@ -505,7 +544,8 @@ struct ProceduralPipeline::Impl {
       res.confirmed = st.confirmed;
       res.rounds = st.rounds;
       res.contexts = st.contexts;
-      std::sort(res.contexts.begin(), res.contexts.end(), [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
+      std::sort(res.contexts.begin(), res.contexts.end(),
+                [](const auto& a, const auto& b) { return a.similarity > b.similarity; });
       out.steps.push_back(std::move(res));
       if (st.seeds.empty()) continue;
       for (const Step* c : pool) {

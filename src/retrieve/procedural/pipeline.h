@@ -32,7 +32,8 @@ class ProceduralPipeline {
  public:
   // `llm` decomposes, judges and drives the agent; `embedder` validates snippets; `hidden` (white-box)
   // gives the hidden states and unembedding matrix of the projections. They may be one backend.
-  ProceduralPipeline(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden, ProceduralParams p = {});
+  ProceduralPipeline(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden,
+                     ProceduralParams p = {});
   ~ProceduralPipeline();
   // `benchmark_targets`: the other target functions of a benchmark (excluded from context, and they rank
   // their files first in function selection). The target itself always counts as one.

@@ -15,14 +15,14 @@ namespace repoctx {
 
 struct ProceduralParams {
   // 4.1 offline preprocessing
-  int selected_files = 20;          // function selection: top files
-  int batch_files = 5;              // Algorithm 1: files added per iteration
-  double tau_mu = 1e-3;             // eq. 4
-  double tau_pc1 = 0.99;            // eq. 5
-  double rouge_threshold = 0.7;     // step validation, stage 2
-  double snippet_cosine = 0.75;     // snippet validation: cosine(description, snippet) embeddings
-  bool full_search = false;         // RQ1 coverage experiment: decompose every context function offline
-  int max_context_functions = 0;    // cost cap on functions decomposed offline (0 = none, the paper's setting)
+  int selected_files = 20;        // function selection: top files
+  int batch_files = 5;            // Algorithm 1: files added per iteration
+  double tau_mu = 1e-3;           // eq. 4
+  double tau_pc1 = 0.99;          // eq. 5
+  double rouge_threshold = 0.7;   // step validation, stage 2
+  double snippet_cosine = 0.75;   // snippet validation: cosine(description, snippet) embeddings
+  bool full_search = false;       // RQ1 coverage experiment: decompose every context function offline
+  int max_context_functions = 0;  // cost cap on functions decomposed offline (0 = none, the paper's setting)
   // 4.2 procedural retrieval
   double seed_threshold = 0.75;     // initial seeds: projection similarity >= 0.75
   int seed_top = 20;                //   top 20 verified by the LLM
@@ -36,52 +36,52 @@ struct ProceduralParams {
   int agent_budget = 15;            // tool calls per target step
   int agent_context_tokens = 6000;  // compaction threshold (estimated tokens of the conversation)
   // generation budgets (per call kind) and JSON-schema bounds
-  int max_steps = 12;               // steps per function
+  int max_steps = 12;  // steps per function
   int description_chars = 300;
   int snippet_chars = 1500;
   int decompose_tokens = 2048;
   int judge_tokens = 256;
   int agent_tokens = 512;
-  int projection_tokens = 128;      // response tokens whose hidden states are pooled
+  int projection_tokens = 128;  // response tokens whose hidden states are pooled
   nlohmann::json to_json() const;
   // Sets the fields named in `j` (the names of to_json()); throws Error(usage) on an unknown name.
   void apply(const nlohmann::json& j);
 };
 
 struct StepValidation {
-  std::string description_stage;    // "docstring" | "rouge" | "judge" | "rejected"
+  std::string description_stage;  // "docstring" | "rouge" | "judge" | "rejected"
   double rouge = 0;
   std::string judge_reason;
-  std::string snippet_stage;        // "verbatim" | "reidentified" | "rejected"
-  double snippet_cosine = -2;       // -2: not computed
-  std::string rejection;            // why the step is not grounded ("" when grounded)
+  std::string snippet_stage;   // "verbatim" | "reidentified" | "rejected"
+  double snippet_cosine = -2;  // -2: not computed
+  std::string rejection;       // why the step is not grounded ("" when grounded)
   nlohmann::json to_json() const;
 };
 
 struct Step {
-  int function = -1;                // entity index
+  int function = -1;  // entity index
   int ord = 0;
   std::string description, snippet;
   bool grounded = false;
   StepValidation validation;
-  std::string key;                  // content hash of (function, description, snippet)
-  std::vector<float> projection;    // raw proj_R, mean-pooled (empty until projected)
-  std::vector<float> debiased;      // eq. 3
+  std::string key;                // content hash of (function, description, snippet)
+  std::vector<float> projection;  // raw proj_R, mean-pooled (empty until projected)
+  std::vector<float> debiased;    // eq. 3
 };
 
 struct FunctionDecomposition {
   int function = -1;
   bool is_target = false;
-  std::vector<Step> steps;          // grounded and rejected, in order
-  std::string error;                // the LLM's output could not be used (and why)
+  std::vector<Step> steps;  // grounded and rejected, in order
+  std::string error;        // the LLM's output could not be used (and why)
 };
 
 // One context of a target step, as reported.
 struct ProceduralContext {
   int function = -1;
   std::string description, snippet;
-  double similarity = 0;            // projection cosine (debiased) to the target step
-  std::string source;               // "seed" | "agent" | "expansion"
+  double similarity = 0;  // projection cosine (debiased) to the target step
+  std::string source;     // "seed" | "agent" | "expansion"
 };
 
 // One record of RQ2's dataset (ProjAgent 5.3, Table 3), as the pipeline writes it to a pairs file (JSONL):
@@ -95,8 +95,8 @@ struct Rq2Pair {
 
 struct TargetStepResult {
   int id = 0;
-  std::string description;          // as first decomposed
-  std::string query;                // the refined query prepended in later rounds ("" if none)
+  std::string description;  // as first decomposed
+  std::string query;        // the refined query prepended in later rounds ("" if none)
   bool confirmed = false;
   int rounds = 0;
   std::vector<ProceduralContext> contexts;
