@@ -28,8 +28,6 @@ namespace fs = std::filesystem;
 
 namespace repoctx {
 
-std::atomic<bool> g_interrupted{false};
-
 std::string default_index_path(const std::string& repo) {
   std::error_code ec;
   fs::path root = fs::weakly_canonical(fs::absolute(repo, ec), ec);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "repo/walker.h"
+#include "util/cancel.h"
 
 namespace repoctx {
 
@@ -47,9 +48,6 @@ struct IndexStats {
 // otherwise (installed packages, read-only trees) ~/.cache/repoctx/indexes/<name>-<hash of path>/index.db.
 // REPOCTX_INDEX_DIR overrides the cache location.
 std::string default_index_path(const std::string& repo);
-
-// Set by SIGINT handlers: the indexer commits what it has and returns with complete = false.
-extern std::atomic<bool> g_interrupted;
 
 IndexStats build_index(const std::string& repo, const IndexOptions& opt);
 
