@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "index/sqlite.h"
+#include "util/sqlite.h"
 
 namespace repoctx {
 

@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include "index/schema.h"
-#include "index/sqlite.h"
 #include "repo/documents.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
@@ -22,6 +21,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/progress.h"
+#include "util/sqlite.h"
 #include "util/text.h"
 
 namespace fs = std::filesystem;

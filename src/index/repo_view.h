@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "index/sqlite.h"
 #include "repo/documents.h"
 #include "repo/model.h"
+#include "util/sqlite.h"
 
 namespace repoctx {
 

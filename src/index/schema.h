@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "index/sqlite.h"
 #include "repo/model.h"
+#include "util/sqlite.h"
 
 namespace repoctx {
 

@@ -11,8 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "index/sqlite.h"
 #include "llm/backend.h"
+#include "util/sqlite.h"
 
 namespace repoctx {
 

@@ -14,7 +14,9 @@ namespace repoctx {
 // Async-signal-safe to set (a lock-free atomic store).
 inline std::atomic<bool> g_interrupted{false};
 
-inline bool interrupted() { return g_interrupted.load(std::memory_order_relaxed); }
+inline bool interrupted() {
+  return g_interrupted.load(std::memory_order_relaxed);
+}
 
 // Throws Error(interrupted) when cancellation was requested; `what` says what was kept, e.g.
 // "finished tasks are kept; re-run to resume".

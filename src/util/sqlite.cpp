@@ -1,4 +1,4 @@
-#include "index/sqlite.h"
+#include "util/sqlite.h"
 
 #include "util/error.h"
 
