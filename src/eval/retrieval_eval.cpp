@@ -44,7 +44,7 @@ std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o) {
   return out;
 }
 
-EvalReport run_retrieval_eval(const Engine& e, const EvalOptions& o) {
+EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalOptions& o) {
   EvalReport rep;
   rep.repo = e.view().root();
   auto targets = sample_targets(e, o);
@@ -54,7 +54,7 @@ EvalReport run_retrieval_eval(const Engine& e, const EvalOptions& o) {
   rep.mean_oracle = targets.empty() ? 0 : oracle_sum / static_cast<double>(targets.size());
   int depth = std::max(o.depth, *std::max_element(o.ks.begin(), o.ks.end()));
   for (const auto& name : o.strategies) {
-    auto r = make_retriever(name, e, o.retriever);
+    auto r = make_retriever(name, e, models, o.retriever);
     StrategyScores sc;
     sc.strategy = name;
     std::vector<double> ms;

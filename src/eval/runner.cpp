@@ -130,6 +130,11 @@ const std::vector<std::string>& evaluation_methods() {
   return m;
 }
 
+ModelNeeds evaluation_method_needs(const std::string& method) {
+  if (method == "gold" || method == "stub") return {};
+  return generation_method_needs(method);
+}
+
 // ----------------------------------------------------------------------------- journal and guard
 namespace {
 
@@ -295,7 +300,7 @@ int guard_main(const std::string& dir) {
 }
 
 // ------------------------------------------------------------------------------------------ runner
-int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const MethodModels& models,
+int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string&)>& engine_for) {
   for (const auto& m : o.methods) {
     const auto& all = evaluation_methods();
@@ -304,9 +309,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       for (const auto& x : all) names += (names.empty() ? "" : ", ") + x;
       throw Error(ExitCode::usage, "unknown method '" + m + "'; methods: " + names);
     }
-    if (m != "gold" && m != "stub" && !models.llm)
-      throw Error(ExitCode::usage,
-                  "method '" + m + "' needs an LLM (--model, --endpoint or --config); gold and stub need none");
+    if (m != "gold" && m != "stub") models.need_llm("method '" + m + "' (gold and stub need none)");
   }
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw Error(ExitCode::usage, fmt::format("--shard {}/{}: want i/n with 0 <= i < n", o.shard, o.shards));
@@ -355,7 +358,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
         } else {
           GenerationParams gp = o.gen;
           gp.method = method;
-          auto g = generate_function(eng, *models.llm, models.embedder, models.hidden, t, gp);
+          auto g = generate_function(eng, models, t, gp);
           patched = std::move(g.patched_file);
           rec["rounds"] = g.rounds;
           rec["findings"] = g.findings.size();

@@ -44,6 +44,8 @@ std::vector<EvalTask> load_tasks(const std::string& path, const TaskLoadOptions&
 // "Gold" and "stub" need no model: the real body (the tests must pass) and `raise NotImplementedError`
 // (they must fail); together they validate a task set before any LLM time is spent.
 const std::vector<std::string>& evaluation_methods();
+// The model roles a method uses (none for gold and stub).
+ModelNeeds evaluation_method_needs(const std::string& method);
 
 struct RunnerOptions {
   std::vector<std::string> methods;
@@ -56,16 +58,10 @@ struct RunnerOptions {
   bool quiet = false;
 };
 
-struct MethodModels {
-  LlmBackend* llm = nullptr;
-  LlmBackend* embedder = nullptr;
-  LlmBackend* hidden = nullptr;
-};
-
 // Runs every (task, method) of the shard not yet in <out_dir>/results.jsonl. `engine_for(repo)` opens the
 // index of a repository. Returns the number of results written; throws Error(interrupted) on SIGINT/SIGTERM
 // after restoring the file.
-int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const MethodModels& models,
+int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string& repo)>& engine_for);
 
 // The records of a results.jsonl, in order (a line cut by a crash is skipped: that task runs again).

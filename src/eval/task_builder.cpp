@@ -123,7 +123,7 @@ TaskValidation validate_tasks(const std::vector<EvalTask>& tasks, RunnerOptions 
   ro.methods = {"gold", "stub"};
   ro.shard = 0;
   ro.shards = 1;
-  run_evaluation(tasks, ro, MethodModels{}, engine_for);
+  run_evaluation(tasks, ro, Models{}, engine_for);
   std::map<std::string, std::pair<bool, bool>> seen;  // task -> (gold passed, stub passed)
   std::set<std::string> have_gold, have_stub;
   for (const auto& j : read_results(ro.out_dir + "/results.jsonl")) {

@@ -19,6 +19,7 @@
 #include "generate/static_checks.h"
 #include "llm/backend.h"
 #include "llm/metered.h"
+#include "llm/models.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
 
@@ -53,9 +54,12 @@ bool method_uses_procedural(const std::string& method);
 // Throws Error(usage) listing the methods when `method` is unknown.
 void check_generation_method(const std::string& method);
 
-// `embedder` (may be null: semantic ranking is then BM25 alone, and `dense` fails) and `hidden` (white-box
-// model of the projections; null = `llm`).
-GenerationOutcome generate_function(const Engine& e, LlmBackend& llm, LlmBackend* embedder, LlmBackend* hidden,
-                                    const TargetRef& target, const GenerationParams& p);
+// The model roles `method` uses (so that callers load only those).
+ModelNeeds generation_method_needs(const std::string& method);
+
+// models.llm writes; models.embedder (may be null: semantic ranking is then BM25 alone, and `dense` fails);
+// the white-box model of the projections (models.need_hidden) for the procedural methods.
+GenerationOutcome generate_function(const Engine& e, const Models& models, const TargetRef& target,
+                                    const GenerationParams& p);
 
 }  // namespace repoctx

@@ -237,4 +237,12 @@ bool RepoView::is_within(int e, int outer) const {
   return false;
 }
 
+bool entity_before(const RepoView& v, int a, int b) {
+  const auto& ea = v.entities()[a];
+  const auto& eb = v.entities()[b];
+  if (ea.file != eb.file) return v.files()[ea.file].path < v.files()[eb.file].path;
+  if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
+  return ea.qualname < eb.qualname;
+}
+
 }  // namespace repoctx

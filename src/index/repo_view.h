@@ -92,4 +92,8 @@ class RepoView {
   mutable bool terms_loaded_ = false;
 };
 
+// Ranking ties are broken by where an entity is (path, then line, then qualified name), never by internal
+// ids, so that results do not depend on the order files were indexed in.
+bool entity_before(const RepoView& v, int a, int b);
+
 }  // namespace repoctx

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "util/error.h"
+#include "util/log.h"
 
 namespace repoctx {
 
@@ -117,6 +118,24 @@ LlmBackend& LlmSession::embedder() {
   if (!cfg_.embedding.configured()) return llm();
   if (!embedder_) embedder_ = make(cfg_.embedding);
   return *embedder_;
+}
+
+Models LlmSession::models(const ModelNeeds& needs) {
+  Models m;
+  if (needs.llm) m.llm = &llm();
+  if (needs.hidden) m.hidden = &hidden_states();
+  bool want_embedder = needs.embedder || (needs.embedder_optional && has_embedder());
+  if (want_embedder) {
+    if (!cfg_.embedding.configured() && !embedder_warned_) {
+      log_warn(
+          "no embedding model configured: the LLM ({}) embeds, from its pooled hidden states; a dedicated "
+          "embedding model (--embed-model, or \"embedding\" in the config) retrieves better",
+          llm().identity());
+      embedder_warned_ = true;
+    }
+    m.embedder = &embedder();
+  }
+  return m;
 }
 
 }  // namespace repoctx

@@ -17,6 +17,7 @@
 
 #include "llm/cache.h"
 #include "llm/llama_backend.h"
+#include "llm/models.h"
 #include "llm/openai_backend.h"
 
 namespace repoctx {
@@ -55,12 +56,16 @@ class LlmSession {
   bool has_embedder() const { return cfg_.embedding.configured() || cfg_.llm.configured(); }
   LlmCache& cache();
   const LlmConfig& config() const { return cfg_; }
+  // The roles `needs` asks for, loaded now (each at most once per session). A required role that is not
+  // configured throws Error(usage); an embedder that falls back to the LLM is announced with a warning.
+  Models models(const ModelNeeds& needs);
 
  private:
   std::unique_ptr<LlmBackend> make(const ModelConfig& m);
   LlmConfig cfg_;
   std::shared_ptr<LlmCache> cache_;
   std::unique_ptr<LlmBackend> llm_, embedder_, hidden_;
+  bool embedder_warned_ = false;
 };
 
 }  // namespace repoctx

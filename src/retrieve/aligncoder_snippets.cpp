@@ -76,7 +76,8 @@ class AlignCoderSnippets : public Retriever {
     if (!q.target)
       throw Error(ExitCode::usage,
                   "aligncoder-snippets needs --target (its file's imports give the dependency snippets)");
-    TargetContext ctx = e_.make_context(*q.target);
+    auto ctxp = context_of(e_, q);
+    const TargetContext& ctx = *ctxp;
     auto deps = dependency_snippets(e_, q.target->file, &ctx.hidden);
     const auto& sn = e_.view().snippets();
     Bm25Overrides ov = ctx.snippet_overrides();
@@ -132,7 +133,7 @@ class AlignCoderSnippets : public Retriever {
 
 }  // namespace
 
-std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine& e, const RetrieverOptions& o) {
+std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine& e, const Models&, const RetrieverOptions& o) {
   return std::make_unique<AlignCoderSnippets>(e, o);
 }
 

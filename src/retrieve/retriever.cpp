@@ -7,32 +7,60 @@
 namespace repoctx {
 
 const std::vector<RetrieverInfo>& retriever_registry() {
+  ModelNeeds none, embedder, optional_embedder, procedural;
+  embedder.embedder = true;
+  optional_embedder.embedder_optional = true;
+  procedural.llm = procedural.hidden = true;
+  procedural.embedder_optional = true;
   static const std::vector<RetrieverInfo> reg = {
-      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", make_sparse},
-      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", make_same_file},
-      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", make_dense},
-      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", make_hybrid},
+      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
+      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
+      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
+      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid},
       {"imports",
        "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
        "embedder); ProjAgent 4.3",
-       make_imports},
-      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", make_structural},
+       optional_embedder, make_imports},
+      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
+       make_structural},
       {"procedural",
        "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
        "confirmation (needs an LLM with hidden states)",
-       make_procedural},
-      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
+       procedural, make_procedural},
+      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
        make_aligncoder_snippets},
   };
   return reg;
 }
 
-std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const RetrieverOptions& opt) {
+const RetrieverInfo& retriever_info(const std::string& name) {
   for (const auto& r : retriever_registry())
-    if (r.name == name) return r.make(engine, opt);
+    if (r.name == name) return r;
   std::string names;
   for (const auto& r : retriever_registry()) names += (names.empty() ? "" : ", ") + r.name;
   throw Error(ExitCode::usage, "unknown strategy '" + name + "' (available: " + names + ")");
+}
+
+std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models,
+                                          const RetrieverOptions& opt) {
+  const RetrieverInfo& info = retriever_info(name);
+  std::string who = "the " + name + " strategy";
+  if (info.needs.llm) models.need_llm(who);
+  if (info.needs.embedder) models.need_embedder(who);
+  if (info.needs.hidden) models.need_hidden(who);
+  return info.make(engine, models, opt);
+}
+
+RetrievalResult Retriever::run(const RetrievalQuery& q) {
+  RetrievalResult r;
+  r.hits = retrieve(q);
+  return r;
+}
+
+std::shared_ptr<const TargetContext> context_of(const Engine& e, const RetrievalQuery& q) {
+  if (q.context) return q.context;
+  if (!q.target) return nullptr;
+  return std::make_shared<const TargetContext>(e.make_context(*q.target));
 }
 
 std::string query_text(const Engine& e, const RetrievalQuery& q, const TargetContext* ctx) {
@@ -43,15 +71,9 @@ std::string query_text(const Engine& e, const RetrievalQuery& q, const TargetCon
 }
 
 void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k) {
-  const auto& ents = e.view().entities();
-  const auto& files = e.view().files();
   auto better = [&](const Hit& a, const Hit& b) {
     if (a.score != b.score) return a.score > b.score;
-    const auto& ea = ents[a.entity];
-    const auto& eb = ents[b.entity];
-    if (ea.file != eb.file) return files[ea.file].path < files[eb.file].path;
-    if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
-    return ea.qualname < eb.qualname;
+    return entity_before(e.view(), a.entity, b.entity);
   };
   if (top_k > 0 && hits.size() > static_cast<size_t>(top_k)) {
     std::partial_sort(hits.begin(), hits.begin() + top_k, hits.end(), better);
@@ -66,15 +88,9 @@ std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scor
   if (skip)
     scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
                  scored.end());
-  const auto& ents = e.view().entities();
-  const auto& files = e.view().files();
   auto better = [&](const ScoredDoc& a, const ScoredDoc& b) {
     if (a.score != b.score) return a.score > b.score;
-    const auto& ea = ents[a.doc];
-    const auto& eb = ents[b.doc];
-    if (ea.file != eb.file) return files[ea.file].path < files[eb.file].path;
-    if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
-    return ea.qualname < eb.qualname;
+    return entity_before(e.view(), a.doc, b.doc);
   };
   size_t k = top_k > 0 ? static_cast<size_t>(top_k) : scored.size();
   if (scored.size() > k) {

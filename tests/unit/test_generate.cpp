@@ -130,7 +130,7 @@ TEST(Generate, FeedbackLoopRepairsAnUndefinedCall) {
   GenerationParams p;
   p.method = "projagent-no-procedural";
   auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
-  auto out = generate_function(*repo.engine, b, &b, nullptr, t, p);
+  auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
   EXPECT_EQ(out.rounds, 1);
   EXPECT_TRUE(out.findings.empty());
   EXPECT_EQ(b.calls["generate"], 1);
@@ -159,7 +159,7 @@ TEST(Generate, NoFeedbackAndBaselinesMakeOneCallAndReportWhatIsLeft) {
     p.method = method;
     p.procedural.max_context_functions = 3;
     p.procedural.agent = false;
-    auto out = generate_function(*repo.engine, b, &b, nullptr, t, p);
+    auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
     EXPECT_EQ(out.rounds, 0) << method;
     EXPECT_EQ(b.calls["generate"], 1) << method;
     EXPECT_EQ(b.calls.count("refine"), 0u) << method;
@@ -172,14 +172,14 @@ TEST(Generate, NoFeedbackAndBaselinesMakeOneCallAndReportWhatIsLeft) {
   b.answers["generate"] = [](const GenerateRequest&) { return std::string("I cannot help."); };
   GenerationParams p;
   p.method = "projagent-no-procedural";
-  auto out = generate_function(*repo.engine, b, &b, nullptr, t, p);
+  auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
   EXPECT_EQ(out.rounds, 10);
   EXPECT_EQ(b.calls["refine"], 10);
   EXPECT_TRUE(has(out.patched_file, "raise NotImplementedError(\"repoctx:"));
   EXPECT_THROW(
       {
         p.method = "nope";
-        generate_function(*repo.engine, b, &b, nullptr, t, p);
+        generate_function(*repo.engine, Models{&b, &b}, t, p);
       },
       Error);
 }
@@ -195,9 +195,9 @@ TEST(Generate, ReRunThroughTheCacheRepeatsNoLlmWork) {
   GenerationParams p;
   p.method = "projagent-no-procedural";
   auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
-  auto a = generate_function(*repo.engine, cached, &cached, nullptr, t, p);
+  auto a = generate_function(*repo.engine, Models{&cached, &cached}, t, p);
   int first = raw->total_calls;
-  auto b2 = generate_function(*repo.engine, cached, &cached, nullptr, t, p);
+  auto b2 = generate_function(*repo.engine, Models{&cached, &cached}, t, p);
   EXPECT_EQ(raw->total_calls, first);
   EXPECT_EQ(a.patched_file, b2.patched_file);
   EXPECT_EQ(b2.usage.total().cached, b2.usage.total().calls);

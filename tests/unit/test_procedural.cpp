@@ -115,7 +115,7 @@ ProceduralParams test_params() {
 }
 
 ProceduralOutcome run_once(const StatsRepo& repo, LlmBackend& b, ProceduralParams p = test_params()) {
-  ProceduralPipeline pipe(*repo.engine, b, b, b, p);
+  ProceduralPipeline pipe(*repo.engine, Models{&b, &b, &b}, p);
   return pipe.run(repo.target());
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "llm/prompts.h"
+#include "llm/structured.h"
 #include "projection/debias.h"
 #include "retrieve/function_selection.h"
 #include "retrieve/procedural/agent.h"
@@ -43,9 +44,10 @@ std::string short_text(const std::string& s, size_t n) {
 struct ProceduralPipeline::Impl {
   const Engine& e;
   // Every call is metered by stage (GenerateRequest::purpose); the meters wrap the callers' backends.
-  MeteredBackend llm, emb, hid;
+  MeteredBackend llm, emb;
+  std::unique_ptr<MeteredBackend> hid;  // the white-box model; none when only the target is decomposed
   ProceduralParams p;
-  std::optional<TargetContext> ctx;
+  std::shared_ptr<const TargetContext> ctx;
   std::unique_ptr<StepFactory> factory;
   std::map<int, FunctionDecomposition> decomposed;
   std::vector<Step*> pool;  // grounded, projected context steps
@@ -53,13 +55,13 @@ struct ProceduralPipeline::Impl {
   std::unordered_set<int> excluded;  // targets and what the hidden body defines
   json trace = json::object();
 
-  Impl(const Engine& e_, LlmBackend& l, LlmBackend& m, LlmBackend& h, ProceduralParams p_)
-      : e(e_), llm(l), emb(m), hid(h), p(p_) {}
+  Impl(const Engine& e_, LlmBackend& l, LlmBackend& m, LlmBackend* h, ProceduralParams p_)
+      : e(e_), llm(l), emb(m), hid(h ? std::make_unique<MeteredBackend>(*h) : nullptr), p(p_) {}
 
   LlmUsage usage() const {
     LlmUsage u = llm.usage();
     u.add(emb.usage());
-    u.add(hid.usage());
+    if (hid) u.add(hid->usage());
     return u;
   }
 
@@ -131,28 +133,21 @@ struct ProceduralPipeline::Impl {
                    {"properties",
                     {{"same_operation", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
                    {"required", {"same_operation", "reason"}}};
-    std::vector<GenerateRequest> rs;
-    for (const Step* c : cands) {
-      GenerateRequest r;
-      r.purpose = "verify_seed";
-      r.messages = render_prompt(t, {{"target_step", target_step},
-                                     {"candidate_description", c->description},
-                                     {"candidate_snippet", c->snippet},
-                                     {"candidate_function", name(c->function)}});
-      r.json_schema = schema.dump();
-      r.max_tokens = p.judge_tokens;
-      rs.push_back(std::move(r));
-    }
-    auto gs = llm.generate_many(rs);
+    std::vector<StructuredCall> calls;
+    for (const Step* c : cands)
+      calls.push_back({"verify_seed",
+                       render_prompt(t, {{"target_step", target_step},
+                                         {"candidate_description", c->description},
+                                         {"candidate_snippet", c->snippet},
+                                         {"candidate_function", name(c->function)}}),
+                       schema, p.judge_tokens});
     std::vector<std::pair<bool, std::string>> out;
-    for (const auto& g : gs) {
-      std::string why;
-      auto j = parse_model_json(first_text(g), &why);
-      if (!j || !(*j).contains("same_operation") || !(*j)["same_operation"].is_boolean()) {
-        out.emplace_back(false, "unusable verdict: " + (j ? std::string("no same_operation field") : why));
-        continue;
-      }
-      out.emplace_back((*j)["same_operation"].get<bool>(), json_string(*j, "reason"));
+    for (const auto& a : ask_json_many(llm, calls)) {
+      auto same = a.boolean("same_operation");
+      if (!same)
+        out.emplace_back(false, "unusable verdict: " + a.missing("same_operation field"));
+      else
+        out.emplace_back(*same, a.string("reason"));
     }
     return out;
   }
@@ -272,7 +267,7 @@ struct ProceduralPipeline::Impl {
     }
     // Agentic seed finding.
     if (p.agent && !p.full_search) {
-      RepoTools tools(e, &*ctx);
+      RepoTools tools(e, ctx.get());
       SeedAgent agent(llm, tools, p);
       std::vector<std::string> seeds;
       for (const Step* s : st.seeds) seeds.push_back(s->description + " (" + name(s->function) + ")");
@@ -327,7 +322,7 @@ struct ProceduralPipeline::Impl {
       batches.back().push_back(i);
       chars += c;
     }
-    std::vector<GenerateRequest> rs;
+    std::vector<StructuredCall> calls;
     for (const auto& b : batches) {
       std::string cands;
       for (size_t i : b)
@@ -345,27 +340,23 @@ struct ProceduralPipeline::Impl {
                              {"similar", {{"type", "boolean"}}}}},
                            {"required", {"id", "similar"}}}}}}}},
                      {"required", {"verdicts"}}};
-      GenerateRequest r;
-      r.purpose = "verify_expansion";
-      r.messages = render_prompt(t, {{"problem", problem_text()},
-                                     {"target_step", text},
-                                     {"examples", examples.empty() ? "(none)" : examples},
-                                     {"candidates", cands}});
-      r.json_schema = schema.dump();
-      r.max_tokens = p.judge_tokens + 16 * static_cast<int>(b.size());
-      rs.push_back(std::move(r));
+      calls.push_back({"verify_expansion",
+                       render_prompt(t, {{"problem", problem_text()},
+                                         {"target_step", text},
+                                         {"examples", examples.empty() ? "(none)" : examples},
+                                         {"candidates", cands}}),
+                       schema, p.judge_tokens + 16 * static_cast<int>(b.size())});
     }
-    auto gs = llm.generate_many(rs);
+    auto answers = ask_json_many(llm, calls);
     std::map<size_t, bool> verdict;
-    for (size_t bi = 0; bi < gs.size(); ++bi) {
-      std::string why;
-      auto j = parse_model_json(first_text(gs[bi]), &why);
-      if (!j || !(*j)["verdicts"].is_array()) {
-        tj["verification"].push_back({{"batch", bi}, {"error", j ? "no verdicts array" : why}});
+    for (size_t bi = 0; bi < answers.size(); ++bi) {
+      const json* verdicts = answers[bi].array("verdicts");
+      if (!verdicts) {
+        tj["verification"].push_back({{"batch", bi}, {"error", answers[bi].missing("verdicts array")}});
         continue;
       }
       std::set<size_t> in_batch(batches[bi].begin(), batches[bi].end());
-      for (const auto& v : (*j)["verdicts"]) {
+      for (const auto& v : *verdicts) {
         if (!v.is_object() || !v.contains("id") || !v["id"].is_number_integer() || !v.contains("similar")) continue;
         size_t id = v["id"].get<size_t>();
         if (!in_batch.count(id) || verdict.count(id)) continue;  // verdicts about other batches' ids are ignored
@@ -407,19 +398,14 @@ struct ProceduralPipeline::Impl {
                            {"query", {{"type", "string"}, {"maxLength", 200}}}}},
                          {"required", {"id", "sufficient", "query"}}}}}}}},
                    {"required", {"steps"}}};
-    GenerateRequest r;
-    r.purpose = "plan_confirmation";
-    r.messages = render_prompt(t, {{"problem", problem_text()}, {"steps", steps}});
-    r.json_schema = schema.dump();
-    r.max_tokens = p.judge_tokens + 96 * static_cast<int>(open.size());
-    std::string why;
-    auto j = parse_model_json(first_text(llm.generate(r)), &why);
+    auto answer = ask_json(llm, {"plan_confirmation", render_prompt(t, {{"problem", problem_text()}, {"steps", steps}}),
+                                 schema, p.judge_tokens + 96 * static_cast<int>(open.size())});
     json cj = json::array();
     std::map<int, TargetStepState*> by_id;
     for (auto* st : open) by_id[st->id] = st;
     std::set<int> answered;
-    if (j && (*j)["steps"].is_array()) {
-      for (const auto& v : (*j)["steps"]) {
+    if (const json* answered_steps = answer.array("steps")) {
+      for (const auto& v : *answered_steps) {
         if (!v.is_object() || !v.contains("id") || !v["id"].is_number_integer()) continue;
         int id = v["id"].get<int>();
         auto it = by_id.find(id);
@@ -437,21 +423,51 @@ struct ProceduralPipeline::Impl {
           st->query = q;
       }
     } else {
-      rj["plan_confirmation_error"] = j ? "no steps array" : why;
+      rj["plan_confirmation_error"] = answer.missing("steps array");
     }
     for (auto* st : open)
       if (!answered.count(st->id) && !st->confirmed) st->stuck = true;  // no verdict: nothing new to search for
     rj["plan_confirmation"] = cj;
   }
 
-  ProceduralOutcome run(const TargetRef& target, const std::vector<int>& bench_targets, std::vector<Rq2Pair>& rq2) {
+  // The target's steps without any retrieval (the no-procedural ablation): no projection, no context.
+  ProceduralOutcome decompose_only(const TargetRef& target, std::chrono::steady_clock::time_point t0) {
+    FunctionDecomposition td = factory->decompose_target(target.entity);
+    json tdj = {{"steps", json::array()}};
+    if (!td.error.empty()) tdj["error"] = td.error;
+    ProceduralOutcome out;
+    for (const auto& s : td.steps) {
+      TargetStepResult res;
+      res.id = static_cast<int>(out.steps.size());
+      res.description = s.description;
+      tdj["steps"].push_back({{"id", res.id}, {"description", s.description}});
+      out.steps.push_back(std::move(res));
+    }
+    trace["target_decomposition"] = tdj;
+    return finish(std::move(out), t0);
+  }
+
+  ProceduralOutcome finish(ProceduralOutcome out, std::chrono::steady_clock::time_point t0) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.usage = usage();
+    trace["seconds"] = secs;
+    trace["llm_seconds"] = out.usage.total().seconds;
+    trace["non_llm_seconds"] = secs - out.usage.total().seconds;
+    trace["llm_usage"] = out.usage.to_json();
+    out.trace = std::move(trace);
+    return out;
+  }
+
+  ProceduralOutcome run(const TargetRef& target, std::shared_ptr<const TargetContext> context,
+                        const std::vector<int>& bench_targets, std::vector<Rq2Pair>& rq2) {
     auto t0 = std::chrono::steady_clock::now();
-    ctx = e.make_context(target);
-    factory = std::make_unique<StepFactory>(e, llm, emb, hid, p, &*ctx);
+    ctx = context ? std::move(context) : std::make_shared<const TargetContext>(e.make_context(target));
+    factory = std::make_unique<StepFactory>(e, Models{&llm, &emb, hid.get()}, p, ctx.get());
     excluded.clear();
     excluded.insert(target.entity);
     for (int t : bench_targets) excluded.insert(t);
     trace = {{"target", name(target.entity)}, {"params", p.to_json()}, {"decompositions", json::array()}};
+    if (!p.retrieval) return decompose_only(target, t0);
     // 4.1 function selection.
     std::vector<int> targets(excluded.begin(), excluded.end());
     auto sel = select_functions(e, targets, p.full_search ? 1 << 30 : p.selected_files);
@@ -559,24 +575,19 @@ struct ProceduralPipeline::Impl {
         rq2.push_back(std::move(pr));
       }
     }
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    out.usage = usage();
-    trace["seconds"] = secs;
-    trace["llm_seconds"] = out.usage.total().seconds;
-    trace["non_llm_seconds"] = secs - out.usage.total().seconds;
-    trace["llm_usage"] = out.usage.to_json();
-    out.trace = std::move(trace);
-    return out;
+    return finish(std::move(out), t0);
   }
 };
 
-ProceduralPipeline::ProceduralPipeline(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden,
-                                       ProceduralParams p)
-    : impl_(std::make_unique<Impl>(e, llm, embedder, hidden, p)) {}
+ProceduralPipeline::ProceduralPipeline(const Engine& e, const Models& m, ProceduralParams p)
+    : impl_(std::make_unique<Impl>(e, m.need_llm("procedural retrieval"),
+                                   m.embedder ? *m.embedder : m.need_llm("procedural retrieval"),
+                                   p.retrieval ? &m.need_hidden("procedural retrieval") : nullptr, p)) {}
 ProceduralPipeline::~ProceduralPipeline() = default;
 
-ProceduralOutcome ProceduralPipeline::run(const TargetRef& target, const std::vector<int>& benchmark_targets) {
-  return impl_->run(target, benchmark_targets, rq2_);
+ProceduralOutcome ProceduralPipeline::run(const TargetRef& target, std::shared_ptr<const TargetContext> context,
+                                          const std::vector<int>& benchmark_targets) {
+  return impl_->run(target, std::move(context), benchmark_targets, rq2_);
 }
 
 }  // namespace repoctx

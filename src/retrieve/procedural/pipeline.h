@@ -17,6 +17,7 @@
 
 #include "llm/backend.h"
 #include "llm/metered.h"
+#include "llm/models.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
 
@@ -30,14 +31,16 @@ struct ProceduralOutcome {
 
 class ProceduralPipeline {
  public:
-  // `llm` decomposes, judges and drives the agent; `embedder` validates snippets; `hidden` (white-box)
-  // gives the hidden states and unembedding matrix of the projections. They may be one backend.
-  ProceduralPipeline(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden,
-                     ProceduralParams p = {});
+  // models.llm decomposes, judges and drives the agent; models.embedder validates snippets (the llm when
+  // absent); the white-box model (models.need_hidden) gives the hidden states and unembedding matrix of the
+  // projections. They may be one backend.
+  ProceduralPipeline(const Engine& e, const Models& models, ProceduralParams p = {});
   ~ProceduralPipeline();
   // `benchmark_targets`: the other target functions of a benchmark (excluded from context, and they rank
   // their files first in function selection). The target itself always counts as one.
-  ProceduralOutcome run(const TargetRef& target, const std::vector<int>& benchmark_targets = {});
+  // `context`: the target's hidden-body context when the caller has built it (else built here).
+  ProceduralOutcome run(const TargetRef& target, std::shared_ptr<const TargetContext> context = nullptr,
+                        const std::vector<int>& benchmark_targets = {});
   // RQ2 support: after run(), every (target step, grounded context step) pair with its similarities to
   // the target step's seeds.
   const std::vector<Rq2Pair>& rq2_pairs() const { return rq2_; }

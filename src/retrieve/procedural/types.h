@@ -14,6 +14,7 @@
 namespace repoctx {
 
 struct ProceduralParams {
+  bool retrieval = true;  // false: decompose the target only (ProjAgent's no-procedural ablation)
   // 4.1 offline preprocessing
   int selected_files = 20;        // function selection: top files
   int batch_files = 5;            // Algorithm 1: files added per iteration
@@ -91,6 +92,8 @@ struct Rq2Pair {
   std::string target_step, context_step;
   std::string target_description, context_description, context_snippet;
   std::vector<double> seed_similarities;
+  // The pairs-file line (what the procedural pipeline writes; eval/rq2.h reads it), without the newline.
+  std::string to_jsonl() const;
 };
 
 struct TargetStepResult {

@@ -1,4 +1,4 @@
-#include "eval/bench_agent_tools.h"
+#include "bench/agent_tools.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,177 @@
+// retrieve, strategies, select-functions: context for a target or a query, by any strategy.
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "retrieve/function_selection.h"
+#include "util/error.h"
+#include "util/text.h"
+
+using nlohmann::json;
+
+namespace repoctx {
+namespace {
+
+struct RetrieveCmd {
+  RepoOptions repo;
+  OutputOptions out;
+  ModelOptions models;
+  std::string target, query, strategy = "sparse";
+  int top_k = 20;
+  bool with_text = false;
+  RetrieverOptions ro;
+  std::vector<std::string> params;
+
+  int run() {
+    apply_params(ro.procedural, params);
+    const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
+    auto eng = open_engine(repo, out);
+    ModelSet ms = open_models(models, info.needs);
+    RetrievalQuery q;
+    q.top_k = top_k;
+    q.text = query;
+    if (!target.empty()) q.target = eng->resolve_target(target);
+    if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
+    if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
+    auto result = make_retriever(strategy, *eng, ms.models, ro)->run(q);
+    const TargetContext* ctx = q.context.get();
+    if (out.json) {
+      json j;
+      j["strategy"] = strategy;
+      if (q.target) j["target"] = eng->target_name(q.target->entity);
+      j["query"] = sanitize_utf8(query_text(*eng, q, ctx));
+      j["results"] = json::array();
+      int rank = 1;
+      for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
+      if (!result.plan.empty()) {
+        j["plan"] = json::array();
+        for (const auto& st : result.plan)
+          j["plan"].push_back({{"step", st.id},
+                               {"description", sanitize_utf8(st.description)},
+                               {"confirmed", st.confirmed},
+                               {"results", st.hits.size()}});
+      }
+      print_json(j);
+      return 0;
+    }
+    int rank = 1;
+    for (const auto& h : result.hits) {
+      json j = hit_json(*eng, h, rank, with_text, ctx);
+      std::string name = j.contains("qualname") ? j["qualname"].get<std::string>() : j["type"].get<std::string>();
+      fmt::print("{:>3}. {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
+                 h.end_line, name, h.label.empty() ? "" : " [" + h.label + "]");
+      if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
+      ++rank;
+    }
+    return 0;
+  }
+};
+
+struct SelectCmd {
+  RepoOptions repo;
+  OutputOptions out;
+  std::vector<std::string> targets;
+  std::string targets_file;
+  int top_files = 20;
+
+  int run() {
+    auto eng = open_engine(repo, out);
+    if (!targets_file.empty()) {
+      std::ifstream in(targets_file);
+      if (!in) throw Error(ExitCode::not_found, "cannot read targets file '" + targets_file + "'");
+      for (std::string line; std::getline(in, line);)
+        if (!trim(line).empty() && line[0] != '#') targets.emplace_back(trim(line));
+    }
+    std::vector<int> ids;
+    for (const auto& t : targets) ids.push_back(eng->resolve_target(t).entity);
+    auto sel = select_functions(*eng, ids, top_files);
+    const auto& v = eng->view();
+    json j;
+    j["selected_files"] = json::array();
+    for (size_t i = 0; i < sel.ranked_files.size() && static_cast<int>(i) < top_files; ++i) {
+      const auto& r = sel.ranked_files[i];
+      j["selected_files"].push_back(
+          {{"file", v.files()[r.file].path}, {"n_target", r.n_target}, {"n_functions", r.n_functions}});
+    }
+    j["context_functions"] = json::array();
+    for (int e : sel.context_functions) j["context_functions"].push_back(eng->target_name(e));
+    if (out.json) {
+      print_json(j);
+      return 0;
+    }
+    for (const auto& r : j["selected_files"])
+      fmt::print("{:>3} targets {:>4} functions  {}\n", r["n_target"].get<int>(), r["n_functions"].get<int>(),
+                 r["file"].get<std::string>());
+    fmt::print("{} context functions selected\n", sel.context_functions.size());
+    return 0;
+  }
+};
+
+}  // namespace
+
+void add_retrieve_commands(CLI::App& app, Commands& out) {
+  auto r = std::make_shared<RetrieveCmd>();
+  auto* c = app.add_subcommand("retrieve", "retrieve context for a target function (its body hidden) or a query");
+  add_repo_options(c, r->repo);
+  add_output_options(c, r->out);
+  c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
+  c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
+  c->add_option("-s,--strategy", r->strategy, "retrieval strategy (see `repoctx strategies`)")->capture_default_str();
+  c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
+  c->add_flag("--with-text", r->with_text, "include each result's text")->group("Output");
+  const char* g = "Strategy";
+  c->add_option("--corpus", r->ro.corpus, "sparse: entities or snippets")->capture_default_str()->group(g);
+  c->add_option("--k1", r->ro.bm25.k1, "BM25 k1")->capture_default_str()->group(g);
+  c->add_option("--b", r->ro.bm25.b, "BM25 b")->capture_default_str()->group(g);
+  c->add_flag("--pool-methods", r->ro.pool_methods, "imports: also rank methods of pool classes")->group(g);
+  c->add_flag("--bm25-only", r->ro.bm25_only, "imports: rank the pool by BM25 alone even with an embedding model")
+      ->group(g);
+  c->add_option("--structural-model", r->ro.model_path, "structural: weights file (default: the shipped model)")
+      ->group(g);
+  c->add_option("--trace", r->ro.trace_path, "procedural: write the JSON trace of every stage to this file")->group(g);
+  c->add_option("--rq2-pairs", r->ro.rq2_pairs_path,
+                "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")
+      ->group(g);
+  c->add_option("--param", r->params,
+                "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, "
+                "max_rounds=5, agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")")
+      ->group(g);
+  add_model_options(c, r->models);
+  out.push_back({c, [r] { return r->run(); }});
+
+  c = app.add_subcommand("strategies", "list retrieval strategies");
+  auto so = std::make_shared<OutputOptions>();
+  add_output_options(c, *so);
+  out.push_back({c, [so] {
+                   json arr = json::array();
+                   for (const auto& r : retriever_registry()) {
+                     const ModelNeeds& n = r.needs;
+                     std::string needs = n.llm ? "llm" : "";
+                     if (n.hidden) needs += std::string(needs.empty() ? "" : "+") + "hidden states";
+                     if (n.embedder) needs += std::string(needs.empty() ? "" : "+") + "embedder";
+                     if (n.embedder_optional) needs += std::string(needs.empty() ? "" : "+") + "embedder (optional)";
+                     if (so->json)
+                       arr.push_back({{"name", r.name}, {"description", r.description}, {"needs", needs}});
+                     else
+                       fmt::print("{:<22} {}{}\n", r.name, r.description,
+                                  needs.empty() ? "" : " [needs " + needs + "]");
+                   }
+                   if (so->json) print_json(arr);
+                   return 0;
+                 }});
+
+  auto s = std::make_shared<SelectCmd>();
+  c = app.add_subcommand("select-functions",
+                         "ProjAgent 4.1: rank files by target functions and pick context functions");
+  add_repo_options(c, s->repo);
+  add_output_options(c, s->out);
+  c->add_option("--target", s->targets, "a target function path::Qual.name (repeatable)");
+  c->add_option("--targets-file", s->targets_file, "file with one target per line");
+  c->add_option("--top-files", s->top_files, "files to select")->capture_default_str();
+  out.push_back({c, [s] { return s->run(); }});
+}
+
+}  // namespace repoctx
