@@ -153,7 +153,7 @@ struct MakeTasksCmd {
     std::string root = fs::absolute(repo.repo).lexically_normal().string();
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     auto tasks = build_tasks(*eng, root, tbo);
-        if (!out.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), root);
+    if (!out.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), root);
     if (tasks.empty())
       throw Error(ExitCode::not_found,
                   fmt::format("no candidate task: no function the test files reference has {}-{} body lines "
@@ -171,14 +171,15 @@ struct MakeTasksCmd {
     ro.limits = limits;
     ro.self_exe = self_exe();
     ro.quiet = out.quiet;
-        auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
+    auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
     write_tasks(out_path, tv.kept);
     for (const auto& [id, why] : tv.gold_failures)
       log_warn("{}: the tests fail with the real body; the end of its log:\n{}", id, indent_lines(why, "    "));
     if (tv.gold_failed > 0 && tv.gold_failed == static_cast<int>(tasks.size()))
-      log_warn("every task failed with its real body: the test command itself does not work here (`{}` in {}); "
-               "the logs are under {}/logs/gold/",
-               tbo.test_template, root, validate_dir);
+      log_warn(
+          "every task failed with its real body: the test command itself does not work here (`{}` in {}); "
+          "the logs are under {}/logs/gold/",
+          tbo.test_template, root, validate_dir);
     if (out.json)
       print_json({{"candidates", tasks.size()},
                   {"kept", tv.kept.size()},
@@ -189,7 +190,7 @@ struct MakeTasksCmd {
     else
       fmt::print("{} task(s) kept of {} candidates ({} fail with the real body, {} pass without it); written to {}\n",
                  tv.kept.size(), tasks.size(), tv.gold_failed, tv.stub_passed, out_path);
-        if (tv.kept.empty())
+    if (tv.kept.empty())
       throw Error(ExitCode::bad_input,
                   fmt::format("no task validated ({} fail with the real body, {} pass without it): the reasons are "
                               "above; {} holds the logs",

@@ -28,9 +28,9 @@ struct IndexCmd {
   int run() const {
     IndexOptions io = index_options(repo, !out.quiet);
     io.force = force;
-        IndexStats st = build_index(repo.repo, io);
+    IndexStats st = build_index(repo.repo, io);
     IndexTotals tot = index_totals(st.db_path);
-        warn_if_empty(st, repo.repo);
+    warn_if_empty(st, repo.repo);
     if (out.json) {
       print_json({{"db", st.db_path},
                   {"files", st.files_seen},
@@ -44,7 +44,7 @@ struct IndexCmd {
                   {"entities", st.entities},
                   {"references", st.references},
                   {"snippets", st.snippets},
-                                    {"seconds", st.seconds},
+                  {"seconds", st.seconds},
                   {"complete", st.complete},
                   {"peak_rss_mb", peak_rss_mb()},
                   {"totals",
@@ -52,7 +52,7 @@ struct IndexCmd {
                     {"entities", tot.entities},
                     {"references", tot.references},
                     {"snippets", tot.snippets}}}});
-        } else if (!out.quiet) {
+    } else if (!out.quiet) {
       std::string what = st.parsed == 0 && st.removed == 0
                              ? fmt::format("up to date: {} files unchanged", st.unchanged)
                              : fmt::format("{} files parsed ({} entities, {} references), {} unchanged, {} removed",

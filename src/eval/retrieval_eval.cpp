@@ -13,7 +13,6 @@
 
 namespace repoctx {
 
-
 std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o) {
   const auto& v = e.view();
   const auto& ents = v.entities();
@@ -54,7 +53,7 @@ EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalO
     sc.strategy = name;
     std::vector<double> ms;
     Progress prog("eval " + name, targets.size());
-        for (const auto& t : targets) {
+    for (const auto& t : targets) {
       throw_if_interrupted("nothing is written before the table");
       RetrievalQuery q;
       q.target = TargetRef{e.view().entities()[t.entity].file, t.entity};

@@ -47,7 +47,6 @@ struct EvalReport {
 // body references at least one repository symbol; a deterministic sample of `samples` of them.
 std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o);
 
-
 // `models`: what the strategies need (an embedder for dense/hybrid; none for the LLM-free ones).
 EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalOptions& o);
 std::string eval_markdown(const std::vector<EvalReport>& reports, const std::vector<int>& ks);

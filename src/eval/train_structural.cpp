@@ -26,7 +26,7 @@ StructuralModel train_structural(const std::vector<const Engine*>& engines, cons
     StructuralFeatures feats(*e);
     Progress prog("features " + e->view().root(), targets.size());
     r.repos.push_back(e->view().root());
-        for (const auto& t : targets) {
+    for (const auto& t : targets) {
       throw_if_interrupted("no model is written");
       TargetRef ref{e->view().entities()[t.entity].file, t.entity};
       TargetContext ctx = e->make_context(ref);

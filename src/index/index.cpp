@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "index/location.h"
 #include "index/schema.h"
 #include "repo/documents.h"
 #include "repo/modules.h"
-#include "index/location.h"
 #include "repo/parser.h"
 #include "util/error.h"
 #include "util/hash.h"

@@ -47,7 +47,8 @@ class ConfigObject {
   T num(const char* k, T fallback) const {
     if (!has(k)) return fallback;
     const json& v = j_.at(k);
-    if (!v.is_number() || (std::is_integral_v<T> && !v.is_number_integer())) fail_key(k, std::is_integral_v<T> ? "an integer" : "a number");
+    if (!v.is_number() || (std::is_integral_v<T> && !v.is_number_integer()))
+      fail_key(k, std::is_integral_v<T> ? "an integer" : "a number");
     return v.get<T>();
   }
   std::vector<std::string> strings(const char* k) const {
@@ -64,8 +65,7 @@ class ConfigObject {
     throw Error(ExitCode::bad_input, file_ + ": \"" + (where_.empty() ? "(top level)" : where_) + "\" " + what);
   }
   [[noreturn]] void fail_key(const char* k, const char* type) const {
-    throw Error(ExitCode::bad_input,
-                file_ + ": \"" + prefix() + k + "\" must be " + type + ", not " + j_.at(k).dump());
+    throw Error(ExitCode::bad_input, file_ + ": \"" + prefix() + k + "\" must be " + type + ", not " + j_.at(k).dump());
   }
 
  private:
@@ -122,8 +122,8 @@ std::pair<size_t, size_t> line_column(const std::string& text, size_t byte) {
 void ModelConfig::validate(const std::string& role, const std::string& source) const {
   std::string where = source.empty() ? "" : " (config " + source + ")";
   if (backend == "llama" && llama.model_path.empty())
-    throw Error(ExitCode::usage, role + " uses the llama backend but names no model file: --model path.gguf or \"model\"" +
-                                     where);
+    throw Error(ExitCode::usage,
+                role + " uses the llama backend but names no model file: --model path.gguf or \"model\"" + where);
   if (backend == "openai" && openai.endpoints.empty())
     throw Error(ExitCode::usage,
                 role + " uses the openai backend but names no server: --endpoint URL or \"endpoints\"" + where);

@@ -200,7 +200,7 @@ class LlamaBackend : public LlmBackend {
         b.logits[k] = want ? 1 : 0;
         if (want) outs.push_back(i);
       }
-            if (llama_decode(gen_ctx_, b) != 0) {
+      if (llama_decode(gen_ctx_, b) != 0) {
         llama_batch_free(b);
         decode_failed("while scoring a continuation");
       }
@@ -245,7 +245,7 @@ class LlamaBackend : public LlmBackend {
       }
       int rc = llama_decode(emb_ctx_, b);
       llama_batch_free(b);
-            if (rc != 0) decode_failed("while embedding");
+      if (rc != 0) decode_failed("while embedding");
       const float* e = llama_get_embeddings_seq(emb_ctx_, 0);
       if (!e) throw Error(ExitCode::llm, "the model returned no pooled embedding");
       std::vector<float> v(e, e + dim_);
@@ -273,7 +273,7 @@ class LlamaBackend : public LlmBackend {
   }
 
  private:
-    static bool abort_on_interrupt(void*) { return interrupted(); }
+  static bool abort_on_interrupt(void*) { return interrupted(); }
   struct SamplerFree {
     void operator()(llama_sampler* s) const {
       if (s) llama_sampler_free(s);
@@ -296,7 +296,7 @@ class LlamaBackend : public LlmBackend {
     cp.n_threads = threads_;
     cp.n_threads_batch = threads_;
     cp.no_perf = true;
-        cp.cb_eval = eval_callback;
+    cp.cb_eval = eval_callback;
     cp.cb_eval_user_data = &capture_;
     cp.abort_callback = abort_on_interrupt;  // Ctrl-C stops a long prompt between graph nodes
     cp.abort_callback_data = nullptr;
@@ -312,7 +312,7 @@ class LlamaBackend : public LlmBackend {
     cp.n_ubatch = cp.n_ctx;
     cp.n_threads = threads_;
     cp.n_threads_batch = threads_;
-        cp.embeddings = true;
+    cp.embeddings = true;
     cp.no_perf = true;
     cp.abort_callback = abort_on_interrupt;
     cp.abort_callback_data = nullptr;
@@ -386,7 +386,7 @@ class LlamaBackend : public LlmBackend {
     llama_memory_clear(llama_get_memory(gen_ctx_), true);
     capture_.active = false;
     capture_.rows.clear();
-        if (!decode_tokens(prompt, 0)) decode_failed("on the prompt");
+    if (!decode_tokens(prompt, 0)) decode_failed("on the prompt");
     auto sp = llama_sampler_chain_default_params();
     sp.no_perf = true;
     SamplerPtr chain(llama_sampler_chain_init(sp)), grammar_sampler;
@@ -409,7 +409,7 @@ class LlamaBackend : public LlmBackend {
     size_t pos = prompt.size();
     int budget = std::min(r.max_tokens, n_ctx - static_cast<int>(prompt.size()) - 1);
     g.finish_reason = "length";
-        struct CaptureOff {  // the eval callback stops capturing however the loop ends
+    struct CaptureOff {  // the eval callback stops capturing however the loop ends
       HiddenCapture& c;
       ~CaptureOff() { c.active = false; }
     } capture_off{capture_};
@@ -424,7 +424,7 @@ class LlamaBackend : public LlmBackend {
       g.text += piece(t);
       // Feed the token back: this computes the next logits and, when capturing, this token's state.
       std::vector<llama_token> one{t};
-            if (!decode_tokens(one, pos)) decode_failed("during generation (context full?)");
+      if (!decode_tokens(one, pos)) decode_failed("during generation (context full?)");
       ++pos;
       bool stopped = false;
       for (const auto& s : r.stop) {
@@ -438,7 +438,7 @@ class LlamaBackend : public LlmBackend {
         break;
       }
     }
-        capture_.active = false;
+    capture_.active = false;
     g.completion_tokens = static_cast<int>(g.tokens.size());
     if (r.hidden_states) {
       g.hidden_dim = dim_;

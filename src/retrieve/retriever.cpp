@@ -24,14 +24,14 @@ const std::vector<RetrieverInfo>& retriever_registry() {
       {"imports",
        "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
        "embedder); ProjAgent 4.3",
-              optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
-            {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
+       optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
+      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
        make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
       {"procedural",
        "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
        "confirmation (needs an LLM with hidden states)",
-              procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
-      {"aligncoder-snippets",        "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
+       procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
+      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
        make_aligncoder_snippets, "BM25 score"},
   };
   return reg;

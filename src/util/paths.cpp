@@ -30,7 +30,8 @@ std::string data_file(const std::string& rel) {
   if (!fs::exists(p, ec))
     throw Error(ExitCode::not_found, "repoctx's data file '" + p.string() +
                                          "' is missing (reinstall repoctx, or set REPOCTX_DATA_DIR to the folder "
-                                         "that holds " + rel + ")");
+                                         "that holds " +
+                                         rel + ")");
   return p.string();
 }
 

@@ -15,7 +15,9 @@ Progress::Progress(std::string label, uint64_t total, bool enabled, uint64_t tot
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
-Progress::~Progress() { finish(); }
+Progress::~Progress() {
+  finish();
+}
 
 void Progress::add(uint64_t n, uint64_t bytes) {
   std::lock_guard lock(mu_);
@@ -39,8 +41,8 @@ void Progress::finish() {
 double Progress::eta_seconds() const {
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double frac = total_bytes_ > 0 ? static_cast<double>(bytes_) / static_cast<double>(total_bytes_)
-                : total_ > 0   ? static_cast<double>(done_) / static_cast<double>(total_)
-                               : 1.0;
+                : total_ > 0     ? static_cast<double>(done_) / static_cast<double>(total_)
+                                 : 1.0;
   if (secs < 1.0 || frac < 0.02) return -1;
   return frac >= 1.0 ? 0.0 : secs * (1.0 - frac) / frac;
 }
