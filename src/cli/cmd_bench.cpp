@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "util/error.h"
+#include "util/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -39,7 +40,7 @@ void add_index_bench(CLI::App& app, Commands& out) {
   auto* c = app.add_subcommand("bench", "index and query speed against the Python reference, in the same run");
   c->add_option("repo", b->bo.repo, "repository to benchmark on")->required();
   c->add_option("--reference", b->bo.reference,
-                "reference implementation (default: bench/reference/ref_index.py of this source tree)");
+                "reference implementation (default: share/repoctx/reference/ref_index.py beside the binary)");
   c->add_flag("--no-reference", b->no_reference, "skip the reference implementation");
   c->add_option("--queries", b->bo.queries, "BM25 queries")->capture_default_str();
   c->add_option("--repeat", b->bo.repeat, "full index runs (median reported)")->capture_default_str();
@@ -49,8 +50,7 @@ void add_index_bench(CLI::App& app, Commands& out) {
   out.push_back({c, [b] {
                    auto& bo = b->bo;
                    bo.self_exe = self_exe();
-                   if (bo.reference.empty() && !b->no_reference)
-                     bo.reference = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_index.py";
+                   if (bo.reference.empty() && !b->no_reference) bo.reference = data_file("reference/ref_index.py");
                    if (b->no_reference) bo.reference.clear();
                    if (!bo.reference.empty() && !fs::exists(bo.reference))
                      throw Error(ExitCode::not_found, "reference implementation '" + bo.reference +
@@ -76,7 +76,7 @@ void add_agent_tools_bench(CLI::App& app, Commands& out) {
   c->add_option("--calls", b->bto.calls, "calls per tool")->capture_default_str();
   out.push_back({c, [b] {
                    auto eng = open_engine(b->repo, b->out);
-                   b->bto.reference_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_grep.py";
+                   b->bto.reference_script = data_file("reference/ref_grep.py");
                    auto r = run_bench_agent_tools(*eng, b->bto);
                    return report(r, b->out, "", bench_agent_tools_markdown(r));
                  }});
@@ -102,7 +102,13 @@ void add_model_benches(CLI::App& app, Commands& out) {
   add_output_options(c, l->out);
   out.push_back({c, [l] {
                    l->o.large = !l->small;
-                   if (!l->no_server) l->o.server_bin = REPOCTX_LLAMA_SERVER;
+                   if (!l->no_server) {
+                     l->o.server_bin = helper_program("llama-server");
+                     if (l->o.server_bin.empty())
+                       throw Error(ExitCode::not_found,
+                                   "llama-server is not installed beside repoctx (libexec/repoctx/llama-server): "
+                                   "pass --no-server, or set REPOCTX_LIBEXEC_DIR");
+                   }
                    auto r = run_bench_llm(l->o);
                    return report(r, l->out, l->out_path, bench_llm_markdown(r));
                  }});

@@ -23,6 +23,16 @@ using nlohmann::json;
 namespace repoctx {
 namespace {
 
+// The last lines of a test log, indented (pytest's summary, a traceback's last frames, "No module named").
+std::string indent_lines(const std::string& text, const std::string& pad) {
+  auto lines = split_lines(text);
+  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  std::string out;
+  for (size_t i = lines.size() > 12 ? lines.size() - 12 : 0; i < lines.size(); ++i)
+    out += pad + std::string(lines[i]) + "\n";
+  return out.empty() ? pad + "(empty log)\n" : out;
+}
+
 void write_tables(const std::string& out_dir, const std::vector<std::string>& dirs) {
   std::string md = results_table(dirs, false);
   write_file(out_dir + "/table.md", md);
@@ -144,12 +154,17 @@ struct MakeTasksCmd {
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     auto tasks = build_tasks(*eng, root, tbo);
     if (!out.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), root);
+    if (tasks.empty())
+      throw Error(ExitCode::not_found,
+                  fmt::format("no candidate task: no function the test files reference has {}-{} body lines "
+                              "(see --min-lines, --max-lines)",
+                              tbo.min_body_lines, tbo.max_body_lines));
     if (validate_dir.empty()) {
       write_tasks(out_path, tasks);
       if (!out.quiet)
         log_info("wrote {} (not validated: run with --validate DIR to keep only tasks gold passes and stub fails)",
                  out_path);
-      return tasks.empty() ? 1 : 0;
+      return 0;
     }
     RunnerOptions ro;
     ro.out_dir = validate_dir;
@@ -158,6 +173,13 @@ struct MakeTasksCmd {
     ro.quiet = out.quiet;
     auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
     write_tasks(out_path, tv.kept);
+    for (const auto& [id, why] : tv.gold_failures)
+      log_warn("{}: the tests fail with the real body; the end of its log:\n{}", id, indent_lines(why, "    "));
+    if (tv.gold_failed > 0 && tv.gold_failed == static_cast<int>(tasks.size()))
+      log_warn(
+          "every task failed with its real body: the test command itself does not work here (`{}` in {}); "
+          "the logs are under {}/logs/gold/",
+          tbo.test_template, root, validate_dir);
     if (out.json)
       print_json({{"candidates", tasks.size()},
                   {"kept", tv.kept.size()},
@@ -168,7 +190,12 @@ struct MakeTasksCmd {
     else
       fmt::print("{} task(s) kept of {} candidates ({} fail with the real body, {} pass without it); written to {}\n",
                  tv.kept.size(), tasks.size(), tv.gold_failed, tv.stub_passed, out_path);
-    return tv.kept.empty() ? 1 : 0;
+    if (tv.kept.empty())
+      throw Error(ExitCode::bad_input,
+                  fmt::format("no task validated ({} fail with the real body, {} pass without it): the reasons are "
+                              "above; {} holds the logs",
+                              tv.gold_failed, tv.stub_passed, validate_dir));
+    return 0;
   }
 };
 

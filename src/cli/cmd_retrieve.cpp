@@ -19,14 +19,17 @@ struct RetrieveCmd {
   RepoOptions repo;
   OutputOptions out;
   ModelOptions models;
-  std::string target, query, strategy = "sparse";
+  std::string target, query, strategy;
   int top_k = 20;
-  bool with_text = false;
+  bool with_text = false, exclude_tests = false;
   RetrieverOptions ro;
   std::vector<std::string> params;
 
   int run() {
     apply_params(ro.procedural, params);
+    // The best measured strategy for each kind of query (docs/EVAL.md): structural ranks what a function's
+    // scope reaches; a free-text query has no scope, and BM25 serves it.
+    if (strategy.empty()) strategy = target.empty() ? "sparse" : "structural";
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, info.needs);
@@ -36,11 +39,17 @@ struct RetrieveCmd {
     if (!target.empty()) q.target = eng->resolve_target(target);
     if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
     if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
-    auto result = make_retriever(strategy, *eng, ms.models, ro)->run(q);
+    auto retriever = make_retriever(strategy, *eng, ms.models, ro);
+    auto result =
+        exclude_tests
+            ? run_filtered(*retriever, q,
+                           [&](const Hit& h) { return h.file >= 0 && is_test_path(eng->view().files()[h.file].path); })
+            : retriever->run(q);
     const TargetContext* ctx = q.context.get();
     if (out.json) {
       json j;
       j["strategy"] = strategy;
+      j["score"] = info.score;
       if (q.target) j["target"] = eng->target_name(q.target->entity);
       j["query"] = sanitize_utf8(query_text(*eng, q, ctx));
       j["results"] = json::array();
@@ -57,11 +66,17 @@ struct RetrieveCmd {
       print_json(j);
       return 0;
     }
+    if (!out.quiet) {
+      fmt::print("{} results of `{}`{}; score = {}\n", result.hits.size(), strategy,
+                 q.target ? " for " + eng->target_name(q.target->entity) + " (its body hidden)" : "", info.score);
+      if (result.hits.empty()) return 0;
+      fmt::print("{:>4}  {:>8}  {}\n", "rank", "score", "location and name");
+    }
     int rank = 1;
     for (const auto& h : result.hits) {
       json j = hit_json(*eng, h, rank, with_text, ctx);
       std::string name = j.contains("qualname") ? j["qualname"].get<std::string>() : j["type"].get<std::string>();
-      fmt::print("{:>3}. {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
+      fmt::print("{:>3}.  {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
                  h.end_line, name, h.label.empty() ? "" : " [" + h.label + "]");
       if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
       ++rank;
@@ -119,8 +134,11 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   add_output_options(c, r->out);
   c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
   c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
-  c->add_option("-s,--strategy", r->strategy, "retrieval strategy (see `repoctx strategies`)")->capture_default_str();
+  c->add_option("-s,--strategy", r->strategy,
+                "retrieval strategy (see `repoctx strategies`); default: structural for --target, sparse for --query");
   c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
+  c->add_flag("--exclude-tests", r->exclude_tests,
+              "leave test files (tests/, test_*.py, conftest.py) out of the results");
   c->add_flag("--with-text", r->with_text, "include each result's text")->group("Output");
   const char* g = "Strategy";
   c->add_option("--corpus", r->ro.corpus, "sparse: entities or snippets")->capture_default_str()->group(g);

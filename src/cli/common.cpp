@@ -72,10 +72,19 @@ std::string db_path_for(const RepoOptions& o) {
 std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out) {
   if (!fs::exists(o.repo)) throw Error(ExitCode::not_found, "repository path '" + o.repo + "' does not exist");
   if (!o.no_refresh) {
-    IndexStats st = build_index(o.repo, index_options(o, false));
+    IndexStats st = build_index(o.repo, index_options(o, !out.quiet));
+    warn_if_empty(st, o.repo);
     if (st.parsed > 0 && !out.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
   }
   return Engine::open(db_path_for(o));
+}
+
+void warn_if_empty(const IndexStats& st, const std::string& repo) {
+  if (st.files_seen > 0) return;
+  log_warn(
+      "no Python or Java source files under '{}'{}: the index is empty (`repoctx files {} --skipped` lists "
+      "what the walk skipped)",
+      repo, st.skipped ? fmt::format(" ({} skipped)", st.skipped) : "", repo);
 }
 
 void add_model_options(CLI::App* c, ModelOptions& f) {

@@ -126,13 +126,17 @@ TaskValidation validate_tasks(const std::vector<EvalTask>& tasks, RunnerOptions 
   run_evaluation(tasks, ro, Models{}, engine_for);
   std::map<std::string, std::pair<bool, bool>> seen;  // task -> (gold passed, stub passed)
   std::set<std::string> have_gold, have_stub;
+  std::vector<std::pair<std::string, std::string>> tv_failures;
   for (const auto& j : read_results(ro.out_dir + "/results.jsonl")) {
     std::string id = j["task"].get<std::string>(), m = j["method"].get<std::string>();
     bool passed = j.value("passed", false);
     if (m == "gold") seen[id].first = passed, have_gold.insert(id);
+    if (m == "gold" && !passed && tv_failures.size() < 3)
+      tv_failures.emplace_back(id, j.contains("error") ? j.value("error", "") : j.value("log_tail", ""));
     if (m == "stub") seen[id].second = passed, have_stub.insert(id);
   }
   TaskValidation tv;
+  tv.gold_failures = std::move(tv_failures);
   for (const auto& t : tasks) {
     if (!have_gold.count(t.id) || !have_stub.count(t.id)) continue;  // not run (interrupted): not kept
     auto [gold, stub] = seen[t.id];

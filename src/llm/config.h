@@ -27,6 +27,9 @@ struct ModelConfig {
   LlamaOptions llama;
   OpenAiOptions openai;
   bool configured() const { return !backend.empty(); }
+  // Throws Error(usage) when the backend lacks what it needs (a model file, an endpoint), naming the flag
+  // and the config key; checked when the backend is made, after the flags were applied.
+  void validate(const std::string& role, const std::string& source) const;
 };
 
 struct LlmConfig {
@@ -42,7 +45,8 @@ struct LlmConfig {
 
   // Reads the first config file found (or `path`); throws Error(bad_input) naming the problem.
   static LlmConfig load(const std::string& path = "");
-  void apply_json(const nlohmann::json& j);
+  // Unknown keys and values of the wrong type are errors (Error(bad_input) naming `file` and the key).
+  void apply_json(const nlohmann::json& j, const std::string& file = "config");
 };
 
 // Backends wrapped in the shared cache. Throw Error(usage) when the role is not configured.
@@ -61,7 +65,7 @@ class LlmSession {
   Models models(const ModelNeeds& needs);
 
  private:
-  std::unique_ptr<LlmBackend> make(const ModelConfig& m);
+  std::unique_ptr<LlmBackend> make(const ModelConfig& m, const std::string& role);
   LlmConfig cfg_;
   std::shared_ptr<LlmCache> cache_;
   std::unique_ptr<LlmBackend> llm_, embedder_, hidden_;

@@ -13,22 +13,26 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
   static const std::vector<RetrieverInfo> reg = {
-      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
-      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
-      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
-      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid},
+      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
+       "BM25 score"},
+      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file,
+       "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
+      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
+       "cosine similarity of the embeddings"},
+      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid,
+       "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
       {"imports",
        "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
        "embedder); ProjAgent 4.3",
-       optional_embedder, make_imports},
+       optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
       {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
-       make_structural},
+       make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
       {"procedural",
        "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
        "confirmation (needs an LLM with hidden states)",
-       procedural, make_procedural},
+       procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
-       make_aligncoder_snippets},
+       make_aligncoder_snippets, "BM25 score"},
   };
   return reg;
 }
@@ -49,6 +53,33 @@ std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine&
   if (info.needs.embedder) models.need_embedder(who);
   if (info.needs.hidden) models.need_hidden(who);
   return info.make(engine, models, opt);
+}
+
+RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop) {
+  const int want = q.top_k;
+  for (int fetch = want > 0 ? want * 4 + 50 : 0;; fetch *= 4) {
+    q.top_k = fetch;
+    RetrievalResult res = r.run(q);
+    size_t got = res.hits.size();
+    std::vector<Hit> kept;
+    std::vector<size_t> new_index(got, static_cast<size_t>(-1));
+    for (size_t i = 0; i < got && (want <= 0 || static_cast<int>(kept.size()) < want); ++i)
+      if (!drop(res.hits[i])) {
+        new_index[i] = kept.size();
+        kept.push_back(std::move(res.hits[i]));
+      }
+    // Enough kept, everything fetched, or the strategy has no more to give.
+    if (want <= 0 || static_cast<int>(kept.size()) >= want || static_cast<int>(got) < fetch || fetch == 0) {
+      for (auto& st : res.plan) {
+        std::vector<size_t> h;
+        for (size_t i : st.hits)
+          if (i < got && new_index[i] != static_cast<size_t>(-1)) h.push_back(new_index[i]);
+        st.hits = std::move(h);
+      }
+      res.hits = std::move(kept);
+      return res;
+    }
+  }
 }
 
 RetrievalResult Retriever::run(const RetrievalQuery& q) {

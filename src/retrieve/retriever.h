@@ -92,6 +92,7 @@ struct RetrieverInfo {
   std::string description;
   ModelNeeds needs;
   RetrieverFactory make;
+  std::string score;  // what a hit's score means (scores of different strategies are not comparable)
 };
 
 // Throws Error(usage) listing the valid names when `name` is unknown, and naming the missing model when
@@ -99,6 +100,10 @@ struct RetrieverInfo {
 std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models = {},
                                           const RetrieverOptions& opt = {});
 const RetrieverInfo& retriever_info(const std::string& name);  // throws like make_retriever
+
+// Runs `q` and drops the hits `drop` rejects, fetching more than top_k so that top_k remain when the
+// strategy had them (e.g. `retrieve --exclude-tests`).
+RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop);
 const std::vector<RetrieverInfo>& retriever_registry();
 
 // Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities
