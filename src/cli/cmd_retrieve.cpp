@@ -26,7 +26,7 @@ struct RetrieveCmd {
   std::vector<std::string> params;
 
   int run() {
-    apply_params(ro.procedural, params);
+    apply_params(ro, params);
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, info.needs);

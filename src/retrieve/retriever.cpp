@@ -2,9 +2,34 @@
 
 #include <algorithm>
 
+#include "retrieve/study/strategies.h"
 #include "util/error.h"
 
 namespace repoctx {
+
+namespace {
+
+// The context-retrieval study's grid: ReAct agents (BM25 tool or ACR's APIs x CL/TC/SR), and ACR itself.
+void add_study_strategies(std::vector<RetrieverInfo>& r) {
+  ModelNeeds llm;
+  llm.llm = true;
+  for (std::string tools : {"bm25", "acr"})
+    for (std::string crit : {"cl", "tc", "sr"}) {
+      std::string what = tools == "bm25" ? "a BM25 search tool" : "AutoCodeRover's search APIs";
+      std::string stop = crit == "cl"   ? "until the context holds 500 tokens (CL)"
+                         : crit == "tc" ? "until its first answer without a tool call (TC)"
+                                        : "until an answer that a self-reflection call judges sufficient (SR)";
+      r.push_back({"react-" + tools + "-" + crit,
+                   "context-retrieval study: ReAct agent with " + what + " and add_to_context, " + stop, llm,
+                   [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
+                     return make_react_study(e, m, o, tools, crit);
+                   }});
+    }
+  r.push_back({"acr", "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)",
+               llm, make_acr});
+}
+
+}  // namespace
 
 const std::vector<RetrieverInfo>& retriever_registry() {
   ModelNeeds none, embedder, optional_embedder, procedural;
@@ -12,7 +37,8 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
-  static const std::vector<RetrieverInfo> reg = {
+  static const std::vector<RetrieverInfo> reg = [&] {
+    std::vector<RetrieverInfo> r = {
       {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
       {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
       {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
@@ -29,7 +55,14 @@ const std::vector<RetrieverInfo>& retriever_registry() {
        procedural, make_procedural},
       {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
        make_aligncoder_snippets},
-  };
+      {"study-bm25",
+       "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
+       "holds 500 tokens (--query: the request)",
+       none, make_study_bm25},
+    };
+    add_study_strategies(r);
+    return r;
+  }();
   return reg;
 }
 
