@@ -44,9 +44,8 @@ struct LocalizeCmd {
     auto c = git.resolve_commit(commit);
     if (!c) throw Error(ExitCode::not_found, "commit '" + commit + "' is not in '" + repo.repo + "'");
     std::string tree = git.tree_id(*c);
-    std::string dir = git.materialize_tree(*c, cache_root() + "/trees", [](const std::string& p) {
-      return language_from_path(p) != Language::unknown;
-    });
+    std::string dir = git.materialize_tree(
+        *c, cache_root() + "/trees", [](const std::string& p) { return language_from_path(p) != Language::unknown; });
     IndexOptions io = index_options(repo, !out.quiet);
     io.db_path = repo.db.empty() ? cache_root() + "/indexes/" + tree + ".db" : repo.db;
     build_index(dir, io);
@@ -57,14 +56,16 @@ struct LocalizeCmd {
     RetrieverOptions ro;
     apply_params(ro, params);
     const RetrieverInfo& info = retriever_info(strategy);
-    if (query.empty() == issue_file.empty()) throw Error(ExitCode::usage, "give the request as --query TEXT or --issue FILE");
+    if (query.empty() == issue_file.empty())
+      throw Error(ExitCode::usage, "give the request as --query TEXT or --issue FILE");
     std::string request = query.empty() ? read_text(issue_file, "issue file") : query;
     auto eng = commit.empty() ? open_engine(repo, out) : engine_at_commit();
     ModelSet ms = open_models(models, info.needs);
     RetrievalQuery q;
     q.text = request;
     RetrievalResult res = make_retriever(strategy, *eng, ms.models, ro)->run(q);
-    if (!trace_path.empty()) write_file(trace_path, res.trace.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+    if (!trace_path.empty())
+      write_file(trace_path, res.trace.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
     int tokens = res.trace.is_object() ? res.trace.value("context_tokens", 0) : 0;
     std::string stop = res.trace.is_object() ? res.trace.value("stop_reason", "") : "";
     if (out.json) {
@@ -151,19 +152,22 @@ void add_localize(CLI::App& app, Commands& out) {
   c->add_option("-s,--strategy", l->strategy, "study-bm25, react-{bm25,acr}-{cl,tc,sr}, acr (see `repoctx strategies`)")
       ->capture_default_str();
   c->add_option("--trace", l->trace_path, "write the trace (every agent step, stop reason, context) to this file");
-  c->add_option("--param", l->params, "NAME=VALUE (repeatable): context_tokens=500, max_turns=60, ... (the trace's params)");
+  c->add_option("--param", l->params,
+                "NAME=VALUE (repeatable): context_tokens=500, max_turns=60, ... (the trace's params)");
   add_model_options(c, l->models);
   out.push_back({c, [l] { return l->run(); }});
 }
 
 void add_localize_eval(CLI::App& app, Commands& out) {
   auto e = std::make_shared<LocalizeEvalCmd>();
-  auto* c = app.add_subcommand("localize-eval", "context-retrieval study over a task file: P/R/F1 and Avg. CL per strategy");
+  auto* c =
+      app.add_subcommand("localize-eval", "context-retrieval study over a task file: P/R/F1 and Avg. CL per strategy");
   add_output_options(c, e->out);
   c->add_option("tasks", e->tasks, "SWE-bench or LCA rows (JSON array or JSONL)")->required();
   c->add_option("--strategies", e->strategies, "comma-separated strategies")->capture_default_str();
   c->add_option("--out", e->o.out_dir, "results folder (rows, traces, table.md); re-running resumes")->required();
-  c->add_option("--repos", e->o.repos_dirs, "folder of clones: DIR/owner+name[/repo], DIR/owner/name or DIR/name (repeatable)");
+  c->add_option("--repos", e->o.repos_dirs,
+                "folder of clones: DIR/owner+name[/repo], DIR/owner/name or DIR/name (repeatable)");
   c->add_option("--cache-dir", e->o.cache_dir, "trees and indexes by tree id (default ~/.cache/repoctx/study)");
   c->add_option("--shard", e->shard, "i/n: run the tasks i, i+n, i+2n, ...")->capture_default_str();
   c->add_option("--max-tasks", e->o.max_tasks, "stop after this many tasks of the shard (0 = all)");

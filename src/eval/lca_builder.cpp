@@ -47,7 +47,7 @@ json task_row(const GitRepository& git, const CommitInfo& c, const LcaBuildOptio
     if ((starts_with(line, "+") && !starts_with(line, "+++")) || (starts_with(line, "-") && !starts_with(line, "---")))
       ++real;
   if (real < o.min_changed_lines || real > o.max_changed_lines) return nullptr;
-  return {{"dataset", "lca-style"}, {"repo", o.repo_name}, {"hash", c.id},  {"base_hash", c.parent},
+  return {{"dataset", "lca-style"}, {"repo", o.repo_name}, {"hash", c.id}, {"base_hash", c.parent},
           {"message", msg},         {"diff", diff},        {"mods", mods}};
 }
 

@@ -76,7 +76,8 @@ LocalizeTask task_from_row(const json& row, size_t index) {
     if (t.patch.empty() && row.contains("mods")) t.patch = diff_of_mods(row["mods"]);
     t.id = str(row, "id").empty() ? t.repo + "@" + (t.commit.empty() ? t.base_commit : t.commit).substr(0, 12)
                                   : str(row, "id");
-    if (t.repo.empty() || t.request.empty()) t.error = "LCA row " + std::to_string(index + 1) + " has no repo or message";
+    if (t.repo.empty() || t.request.empty())
+      t.error = "LCA row " + std::to_string(index + 1) + " has no repo or message";
     if (t.commit.empty() && t.base_commit.empty()) t.error = "LCA row '" + t.id + "' has neither hash nor base_hash";
     if (t.commit.empty() && t.patch.empty()) t.error = "LCA row '" + t.id + "' has no hash, diff or mods";
     return t;

@@ -96,9 +96,8 @@ Prepared prepare(const LocalizeTask& t, const LocalizeEvalOptions& o, EngineCach
   }
   std::string root = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
   auto t0 = std::chrono::steady_clock::now();
-  std::string dir = git.materialize_tree(p.base, root + "/trees", [](const std::string& path) {
-    return language_from_path(path) != Language::unknown;
-  });
+  std::string dir = git.materialize_tree(
+      p.base, root + "/trees", [](const std::string& path) { return language_from_path(path) != Language::unknown; });
   IndexOptions io;
   io.db_path = root + "/indexes/" + p.tree + ".db";
   io.progress = false;
@@ -174,7 +173,8 @@ json run_one(const LocalizeTask& t, const Prepared& p, const std::string& strate
 
 size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeEvalOptions& o, const Models& models) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
-    throw Error(ExitCode::usage, fmt::format("--shard {}/{} is not a shard (use i/n with 0 <= i < n)", o.shard, o.shards));
+    throw Error(ExitCode::usage,
+                fmt::format("--shard {}/{} is not a shard (use i/n with 0 <= i < n)", o.shard, o.shards));
   std::error_code ec;
   fs::create_directories(o.out_dir, ec);
   if (ec) throw Error(ExitCode::bad_input, "cannot create the output folder '" + o.out_dir + "': " + ec.message());
@@ -207,10 +207,10 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
       out.flush();
       ++written;
       log_info("{} {}: {}", t.id, s,
-               row.contains("error") ? "error: " + row["error"].get<std::string>()
-                                     : fmt::format("file F1 {:.2f}, entity F1 {:.2f}, {} tokens",
-                                                   row["file"]["f1"].get<double>(), row["entity"]["f1"].get<double>(),
-                                                   row["context_tokens"].get<int>()));
+               row.contains("error")
+                   ? "error: " + row["error"].get<std::string>()
+                   : fmt::format("file F1 {:.2f}, entity F1 {:.2f}, {} tokens", row["file"]["f1"].get<double>(),
+                                 row["entity"]["f1"].get<double>(), row["context_tokens"].get<int>()));
     }
   }
   return written;
@@ -296,7 +296,8 @@ std::string localize_table(const std::string& dir) {
       auto [tools, reasoning] = axes(key.second);
       out += "| " + tools + " | " + reasoning + " " + acc.cells() + "\n";
     }
-    out += "\n#### " + ds + " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
+    out += "\n#### " + ds +
+           " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
            "Entity R | Entity F1 | Avg. CL | tasks | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& [repo, strategies2] : by_repo[ds])
       for (const auto& [key, acc] : strategies2) out += "| " + repo + " | " + key.second + " " + acc.cells() + "\n";

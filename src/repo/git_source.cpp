@@ -208,7 +208,8 @@ int write_entry(const char* root, const git_tree_entry* e, void* payload) {
   std::error_code ec;
   fs::create_directories(p.parent_path(), ec);
   std::ofstream f(p, std::ios::binary);
-  f.write(static_cast<const char*>(git_blob_rawcontent(b.get())), static_cast<std::streamsize>(git_blob_rawsize(b.get())));
+  f.write(static_cast<const char*>(git_blob_rawcontent(b.get())),
+          static_cast<std::streamsize>(git_blob_rawsize(b.get())));
   if (!f) {
     st->error = "cannot write " + p.string();
     return -1;

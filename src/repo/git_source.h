@@ -46,7 +46,7 @@ class GitRepository {
 
   // The full id of the commit `rev` names (an id, a prefix, a branch, HEAD~3); nullopt when there is none.
   std::optional<std::string> resolve_commit(const std::string& rev) const;
-  CommitInfo commit(const std::string& id) const;     // throws Error(not_found)
+  CommitInfo commit(const std::string& id) const;        // throws Error(not_found)
   std::string tree_id(const std::string& commit) const;  // throws Error(not_found)
   // The file's content at the commit; nullopt when the path is not a file there.
   std::optional<std::string> read_file(const std::string& commit, const std::string& path) const;

@@ -25,8 +25,9 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
                      return make_react_study(e, m, o, tools, crit);
                    }});
     }
-  r.push_back({"acr", "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)",
-               llm, make_acr});
+  r.push_back({"acr",
+               "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
+               make_acr});
 }
 
 }  // namespace
@@ -39,26 +40,26 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   procedural.embedder_optional = true;
   static const std::vector<RetrieverInfo> reg = [&] {
     std::vector<RetrieverInfo> r = {
-      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
-      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
-      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
-      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid},
-      {"imports",
-       "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
-       "embedder); ProjAgent 4.3",
-       optional_embedder, make_imports},
-      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
-       make_structural},
-      {"procedural",
-       "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
-       "confirmation (needs an LLM with hidden states)",
-       procedural, make_procedural},
-      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
-       make_aligncoder_snippets},
-      {"study-bm25",
-       "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
-       "holds 500 tokens (--query: the request)",
-       none, make_study_bm25},
+        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
+        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
+        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
+        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid},
+        {"imports",
+         "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
+         "embedder); ProjAgent 4.3",
+         optional_embedder, make_imports},
+        {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
+         make_structural},
+        {"procedural",
+         "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
+         "confirmation (needs an LLM with hidden states)",
+         procedural, make_procedural},
+        {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
+         none, make_aligncoder_snippets},
+        {"study-bm25",
+         "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
+         "holds 500 tokens (--query: the request)",
+         none, make_study_bm25},
     };
     add_study_strategies(r);
     return r;

@@ -60,8 +60,8 @@ size_t next_piece(std::string_view t, size_t i, int* tokens) {
   while (k < n && space(at(k))) ++k;
   size_t last_nl = k;
   while (last_nl > i && !newline(at(last_nl - 1))) --last_nl;
-  if (last_nl > i) return last_nl;                // up to the last newline of the run
-  if (k < n && k - i > 1) return k - 1;           // leave one space to lead the next piece
+  if (last_nl > i) return last_nl;       // up to the last newline of the run
+  if (k < n && k - i > 1) return k - 1;  // leave one space to lead the next piece
   return k;
 }
 

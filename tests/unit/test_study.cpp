@@ -12,8 +12,8 @@
 #include "helpers.h"
 #include "index/index.h"
 #include "llm/prompts.h"
-#include "report_repo.h"
 #include "repo/git_source.h"
+#include "report_repo.h"
 #include "retrieve/agent/react.h"
 #include "retrieve/retriever.h"
 #include "retrieve/study/acr_search.h"
@@ -79,8 +79,8 @@ RetrievalResult run_strategy(const std::string& name, ScriptedBackend& llm, Retr
 
 TEST(StudyTokens, EstimateFollowsPreTokenizerPieces) {
   EXPECT_EQ(estimate_tokens(""), 0);
-  EXPECT_EQ(estimate_tokens("hello world"), 2);        // "hello", " world"
-  EXPECT_EQ(estimate_tokens("x = 1234\n"), 6);         // "x", " =", " ", "123", "4", "\n"
+  EXPECT_EQ(estimate_tokens("hello world"), 2);                     // "hello", " world"
+  EXPECT_EQ(estimate_tokens("x = 1234\n"), 6);                      // "x", " =", " ", "123", "4", "\n"
   EXPECT_EQ(estimate_tokens("RecursiveCharacterTextSplitter"), 5);  // 30 letters: 1 + ceil(22 / 6)
   EXPECT_EQ(std::string(truncate_tokens("hello world again", 2)), "hello world");
 }
@@ -139,9 +139,9 @@ TEST(StudyBaseline, TakesChunksUntilTheTokenBudget) {
 
 TEST(StudyReact, ToolCallCriterionStopsAtTheFirstAnswer) {
   ScriptedBackend llm;
-  llm.answers["study_react_turn"] = script({call("code_search", {{"query", "summarize rows"}}),
-                                            call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 9}, {"end_line", 19}}),
-                                            kAnswer});
+  llm.answers["study_react_turn"] =
+      script({call("code_search", {{"query", "summarize rows"}}),
+              call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 9}, {"end_line", 19}}), kAnswer});
   auto r = run_strategy("react-bm25-tc", llm);
   EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
   EXPECT_EQ(r.trace["tool_calls"], 2);
@@ -156,9 +156,8 @@ TEST(StudyReact, ToolCallCriterionStopsAtTheFirstAnswer) {
 
 TEST(StudyReact, ContextLengthCriterionContinuesBelowTheTarget) {
   ScriptedBackend llm;
-  llm.answers["study_react_turn"] =
-      script({kAnswer, call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 1}, {"end_line", 23}}),
-              kAnswer});
+  llm.answers["study_react_turn"] = script(
+      {kAnswer, call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 1}, {"end_line", 23}}), kAnswer});
   RetrieverOptions ro;
   ro.study.context_tokens = 40;
   auto r = run_strategy("react-bm25-cl", llm, ro);
@@ -174,9 +173,8 @@ TEST(StudyReact, ContextLengthCriterionContinuesBelowTheTarget) {
 
 TEST(StudyReact, SelfReflectionAsksWhetherTheContextSuffices) {
   ScriptedBackend llm;
-  llm.answers["study_react_turn"] =
-      script({kAnswer, call("add_to_context", {{"file_name", "pkg/store.py"}, {"start_line", 6}, {"end_line", 9}}),
-              kAnswer});
+  llm.answers["study_react_turn"] = script(
+      {kAnswer, call("add_to_context", {{"file_name", "pkg/store.py"}, {"start_line", 6}, {"end_line", 9}}), kAnswer});
   llm.answers["study_self_reflection"] = script({R"({"review": "nothing gathered", "is_sufficient": false})",
                                                  R"({"review": "load_rows is there", "is_sufficient": true})"});
   auto r = run_strategy("react-acr-sr", llm);
@@ -202,7 +200,7 @@ TEST(StudyReact, MalformedUnknownAndOutsideCallsAreRecordedNotFatal) {
       script({"this is not json", call("rm_rf", {{"path", "/"}}),
               call("add_to_context", {{"file_name", "../../etc/passwd"}, {"start_line", 1}, {"end_line", 2}}),
               call("add_to_context", {{"file_name", "pkg/core.py"}}),  // missing arguments
-              call("code_search", {{"query", 7}}),                      // wrong type
+              call("code_search", {{"query", 7}}),                     // wrong type
               kAnswer});
   auto r = run_strategy("react-bm25-tc", llm);
   EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
@@ -269,10 +267,10 @@ TEST(StudyAcr, SearchApisAnswerFromTheIndex) {
 TEST(StudyAcr, TwoStagesSearchThenBugLocations) {
   ScriptedBackend llm;
   llm.answers["acr_select"] = script({"I will look at the Report class.", "The bug is in Report.summarize."});
-  llm.answers["acr_proxy"] =
-      script({R"({"API_calls": [{"api": "search_class", "arguments": ["Report", "extra"]}], "bug_locations": []})",
-              R"({"API_calls": [{"api": "search_class", "arguments": ["Report"]}], "bug_locations": []})",
-              R"({"API_calls": [], "bug_locations": [{"file": "pkg/core.py", "class": "Report", "method": "summarize"}]})"});
+  llm.answers["acr_proxy"] = script(
+      {R"({"API_calls": [{"api": "search_class", "arguments": ["Report", "extra"]}], "bug_locations": []})",
+       R"({"API_calls": [{"api": "search_class", "arguments": ["Report"]}], "bug_locations": []})",
+       R"({"API_calls": [], "bug_locations": [{"file": "pkg/core.py", "class": "Report", "method": "summarize"}]})"});
   llm.answers["acr_analyze"] = script({"summarize counts by key."});
   auto r = run_strategy("acr", llm);
   EXPECT_EQ(r.trace["stop_reason"], "bug_locations");
@@ -315,12 +313,23 @@ TEST(StudyMetrics, EntitiesOfLinesAreEnclosingScopesAndTheInnermost) {
 
 TEST(StudyTasks, LoadsSweBenchAndLcaRowsAndFlagsBadOnes) {
   TempDir d;
-  d.write("t.jsonl",
-          json{{"instance_id", "o__r-1"}, {"repo", "o/r"}, {"base_commit", "abc"}, {"problem_statement", "bug"},
-               {"patch", "diff"}}.dump() + "\n" +
-              json{{"repo", "o/r"}, {"hash", "0123456789abcdef"}, {"message", "Fix it"},
-                   {"mods", {{{"change_type", "MODIFY"}, {"old_path", "a.py"}, {"new_path", "a.py"}, {"diff", "@@ -1 +1 @@\n-x\n+y\n"}}}}}
-                  .dump() + "\n" + R"({"foo": 1})" + "\nnot json\n");
+  d.write("t.jsonl", json{{"instance_id", "o__r-1"},
+                          {"repo", "o/r"},
+                          {"base_commit", "abc"},
+                          {"problem_statement", "bug"},
+                          {"patch", "diff"}}
+                             .dump() +
+                         "\n" +
+                         json{{"repo", "o/r"},
+                              {"hash", "0123456789abcdef"},
+                              {"message", "Fix it"},
+                              {"mods",
+                               {{{"change_type", "MODIFY"},
+                                 {"old_path", "a.py"},
+                                 {"new_path", "a.py"},
+                                 {"diff", "@@ -1 +1 @@\n-x\n+y\n"}}}}}
+                             .dump() +
+                         "\n" + R"({"foo": 1})" + "\nnot json\n");
   auto t = load_localize_tasks(d.str() + "/t.jsonl");
   ASSERT_EQ(t.size(), 4u);
   EXPECT_EQ(t[0].id, "o__r-1");
@@ -340,7 +349,8 @@ TEST(StudyTasks, LoadsSweBenchAndLcaRowsAndFlagsBadOnes) {
 namespace {
 
 void git(const std::string& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {"git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"});
+  args.insert(args.begin(),
+              {"/usr/bin/git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"});
   int pid = spawn_process(args);
   std::atomic<bool> stop{false};
   ASSERT_EQ(wait_processes({pid}, &stop)[0], 0) << args[5];

@@ -132,8 +132,8 @@ void ReactAgent::compact_if_needed() {
   convo_ = std::move(kept);
   kinds_ = std::move(kept_kinds);
   ++run_.compactions;
-  run_.trace.push_back({{"compaction", run_.compactions}, {"tokens_before", tokens},
-                        {"tokens_after", conversation_tokens(convo_)}});
+  run_.trace.push_back(
+      {{"compaction", run_.compactions}, {"tokens_before", tokens}, {"tokens_after", conversation_tokens(convo_)}});
 }
 
 void ReactAgent::bad_turn(const std::string& said, const std::string& why, json& tj) {
@@ -141,8 +141,9 @@ void ReactAgent::bad_turn(const std::string& said, const std::string& why, json&
   ++invalid_streak_;
   tj["invalid"] = why;
   push({"assistant", sanitize_utf8(said.substr(0, 500))}, Kind::exchange);
-  push({"user", "Error: " + why + ". Answer with one JSON object: {\"thought\", \"action\", \"arguments\"} to call "
-                "a tool, or {\"thought\", \"action\": \"answer\", \"answer\"} when done."},
+  push({"user", "Error: " + why +
+                    ". Answer with one JSON object: {\"thought\", \"action\", \"arguments\"} to call "
+                    "a tool, or {\"thought\", \"action\": \"answer\", \"answer\"} when done."},
        Kind::exchange);
 }
 

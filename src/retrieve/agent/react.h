@@ -50,14 +50,14 @@ class AgentTool {
 };
 
 struct ReactParams {
-  int max_turns = 60;            // model turns in all (a hard budget)
-  int run_turns = 15;            // turns without an answer before the run is treated as answered
-                                 // (LangChain AgentExecutor's max_iterations, which the study used)
-  int turn_tokens = 512;         // generation budget of one turn
-  int thought_chars = 400;       // schema bounds of the turn's fields
+  int max_turns = 60;       // model turns in all (a hard budget)
+  int run_turns = 15;       // turns without an answer before the run is treated as answered
+                            // (LangChain AgentExecutor's max_iterations, which the study used)
+  int turn_tokens = 512;    // generation budget of one turn
+  int thought_chars = 400;  // schema bounds of the turn's fields
   int answer_chars = 400;
   int string_arg_chars = 200;
-  int tool_output_chars = 4000;  // a tool's output is cut to this
+  int tool_output_chars = 4000;     // a tool's output is cut to this
   int conversation_tokens = 12000;  // compaction threshold (estimated tokens)
   int compaction_tokens = 512;
   int loop_repeats = 3;  // the same call this many times stops the run
@@ -69,8 +69,8 @@ class ReactAgent;
 // What a policy says about an answer without a tool call.
 struct StopDecision {
   bool stop = true;
-  std::string reason;   // the stop reason recorded in the trace ("" when continuing)
-  std::string message;  // when continuing: the user message the model reads next
+  std::string reason;    // the stop reason recorded in the trace ("" when continuing)
+  std::string message;   // when continuing: the user message the model reads next
   nlohmann::json trace;  // what the policy did (e.g. the self-reflection call), for the trace
 };
 

@@ -70,7 +70,8 @@ std::string api_lines() {
 
 class AcrProcedure {
  public:
-  AcrProcedure(const Engine& e, LlmBackend& llm, const StudyParams& p) : e_(e), llm_(llm), p_(p), s_(e, acr_options(p)) {}
+  AcrProcedure(const Engine& e, LlmBackend& llm, const StudyParams& p)
+      : e_(e), llm_(llm), p_(p), s_(e, acr_options(p)) {}
 
   RetrievalResult run(const std::string& request);
 
@@ -105,10 +106,11 @@ json AcrProcedure::schema() const {
   std::vector<std::string> names;
   for (const auto& a : AcrSearch::apis()) names.push_back(a.first);
   json str = {{"type", "string"}, {"maxLength", p_.react.string_arg_chars}};
-  json call = {{"type", "object"},
-               {"properties", {{"api", {{"enum", names}}}, {"arguments", {{"type", "array"}, {"items", str}, {"maxItems", 3}}}}},
-               {"required", {"api", "arguments"}},
-               {"additionalProperties", false}};
+  json call = {
+      {"type", "object"},
+      {"properties", {{"api", {{"enum", names}}}, {"arguments", {{"type", "array"}, {"items", str}, {"maxItems", 3}}}}},
+      {"required", {"api", "arguments"}},
+      {"additionalProperties", false}};
   json loc = {{"type", "object"},
               {"properties", {{"file", str}, {"class", str}, {"method", str}}},
               {"required", {"file", "class", "method"}},
@@ -130,8 +132,10 @@ std::string AcrProcedure::validate(const json& j, Extraction& out) const {
   for (const auto& c : calls) {
     if (!c.is_object() || !c.value("api", json()).is_string()) return "Every API call must name an api";
     ApiCall ac{c["api"].get<std::string>(), {}};
-    for (const auto& a : c.value("arguments", json::array())) ac.args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
-    auto it = std::find_if(AcrSearch::apis().begin(), AcrSearch::apis().end(), [&](const auto& p) { return p.first == ac.api; });
+    for (const auto& a : c.value("arguments", json::array()))
+      ac.args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    auto it = std::find_if(AcrSearch::apis().begin(), AcrSearch::apis().end(),
+                           [&](const auto& p) { return p.first == ac.api; });
     if (it == AcrSearch::apis().end()) return "the API call '" + ac.text() + "' calls a non-existent function";
     if (it->second.size() != ac.args.size()) return "the API call '" + ac.text() + "' has wrong number of arguments";
     out.calls.push_back(ac);
@@ -269,8 +273,8 @@ RetrievalResult AcrProcedure::run(const std::string& request) {
   }
   RetrievalResult res;
   res.hits = ctx.hits();
-  res.trace = {{"strategy", "acr"},  {"params", p_.to_json()},           {"stop_reason", stop},
-               {"rounds", rounds},   {"bug_locations", resolved},         {"context_tokens", ctx.tokens()},
+  res.trace = {{"strategy", "acr"},       {"params", p_.to_json()},    {"stop_reason", stop},
+               {"rounds", rounds},        {"bug_locations", resolved}, {"context_tokens", ctx.tokens()},
                {"context", ctx.to_json()}};
   return res;
 }

@@ -221,7 +221,8 @@ AcrAnswer AcrSearch::search_class_in_file(const std::string& class_name, const s
   if (it == classes_.end()) return failed("Could not find class " + class_name + " in the codebase.");
   AcrAnswer a;
   for (int k : it->second)
-    if (std::count(files.begin(), files.end(), e_.view().entities()[k].file)) a.results.push_back(result_of(k, class_name));
+    if (std::count(files.begin(), files.end(), e_.view().entities()[k].file))
+      a.results.push_back(result_of(k, class_name));
   if (a.results.empty()) return failed("Could not find class " + class_name + " in file " + file_name + ".");
   a.ok = true;
   a.text = fmt::format("Found {} classes with name {} in file {}:\n\n", a.results.size(), class_name, file_name) +
@@ -349,7 +350,8 @@ AcrAnswer AcrSearch::search_code_in_file(const std::string& code_str, const std:
     std::map<std::pair<std::string, std::string>, int> by;
     for (const auto& r : rs)
       ++by[{e_.view().files()[r.file].path, r.func_name.empty() ? "Not in a function" : r.func_name}];
-    for (const auto& [k, n] : by) a.text += fmt::format("- <file>{}</file> <func>{}</func> ({} matches)\n", k.first, k.second, n);
+    for (const auto& [k, n] : by)
+      a.text += fmt::format("- <file>{}</file> <func>{}</func> ({} matches)\n", k.first, k.second, n);
     rs.resize(static_cast<size_t>(o_.result_limit));
   } else {
     a.text += shown(rs, rs.size());

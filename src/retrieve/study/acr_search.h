@@ -75,7 +75,7 @@ class AcrSearch {
 
   const Engine& e_;
   AcrOptions o_;
-  std::vector<int> files_;  // non-test Python files, by path
+  std::vector<int> files_;                                       // non-test Python files, by path
   std::unordered_map<std::string, std::vector<int>> classes_;    // name -> class entities
   std::unordered_map<std::string, std::vector<int>> functions_;  // name -> callables outside classes
 };

@@ -18,8 +18,8 @@
 namespace repoctx {
 
 struct ChunkParams {
-  int chunk_chars = 512;    // LangChain's chunk_size (characters = Unicode code points)
-  int chunk_overlap = 128;  // LangChain's chunk_overlap
+  int chunk_chars = 512;                      // LangChain's chunk_size (characters = Unicode code points)
+  int chunk_overlap = 128;                    // LangChain's chunk_overlap
   double k1 = 1.5, b = 0.75, epsilon = 0.25;  // rank_bm25 BM25Okapi
 };
 

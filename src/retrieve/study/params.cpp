@@ -11,7 +11,10 @@ using json = nlohmann::json;
 // A field reached from StudyParams: an int, double or bool somewhere inside it.
 using Getter = std::variant<int* (*)(StudyParams&), double* (*)(StudyParams&), bool* (*)(StudyParams&)>;
 
-#define F(name, expr) {name, +[](StudyParams& p) { return &(p.expr); }}
+#define F(name, expr)                               \
+  {                                                 \
+    name, +[](StudyParams& p) { return &(p.expr); } \
+  }
 const std::vector<std::pair<const char*, Getter>>& fields() {
   static const std::vector<std::pair<const char*, Getter>> f = {
       F("chunk_chars", chunks.chunk_chars),
@@ -85,7 +88,8 @@ void StudyParams::apply(const json& j) {
           using T = std::remove_pointer_t<decltype(field)>;
           bool ok = std::is_same_v<T, bool> ? v.is_boolean() : v.is_number();
           if (std::is_same_v<T, int>) ok = v.is_number_integer();
-          if (!ok) throw Error(ExitCode::usage, "study parameter '" + k + "' has a value of the wrong type: " + v.dump());
+          if (!ok)
+            throw Error(ExitCode::usage, "study parameter '" + k + "' has a value of the wrong type: " + v.dump());
           *field = v.get<T>();
         },
         f->second);

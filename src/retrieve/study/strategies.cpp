@@ -65,8 +65,11 @@ class StudyBm25 : public Retriever {
                        {"score", sc.score},
                        {"budget", budget}});
     }
-    json trace = {{"strategy", name()}, {"params", p_.to_json()}, {"chunks", taken},
-                  {"corpus_chunks", idx.chunks().size()}, {"stop_reason", "context_length"}};
+    json trace = {{"strategy", name()},
+                  {"params", p_.to_json()},
+                  {"chunks", taken},
+                  {"corpus_chunks", idx.chunks().size()},
+                  {"stop_reason", "context_length"}};
     return finish(ctx, std::move(trace), nullptr);
   }
 
@@ -139,21 +142,23 @@ class SelfReflectionPolicy : public StopPolicy {
   StopDecision on_answer(ReactAgent& agent, const std::string&) override {
     static const PromptTemplate t = load_prompt("study_self_reflection");
     ++reviews_;
-    json schema = {{"type", "object"},
-                   {"properties",
-                    {{"review", {{"type", "string"}, {"maxLength", p_.review_chars}}},
-                     {"is_sufficient", {{"type", "boolean"}}}}},
-                   {"required", {"review", "is_sufficient"}},
-                   {"additionalProperties", false}};
+    json schema = {
+        {"type", "object"},
+        {"properties",
+         {{"review", {{"type", "string"}, {"maxLength", p_.review_chars}}}, {"is_sufficient", {{"type", "boolean"}}}}},
+        {"required", {"review", "is_sufficient"}},
+        {"additionalProperties", false}};
     std::string gathered = gathered_text();
-    StructuredAnswer a = ask_json(agent.llm(), {"study_self_reflection",
-                                                render_prompt(t, {{"request", request_}, {"gathered", gathered}}),
-                                                schema, p_.review_tokens});
+    StructuredAnswer a = ask_json(
+        agent.llm(), {"study_self_reflection", render_prompt(t, {{"request", request_}, {"gathered", gathered}}),
+                      schema, p_.review_tokens});
     StopDecision d;
     std::optional<bool> ok = a.boolean("is_sufficient");
     d.trace = {{"criterion", "SR"}, {"review", reviews_}, {"context_tokens", ctx_.tokens()}};
-    if (ok) d.trace["is_sufficient"] = *ok;
-    else d.trace["unusable"] = a.missing("is_sufficient");
+    if (ok)
+      d.trace["is_sufficient"] = *ok;
+    else
+      d.trace["unusable"] = a.missing("is_sufficient");
     d.trace["text"] = a.string("review");
     if (ok.value_or(false)) {
       d.reason = "sufficient";
@@ -225,9 +230,14 @@ class ReactStudy : public Retriever {
     auto ms = render_prompt(sys, {{"tools", agent.tool_list()}});
     for (auto& m : render_prompt(task, {{"request", request}})) ms.push_back(m);
     ReactRun run = agent.run(ms);
-    json trace = {{"strategy", name()},     {"params", p_.to_json()},       {"stop_reason", run.stop_reason},
-                  {"turns", run.turns},     {"tool_calls", run.tool_calls}, {"invalid_turns", run.invalid_turns},
-                  {"compactions", run.compactions}, {"steps", run.trace}};
+    json trace = {{"strategy", name()},
+                  {"params", p_.to_json()},
+                  {"stop_reason", run.stop_reason},
+                  {"turns", run.turns},
+                  {"tool_calls", run.tool_calls},
+                  {"invalid_turns", run.invalid_turns},
+                  {"compactions", run.compactions},
+                  {"steps", run.trace}};
     return finish(ctx, std::move(trace), &metered);
   }
 

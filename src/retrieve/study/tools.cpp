@@ -15,8 +15,7 @@ std::optional<int> agent_file(const Engine& e, const std::string& path, std::str
     *error = "no file given";
     return std::nullopt;
   }
-  if (p[0] == '/' || p == ".." || starts_with(p, "../") || p.find("/../") != std::string::npos ||
-      ends_with(p, "/..")) {
+  if (p[0] == '/' || p == ".." || starts_with(p, "../") || p.find("/../") != std::string::npos || ends_with(p, "/..")) {
     *error = "'" + path + "' is outside the repository; give a path relative to the repository root";
     return std::nullopt;
   }
@@ -109,8 +108,9 @@ AcrTool::AcrTool(const AcrSearch& s, const std::string& api, const std::vector<s
   spec_.description = what.count(api) ? what.at(api) : api;
   json props = json::object();
   for (const auto& a : args)
-    props[a] = (a == "line_number" || a == "window_size") ? json{{"type", "integer"}, {"minimum", 0}, {"maximum", 100000}}
-                                                           : json{{"type", "string"}};
+    props[a] = (a == "line_number" || a == "window_size")
+                   ? json{{"type", "integer"}, {"minimum", 0}, {"maximum", 100000}}
+                   : json{{"type", "string"}};
   spec_.parameters = {{"type", "object"}, {"properties", props}, {"required", args}};
 }
 
