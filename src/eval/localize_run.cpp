@@ -221,8 +221,13 @@ namespace {
 
 struct Acc {
   int n = 0, errors = 0;
-  double fp = 0, fr = 0, ff = 0, ep = 0, er = 0, ef = 0, cl = 0, seconds = 0;
+  double fp = 0, fr = 0, ff = 0, ep = 0, er = 0, ef = 0, cl = 0, seconds = 0, index_seconds = 0;
+  int indexed = 0;  // tasks whose index was built by this run (the others found it cached)
   void add(const json& r) {
+    if (r.value("index_seconds", 0.0) > 0) {
+      index_seconds += r["index_seconds"].get<double>();
+      ++indexed;
+    }
     if (r.contains("error")) {
       ++errors;
       return;
@@ -242,6 +247,12 @@ struct Acc {
     double k = n;
     return fmt::format("| {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} | {} | {} |", fp / k, fr / k,
                        ff / k, ep / k, er / k, ef / k, cl / k, n, errors);
+  }
+  // Mean seconds per task of the strategy, and mean seconds of an index build (materialising the tree
+  // included) over the tasks that built one.
+  std::string times() const {
+    return fmt::format(" {:.2f} | {} |", n ? seconds / n : 0.0,
+                       indexed ? fmt::format("{:.1f} ({} built)", index_seconds / indexed, indexed) : "cached");
   }
 };
 
@@ -298,9 +309,11 @@ std::string localize_table(const std::string& dir) {
     }
     out += "\n#### " + ds +
            " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
-           "Entity R | Entity F1 | Avg. CL | tasks | errors |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+           "Entity R | Entity F1 | Avg. CL | tasks | errors | s/task | index s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& [repo, strategies2] : by_repo[ds])
-      for (const auto& [key, acc] : strategies2) out += "| " + repo + " | " + key.second + " " + acc.cells() + "\n";
+      for (const auto& [key, acc] : strategies2)
+        out += "| " + repo + " | " + key.second + " " + acc.cells() + acc.times() + "\n";
     out += "\n";
   }
   return out;
