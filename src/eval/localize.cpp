@@ -146,6 +146,52 @@ LineSets gold_lines(const std::vector<FileDiff>& diff) {
   return out;
 }
 
+namespace {
+
+// The first line (1-based) at or after `from` where `want` matches `lines` exactly, searching outward from
+// `at`; -1 when nowhere.
+int find_block(const std::vector<std::string_view>& lines, const std::vector<std::string>& want, int at, int from) {
+  int n = static_cast<int>(lines.size()), k = static_cast<int>(want.size());
+  auto matches = [&](int start) {
+    if (start < from || start < 1 || start + k - 1 > n) return false;
+    for (int i = 0; i < k; ++i) {
+      std::string_view l = lines[static_cast<size_t>(start + i - 1)];
+      if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+      if (l != want[static_cast<size_t>(i)]) return false;
+    }
+    return true;
+  };
+  for (int d = 0; d <= n; ++d) {
+    if (matches(at + d)) return at + d;
+    if (d > 0 && matches(at - d)) return at - d;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string place_hunks(std::vector<FileDiff>& diff,
+                        const std::function<std::optional<std::string>(const std::string&)>& read) {
+  for (auto& f : diff) {
+    if (f.old_path.empty()) continue;
+    auto content = read(f.old_path);
+    if (!content) return "the patch changes " + f.old_path + ", which is not in the base";
+    auto lines = split_lines(*content);
+    if (!content->empty() && content->back() == '\n' && !lines.empty() && lines.back().empty()) lines.pop_back();
+    int from = 1;
+    for (auto& h : f.hunks) {
+      if (h.old_text.empty()) continue;  // pure insertion: nothing to match
+      int at = find_block(lines, h.old_text, std::max(1, h.old_start), from);
+      if (at < 0)
+        return fmt::format("the patch does not apply: the hunk at line {} of {} matches no lines of the base",
+                           h.old_start, f.old_path);
+      h.old_start = at;
+      from = at + static_cast<int>(h.old_text.size());
+    }
+  }
+  return "";
+}
+
 std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines) {
   std::set<std::string> out;
   for (const auto& [path, set] : lines) {

@@ -17,7 +17,9 @@
 //    tasks of each repository.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -55,6 +57,12 @@ Prf prf(const std::set<std::string>& gold, const std::set<std::string>& retrieve
 // Lines per repository path.
 using LineSets = std::map<std::string, std::set<int>>;
 LineSets gold_lines(const std::vector<FileDiff>& diff);
+// Places each hunk of `diff` where its base lines are in the base files (`read(path)` gives a file's content
+// at the base, nullopt when absent), as `git apply` does: at the header's line, else at the nearest offset,
+// each hunk after the previous one of its file. Hunk starts are moved to where they apply. Returns "" when
+// every hunk was placed, else why the patch does not apply.
+std::string place_hunks(std::vector<FileDiff>& diff,
+                        const std::function<std::optional<std::string>(const std::string&)>& read);
 // "path::Qual.name" of every function or class holding a line, plus each line's innermost scope.
 std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines);
 LineSets lines_of_hits(const RepoView& v, const std::vector<Hit>& hits);

@@ -83,12 +83,20 @@ Prepared prepare(const LocalizeTask& t, const LocalizeEvalOptions& o, EngineCach
     }
     patch = git.diff(p.base, *c);
   }
+  // libgit2 applies hunks only at their header's line; `git apply` (which made these patches) also at an
+  // offset: place_hunks accepts what git accepts (without fuzz) and moves the gold lines to where they are.
   std::string why;
+  auto files = parse_unified_diff(patch);
   if (!git.patch_applies(p.base, patch, &why)) {
-    p.error = why;
-    return p;
+    if (std::string placed = place_hunks(files, [&](const std::string& path) { return git.read_file(p.base, path); });
+        !placed.empty()) {
+      p.error = placed + " (" + why + ")";
+      return p;
+    }
+  } else {
+    place_hunks(files, [&](const std::string& path) { return git.read_file(p.base, path); });
   }
-  p.gold = gold_lines(parse_unified_diff(patch));
+  p.gold = gold_lines(files);
   p.tree = git.tree_id(p.base);
   if (cache.tree == p.tree) {
     p.engine = cache.engine;

@@ -268,7 +268,16 @@ std::vector<FileDiff> parse_unified_diff(const std::string& patch) {
       const git_diff_hunk* hk = nullptr;
       size_t lines = 0;
       if (git_patch_get_hunk(&hk, &lines, p.get(), h) != 0 || !hk) continue;
-      f.hunks.push_back({hk->old_start, hk->old_lines, hk->new_start, hk->new_lines});
+      DiffHunk dh{hk->old_start, hk->old_lines, hk->new_start, hk->new_lines, {}};
+      for (size_t l = 0; l < lines; ++l) {
+        const git_diff_line* ln = nullptr;
+        if (git_patch_get_line_in_hunk(&ln, p.get(), h, l) != 0 || !ln) continue;
+        if (ln->origin != GIT_DIFF_LINE_CONTEXT && ln->origin != GIT_DIFF_LINE_DELETION) continue;
+        std::string text(ln->content, ln->content_len);
+        while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+        dh.old_text.push_back(std::move(text));
+      }
+      f.hunks.push_back(std::move(dh));
     }
     out.push_back(std::move(f));
   }

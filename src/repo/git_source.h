@@ -19,6 +19,7 @@ namespace repoctx {
 // its hunks' line ranges at the base and after (1-based starts, counts as in the @@ header).
 struct DiffHunk {
   int old_start = 0, old_lines = 0, new_start = 0, new_lines = 0;
+  std::vector<std::string> old_text;  // the hunk's lines at the base (context and removed), without newlines
 };
 struct FileDiff {
   std::string old_path, new_path;

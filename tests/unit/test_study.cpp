@@ -403,6 +403,20 @@ TEST(StudyGit, GoldFromThePatchAtTheBaseCommit) {
   EXPECT_TRUE(std::filesystem::exists(d1 + "/pkg/core.py"));
   EXPECT_FALSE(std::filesystem::exists(d1 + "/README.md"));
   EXPECT_EQ(*g.read_file(f.base, "pkg/core.py"), repoctx::testing::kCore);
+  // A header whose line numbers are off (as in some SWE-bench patches): libgit2 refuses it, git applies it
+  // at an offset, and so does place_hunks, moving the gold lines to where the hunk's lines are.
+  std::string shifted = patch;
+  shifted.replace(shifted.find("@@ -19,4 +19,4 @@"), 17, "@@ -15,4 +15,4 @@");
+  EXPECT_FALSE(g.patch_applies(f.base, shifted, &why));
+  auto moved = parse_unified_diff(shifted);
+  auto read = [&](const std::string& p) { return g.read_file(f.base, p); };
+  EXPECT_EQ(place_hunks(moved, read), "");
+  EXPECT_EQ(gold_lines(moved)["pkg/core.py"], (std::set<int>{19, 20, 21, 22}));
+  // Context that is nowhere in the base does not apply at any offset.
+  std::string wrong = patch;
+  wrong.replace(wrong.find(" def format(self, counts):"), 26, " def fmt(self, counts):   ");
+  auto bad = parse_unified_diff(wrong);
+  EXPECT_NE(place_hunks(bad, read).find("does not apply"), std::string::npos);
 }
 
 TEST(StudyGit, EvaluationRecordsBadTasksAndResumes) {

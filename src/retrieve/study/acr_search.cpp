@@ -59,6 +59,8 @@ AcrSearch::AcrSearch(const Engine& e, AcrOptions o) : e_(e), o_(o) {
         functions_[ent.name].push_back(en);
     }
   }
+  class_list_.assign(classes_.begin(), classes_.end());
+  std::sort(class_list_.begin(), class_list_.end());
 }
 
 std::string AcrSearch::numbered(int file, int first, int last) const {
@@ -234,7 +236,7 @@ AcrAnswer AcrSearch::search_method(const std::string& method_name) const {
   std::vector<AcrResult> rs;
   if (auto it = functions_.find(method_name); it != functions_.end())
     for (int f : it->second) rs.push_back(result_of(f, ""));
-  for (const auto& [cname, ks] : std::map<std::string, std::vector<int>>(classes_.begin(), classes_.end()))
+  for (const auto& [cname, ks] : class_list_)
     for (int k : ks)
       for (int m : methods_of(k, method_name)) rs.push_back(result_of(m, cname));
   if (rs.empty()) return failed("Could not find method " + method_name + " in the codebase.");
@@ -282,7 +284,7 @@ AcrAnswer AcrSearch::search_method_in_file(const std::string& method_name, const
   if (auto it = functions_.find(method_name); it != functions_.end())
     for (int f : it->second)
       if (std::count(files.begin(), files.end(), e_.view().entities()[f].file)) rs.push_back(result_of(f, ""));
-  for (const auto& [cname, ks] : std::map<std::string, std::vector<int>>(classes_.begin(), classes_.end()))
+  for (const auto& [cname, ks] : class_list_)
     for (int k : ks)
       if (std::count(files.begin(), files.end(), e_.view().entities()[k].file))
         for (int m : methods_of(k, method_name)) rs.push_back(result_of(m, cname));

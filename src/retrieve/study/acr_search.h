@@ -75,9 +75,10 @@ class AcrSearch {
 
   const Engine& e_;
   AcrOptions o_;
-  std::vector<int> files_;                                       // non-test Python files, by path
-  std::unordered_map<std::string, std::vector<int>> classes_;    // name -> class entities
-  std::unordered_map<std::string, std::vector<int>> functions_;  // name -> callables outside classes
+  std::vector<int> files_;                                            // non-test Python files, by path
+  std::unordered_map<std::string, std::vector<int>> classes_;         // name -> class entities
+  std::vector<std::pair<std::string, std::vector<int>>> class_list_;  // the same, by name (deterministic order)
+  std::unordered_map<std::string, std::vector<int>> functions_;       // name -> callables outside classes
 };
 
 }  // namespace repoctx
