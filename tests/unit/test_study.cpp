@@ -225,6 +225,23 @@ TEST(StudyReact, RepeatedCallsStopAsALoop) {
   EXPECT_EQ(r.trace["turns"], 3);
 }
 
+TEST(StudyReact, CompactionReplacesToolExchangesBySummary) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] = script({call("code_search", {{"query", "rows"}}),
+                                            call("code_search", {{"query", "store"}}), kAnswer});
+  llm.answers["study_react_turn_compaction"] = script({"searched rows and store; found pkg/store.py"});
+  RetrieverOptions ro;
+  ro.study.react.conversation_tokens = 400;  // below the system prompt plus one search result
+  auto r = run_strategy("react-bm25-tc", llm, ro);
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_GE(r.trace["compactions"].get<int>(), 1);
+  EXPECT_GE(llm.calls["study_react_turn_compaction"], 1);
+  bool seen = false;
+  for (const auto& s : r.trace["steps"])
+    if (s.contains("compaction")) seen = s["tokens_after"].get<int>() < s["tokens_before"].get<int>();
+  EXPECT_TRUE(seen);
+}
+
 TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswer) {
   GatheredContext ctx(*repo().engine);
   AddToContextTool add(*repo().engine, ctx);
