@@ -26,7 +26,7 @@ struct RetrieveCmd {
   std::vector<std::string> params;
 
   int run() {
-    apply_params(ro.procedural, params);
+    apply_params(ro, params);
     // The best measured strategy for each kind of query (docs/EVAL.md): structural ranks what a function's
     // scope reaches; a free-text query has no scope, and BM25 serves it.
     if (strategy.empty()) strategy = target.empty() ? "sparse" : "structural";

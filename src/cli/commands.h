@@ -23,5 +23,7 @@ void add_evaluate_commands(CLI::App& app, Commands& out);  // evaluate, table, m
 void add_eval_commands(CLI::App& app, Commands& out);      // eval, train-structural, rq2
 void add_llm_commands(CLI::App& app, Commands& out);       // llm *, cache *, subspace, make-test-model
 void add_bench_commands(CLI::App& app, Commands& out);     // bench, bench-agent-tools, bench-llm, bench-projection
+// localize, localize-eval, localize-table, make-lca-tasks (the context-retrieval study)
+void add_localize_commands(CLI::App& app, Commands& out);
 
 }  // namespace repoctx

@@ -186,6 +186,21 @@ void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs) {
   }
 }
 
+void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
+  std::vector<std::string> procedural;
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || !StudyParams::has(kv.substr(0, eq))) {
+      procedural.push_back(kv);
+      continue;
+    }
+    json v = json::parse(kv.substr(eq + 1), nullptr, false);
+    if (v.is_discarded()) v = kv.substr(eq + 1);
+    ro.study.apply(json{{kv.substr(0, eq), v}});
+  }
+  apply_params(ro.procedural, procedural);
+}
+
 std::vector<std::string> split_list(const std::string& csv) {
   std::vector<std::string> out;
   std::stringstream ss(csv);

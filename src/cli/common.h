@@ -74,6 +74,9 @@ ModelSet open_models(const ModelOptions& o, const ModelNeeds& needs);
 nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx);
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
 void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
+// The same for every strategy: a name of the context-retrieval study's parameters (StudyParams) sets that,
+// any other name a procedural one.
+void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs);
 // "a,b, c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 // Writes `text` to `path`, or throws Error(bad_input) naming the file.

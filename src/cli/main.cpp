@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   add_eval_commands(app, commands);
   add_llm_commands(app, commands);
   add_bench_commands(app, commands);
+  add_localize_commands(app, commands);  // context-retrieval study (cli/cmd_localize.cpp)
 
   try {
     app.parse(argc, argv);

@@ -2,9 +2,36 @@
 
 #include <algorithm>
 
+#include "retrieve/study/strategies.h"
 #include "util/error.h"
 
 namespace repoctx {
+
+namespace {
+
+// The context-retrieval study's grid: ReAct agents (BM25 tool or ACR's APIs x CL/TC/SR), and ACR itself.
+void add_study_strategies(std::vector<RetrieverInfo>& r) {
+  ModelNeeds llm;
+  llm.llm = true;
+  for (std::string tools : {"bm25", "acr"})
+    for (std::string crit : {"cl", "tc", "sr"}) {
+      std::string what = tools == "bm25" ? "a BM25 search tool" : "AutoCodeRover's search APIs";
+      std::string stop = crit == "cl"   ? "until the context holds 500 tokens (CL)"
+                         : crit == "tc" ? "until its first answer without a tool call (TC)"
+                                        : "until an answer that a self-reflection call judges sufficient (SR)";
+      r.push_back({"react-" + tools + "-" + crit,
+                   "context-retrieval study: ReAct agent with " + what + " and add_to_context, " + stop, llm,
+                   [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
+                     return make_react_study(e, m, o, tools, crit);
+                   },
+                   "1 for every file or entity the agent put in the context, in the order it added them"});
+    }
+  r.push_back({"acr",
+               "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
+               make_acr, "1 for every location the agent reported, in its order"});
+}
+
+}  // namespace
 
 const std::vector<RetrieverInfo>& retriever_registry() {
   ModelNeeds none, embedder, optional_embedder, procedural;
@@ -12,28 +39,32 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
-  static const std::vector<RetrieverInfo> reg = {
-      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
-       "BM25 score"},
-      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file,
-       "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
-      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
-       "cosine similarity of the embeddings"},
-      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid,
-       "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
-      {"imports",
-       "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
-       "embedder); ProjAgent 4.3",
-       optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
-      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
-       make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
-      {"procedural",
-       "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
-       "confirmation (needs an LLM with hidden states)",
-       procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
-      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
-       make_aligncoder_snippets, "BM25 score"},
-  };
+  static const std::vector<RetrieverInfo> reg = [&] {
+    std::vector<RetrieverInfo> r = {
+        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse, "BM25 score"},
+        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file, "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
+        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense, "cosine similarity of the embeddings"},
+        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid, "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
+        {"imports",
+         "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
+         "embedder); ProjAgent 4.3",
+         optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
+        {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
+         make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
+        {"procedural",
+         "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
+         "confirmation (needs an LLM with hidden states)",
+         procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
+        {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
+         none, make_aligncoder_snippets, "BM25 score"},
+        {"study-bm25",
+         "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
+         "holds 500 tokens (--query: the request)",
+         none, make_study_bm25, "BM25 score of the chunk"},
+    };
+    add_study_strategies(r);
+    return r;
+  }();
   return reg;
 }
 

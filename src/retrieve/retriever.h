@@ -17,6 +17,7 @@
 #include "llm/models.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
+#include "retrieve/study/params.h"
 
 namespace repoctx {
 
@@ -56,6 +57,7 @@ struct RetrieverOptions {
   ProceduralParams procedural;      // procedural: every threshold and budget (paper defaults)
   std::string trace_path;           // procedural: write the JSON trace of every stage here
   std::string rq2_pairs_path;       // procedural: append RQ2 pairs (JSONL) here
+  StudyParams study;                // the context-retrieval study's strategies: every constant
 };
 
 // A step of the plan a strategy made for the target (procedural: the target's decomposition), with the

@@ -172,8 +172,7 @@ def main():
         p = run(a.repoctx, ["evaluate", tasks, "--methods", "gold", "--out", s0, "--shard", "2/2"])
         ck.check(p.returncode == 2 and "--shard" in p.stderr, "bad shard: usage error", tail(p.stderr))
         p = run(a.repoctx, ["evaluate", tasks, "--methods", "nope", "--out", s0])
-        ck.check(p.returncode == 2 and "unknown" in p.stderr and "method 'nope'" in p.stderr,
-                 "unknown method: usage error naming it", tail(p.stderr))
+        ck.check(p.returncode == 2 and "method 'nope'" in p.stderr, "unknown method: usage error naming it")
         # REPOCOD's task format.
         rc = os.path.join(work, "repocod.json")
         with open(rc, "w") as f:
