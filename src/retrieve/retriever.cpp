@@ -24,11 +24,11 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
                    [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
                      return make_react_study(e, m, o, tools, crit);
                    },
-                   "1 for every file or entity the agent put in the context, in the order it added them"});
+                   "1 for every line range in the context the agent gathered (listed by file and line)"});
     }
   r.push_back({"acr",
                "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
-               make_acr, "1 for every location the agent reported, in its order"});
+               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)"});
 }
 
 }  // namespace
