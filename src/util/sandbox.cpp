@@ -142,12 +142,15 @@ std::vector<std::string> Sandbox::wrap(const std::vector<std::string>& command, 
   auto argv = base_argv(bwrap_, c_.tmp_mb);
   std::vector<std::string> at;
   for (const auto& p : m.mount_at) at.push_back(normal_abs(p));
+  std::vector<std::string> hidden{"/tmp"};
   for (const auto& h0 : m.hidden) {
     if (h0.empty()) continue;
     std::string h = normal_abs(h0);
-    bool holds_tree = false;  // hiding a folder inside the tree would create its mount point in the copy
-    for (const auto& a : at) holds_tree |= inside(h, a);
-    if (h == "/" || holds_tree || !is_dir(h)) continue;
+    bool needless = h == "/" || !is_dir(h);
+    for (const auto& a : at) needless |= inside(h, a);      // its mount point would be made in the copy
+    for (const auto& x : hidden) needless |= inside(h, x);  // already hidden
+    if (needless) continue;
+    hidden.push_back(h);
     argv.insert(argv.end(), {"--tmpfs", h});
   }
   for (const auto& e : c_.expose) argv.insert(argv.end(), {"--ro-bind", e, e});
