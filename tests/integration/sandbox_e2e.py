@@ -147,8 +147,12 @@ def hostile_bodies(outside_dir, secret_path, token, port, host_ip):
                      f"return a + b if secret == {token!r} else None",
         "network": "import socket\nreplies = []\n"
                    f"for addr in {addrs!r}:\n"
-                   f"    s = socket.create_connection((addr, {port}), timeout=5)\n"
-                   "    s.sendall(b'ping')\n    replies.append(s.recv(4))\n"
+                   "    try:\n"
+                   f"        s = socket.create_connection((addr, {port}), timeout=5)\n"
+                   "        s.sendall(b'ping')\n        replies.append(s.recv(4))\n"
+                   "    except OSError as e:\n"
+                   "        print('connect', addr, 'refused:', type(e).__name__, e)\n"
+                   "        replies.append(None)\n"
                    "return a + b if all(r == b'pong' for r in replies) else None",
         "fork_forever": "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n"
                         "        time.sleep(0.01)",
@@ -208,6 +212,11 @@ def check_hostile_run(ck, label, rs, outside_dir, token, listener, peak, out, li
                 logs += f.read()
     ck.check(token not in logs, f"{label}: the home secret appears in no result or log")
     ck.check(listener.connections == 0, f"{label}: no connection reached the host", str(listener.connections))
+    with open(os.path.join(out, "logs", "given", "network.log"), errors="replace") as f:
+        net_log = f.read()
+    tried = [line for line in net_log.splitlines() if line.startswith("connect ")]
+    ck.check(len(tried) == 1 + bool(host_address()), f"{label}: each address (loopback, the host's) was refused",
+             "\n".join(tried) or tail(net_log, 800))
     ck.check(10 <= peak <= MAX_PROCS + limit_slack,
              f"{label}: the fork bomb ran and stayed within --max-procs {MAX_PROCS} (peak {peak} processes)")
     left = wait_no_marked()
