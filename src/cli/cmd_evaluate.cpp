@@ -150,10 +150,11 @@ struct EvaluateCmd {
     ro.shard = sc.index;
     ro.shards = sc.count;
     std::string base = ro.out_dir;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
     ro.out_dir = fmt::format("{}/shard-{}-of-{}", base, sc.index, sc.count);
     if (fs::exists(base))
       for (const auto& d : results_folders(base))
-        if (d.rfind(ro.out_dir, 0) != 0) ro.done_dirs.push_back(d);
+        if (d != ro.out_dir && !starts_with(d, ro.out_dir + "/")) ro.done_dirs.push_back(d);
     if (!out.quiet) log_info("shard {}/{} from {}: results in {}", sc.index, sc.count, sc.source, ro.out_dir);
   }
 

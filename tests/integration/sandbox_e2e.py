@@ -237,7 +237,9 @@ def hostile(ck, binary, work, repo, before):
             f.write(token)
         bodies = hostile_bodies(outside, secret, token, listener.port, host_address())
         tasks = os.path.join(work, "hostile.jsonl")
-        write_tasks(tasks, repo, bodies)
+        # Also a body that edits another file of its tree: harmless on its copy (it passes), but it would edit the
+        # user's file if the copy shared that file's inode.
+        write_tasks(tasks, repo, dict(bodies, tamper_own_tree=TAMPER))
         out = os.path.join(work, "out-hostile")
         with ProcessPeak() as peak:
             p = evaluate(binary, tasks, out)
@@ -245,6 +247,8 @@ def hostile(ck, binary, work, repo, before):
         slack = 0 if os.geteuid() == 0 else 1  # root: pids cgroup holds bwrap too; else the outer bwrap is outside
         check_hostile_run(ck, "as " + ("root" if os.geteuid() == 0 else "user"), results(out), outside, token,
                           listener, peak.peak, out, slack)
+        ck.check({r["task"]: r for r in results(out)}.get("tamper_own_tree", {}).get("passed") is True,
+                 "a body editing another file of its tree edits its own copy (it passes)")
         ck.check(tree_hashes(repo) == before, "hostile bodies: the user's tree is byte-identical")
         # Control: unconfined, the same attacks work (so the failures above are the sandbox's doing).
         ctl_tasks = os.path.join(work, "control.jsonl")
@@ -427,6 +431,15 @@ def kill_group(ck, binary, work, repo, before, tries):
     ck.check("| given | 100.00% (3/3) |" in p.stdout and "| stub | 0.00% (0/3) |" in p.stdout,
              "after the kills: given 3/3, stub 0/3", p.stdout)
     ck.check(not os.listdir(os.path.join(out, "scratch")), "scratch copies left by the kills are removed")
+    # A record cut mid-line by a kill, then a run that appends: the next record must not be swallowed.
+    cut = os.path.join(work, "out-cut")
+    os.makedirs(cut)
+    with open(os.path.join(cut, "results.jsonl"), "w") as f:
+        f.write('{"task": "k0", "method": "given", "pass')
+    run_ok(binary, ["evaluate", tasks, "--methods", "given", "--out", cut, "-q"])
+    got = sorted(r["task"] for r in results(cut))
+    ck.check(got == ["k0", "k1", "k2"], "a record cut by a kill: the pair runs again and the next records survive",
+             str(got))
     print(f"  RELIABILITY kill -9 of the whole process group: tries={tries} during_tests={during_tests} "
           f"files_differing={differing} leftover_processes={leftovers} unparseable_inner_lines={bad_lines} "
           f"results_after_rerun={len(pairs)}")
