@@ -46,6 +46,7 @@ void run_round(TestRunner& boxed, TestRunner& open, const EvalTask& t, const std
 
 json side_json(const Side& s) {
   return {{"runs", s.test_s.size()},
+          {"test_s", s.test_s},
           {"passed", s.passed},
           {"test_median_s", median(s.test_s)},
           {"scratch_median_s", median(s.scratch_s)}};

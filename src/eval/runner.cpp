@@ -303,8 +303,12 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
                               json& rec) {
   const CommandLimits& lim = opts_.limits;
   std::string repo = normal_abs(task.repo);
-  ScratchTree tree(repo, scratch_root_ + "/" + next_scratch_name(), {{task.file, patched}}, policy_,
-                   {out_dir_, scratch_root_});
+  std::vector<std::string> exclude{out_dir_, scratch_root_};
+  // The sandbox shows a git work tree's .git read-only instead of copying it into every scratch copy.
+  std::error_code ec;
+  bool share_git = sandbox_.enabled() && fs::is_directory(repo + "/.git", ec);
+  if (share_git) exclude.push_back(repo + "/.git");
+  ScratchTree tree(repo, scratch_root_ + "/" + next_scratch_name(), {{task.file, patched}}, policy_, exclude);
   const auto& st = tree.stats();
   rec["scratch"] = {{"linked", st.linked}, {"copied", st.copied}, {"seconds", st.seconds}};
   std::vector<std::string> argv{"/bin/sh", "-c", task.test_command};
@@ -315,7 +319,10 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
     SandboxMount m;
     m.tree = tree.path();
     m.mount_at = {repo};  // editable installs and absolute paths in the command reach the copy
-    std::error_code ec;
+    if (share_git) {
+      m.original = repo;
+      m.shared_readonly = {".git"};
+    }
     std::string canonical = fs::canonical(repo, ec).string();
     if (!ec && canonical != repo) m.mount_at.push_back(canonical);
     m.hidden = {home_, out_dir_, scratch_root_};  // other runs' artifacts hold gold diffs

@@ -10,7 +10,8 @@
 // generated body) edit the user's file through the link; bubblewrap 0.8 cannot mount thousands of files
 // read-only cheaply (each read-only bind re-reads the mount table: 43 s for sympy's 2,973 files), so copying
 // is the safe choice for the user's own files. Symlinks are recreated as they are; other special files are
-// left out; so are the index folder `.repoctx` and the folders in `exclude` (the results folder).
+// left out; so are the index folder `.repoctx` and the folders in `exclude` (the results folder; a git work
+// tree's .git, which the sandbox shows read-only instead).
 #pragma once
 
 #include <sys/types.h>

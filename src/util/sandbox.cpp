@@ -154,7 +154,11 @@ std::vector<std::string> Sandbox::wrap(const std::vector<std::string>& command, 
     argv.insert(argv.end(), {"--tmpfs", h});
   }
   for (const auto& e : c_.expose) argv.insert(argv.end(), {"--ro-bind", e, e});
-  for (const auto& a : at) argv.insert(argv.end(), {"--bind", m.tree, a});
+  for (const auto& a : at) {
+    argv.insert(argv.end(), {"--bind", m.tree, a});
+    for (const auto& rel : m.shared_readonly)
+      argv.insert(argv.end(), {"--ro-bind", m.original + "/" + rel, a + "/" + rel});
+  }
   argv.insert(argv.end(), {"--chdir", at.front(), "--"});
   if (uid_ != 0 && processes > 0) {
     std::string n = std::to_string(processes);

@@ -32,6 +32,10 @@ struct SandboxMount {
   std::string tree;
   std::vector<std::string> mount_at;
   std::vector<std::string> hidden;  // folders replaced by an empty tmpfs (the user's home, the results folder)
+  // Folders of `original` (relative paths) shown read-only at the same place in the tree instead of copies
+  // (a git work tree's .git: often the largest folder, read by tests that ask git for a version).
+  std::string original;
+  std::vector<std::string> shared_readonly;
 };
 
 class Sandbox {

@@ -57,7 +57,9 @@ void plan_limits(ChildPlan& p, const CommandLimits& lim) {
 }
 
 [[noreturn]] void exec_child(const ChildPlan& p) {
-  ::setpgid(0, 0);
+  // Its own session (and so process group): no controlling terminal, and under the kernel's autogroup
+  // scheduling the same CPU share whether or not bubblewrap (--new-session) wraps it.
+  ::setsid();
   // SIGKILL when the runner dies, however it dies; a runner already gone by now means the same.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != p.parent) ::_exit(137);
@@ -100,7 +102,6 @@ CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSet
   }
   if (pid == 0) exec_child(p);
   ::close(p.log_fd);
-  ::setpgid(pid, pid);  // also here: no race with the child's own call
   CommandResult r;
   int status = 0;
   for (;;) {
@@ -109,7 +110,7 @@ CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSet
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool over = el > lim.timeout_s, stopped = stop && stop->load();
     if (over || stopped) {
-      ::kill(-pid, SIGKILL);
+      if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);  // before its setsid the child is alone
       ::waitpid(pid, &status, 0);
       r.timed_out = over && !stopped;
       r.interrupted = stopped;

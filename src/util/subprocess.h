@@ -34,7 +34,8 @@ struct ProcessSetup {
   int cgroup_procs_fd = -1;            // >= 0: the child writes itself into this cgroup.procs before exec
 };
 
-// Runs argv (argv[0] an absolute path) with `setup` and `lim`, in its own process group, stdin from /dev/null.
+// Runs argv (argv[0] an absolute path) with `setup` and `lim`, in its own session and process group (no
+// controlling terminal), stdin from /dev/null.
 // The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), however it dies. Polls `stop` (SIGINT/SIGTERM).
 CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
                           const std::atomic<bool>* stop);

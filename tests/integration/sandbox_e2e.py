@@ -383,7 +383,7 @@ def no_bubblewrap(ck, binary, work, repo):
     tasks = os.path.join(work, "nobwrap.jsonl")
     write_tasks(tasks, repo, {}, True)
     p = evaluate(binary, tasks, os.path.join(work, "out-nobwrap"), env={"PATH": "/nonexistent"})
-    ck.check(p.returncode == 4 and "bubblewrap" in p.stderr and "--no-sandbox" in p.stderr,
+    ck.check(p.returncode == 4 and "apt-get install bubblewrap" in p.stderr and "--no-sandbox" in p.stderr,
              "without bwrap on PATH: exit 4 naming Debian's bubblewrap and --no-sandbox", tail(p.stderr))
 
 
@@ -407,7 +407,7 @@ def kill_group(ck, binary, work, repo, before, tries):
         except ProcessLookupError:
             pass
         p.wait()
-        leftovers += bool(wait_no_marked())
+        leftovers += bool(wait_no_marked(3))  # the sandbox dies with the runner, not when its test ends
         differing += sum(1 for k, v in tree_hashes(repo).items() if before.get(k) != v) + len(
             set(before) - set(tree_hashes(repo)))
         path = os.path.join(out, "results.jsonl")
@@ -444,12 +444,41 @@ def kill_group(ck, binary, work, repo, before, tries):
           f"files_differing={differing} leftover_processes={leftovers} unparseable_inner_lines={bad_lines} "
           f"results_after_rerun={len(pairs)}")
 
+GIT_BODY = ("import os, subprocess\nroot = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n"
+            "head = subprocess.run(['git', '-C', root, 'rev-parse', 'HEAD'], capture_output=True, text=True).stdout\n"
+            "try:\n    open(os.path.join(root, '.git', 'HEAD'), 'a').close()\n    writable = True\n"
+            "except OSError:\n    writable = False\nprint('head', head.strip(), 'writable', writable)\n"
+            "return a + b if len(head.strip()) == 40 and not writable else None")
+
+
+def git_tree(ck, binary, work):
+    """A git work tree: its .git is not copied into every scratch copy (it can be the largest folder); the
+    sandbox shows the user's .git read-only at its place, so git reads work and writes fail."""
+    repo = os.path.join(work, "repo-git")
+    make_repo(repo)
+    git = ["git", "-c", "user.name=repoctx", "-c", "user.email=dev@repoctx", "-C", repo]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "calc"]):
+        subprocess.run(git + args, check=True, capture_output=True)
+    def hashes():  # the index lives in <repo>/.repoctx for git trees: the user's, written by design
+        return {k: v for k, v in tree_hashes(repo).items() if not k.startswith(".repoctx")}
+    before = hashes()
+    tasks = os.path.join(work, "git.jsonl")
+    write_tasks(tasks, repo, {"git_reads_not_writes": GIT_BODY}, False)
+    out = os.path.join(work, "out-git")
+    evaluate(binary, tasks, out)
+    r = {x["task"]: x for x in results(out)}.get("git_reads_not_writes", {})
+    ck.check(r.get("passed") is True, "git work tree: git reads the user's .git in the sandbox, a write to it fails",
+             tail(json.dumps(r), 800))
+    ck.check(r.get("scratch", {}).get("copied", 99) + r.get("scratch", {}).get("linked", 99) <= 4,
+             "git work tree: .git is not copied into the scratch copy", json.dumps(r.get("scratch")))
+    ck.check(hashes() == before, "git work tree: the user's tree and .git are unchanged")
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repoctx", required=True)
     ap.add_argument("--kills", type=int, default=20)
-    ap.add_argument("--only", default="hostile,nobody,links,caches,nobwrap,kill",
+    ap.add_argument("--only", default="hostile,nobody,links,caches,git,nobwrap,kill",
                     help="comma-separated parts to run (all by default)")
     a = ap.parse_args()
     only = set(a.only.split(","))
@@ -470,6 +499,8 @@ def main():
             hard_links(ck, binary, work)
         if "caches" in only:
             caches(ck, binary, work, repo, before)
+        if "git" in only:
+            git_tree(ck, binary, work)
         if "nobwrap" in only:
             no_bubblewrap(ck, binary, work, repo)
         if "kill" in only:
