@@ -2,9 +2,12 @@
 // reference in the same run (docs/BENCHMARKS.md).
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "bench/agent_tools.h"
 #include "bench/index_query.h"
+#include "bench/sandbox.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "bench/llm.h"
 #include "bench/projection.h"
@@ -82,6 +85,38 @@ void add_agent_tools_bench(CLI::App& app, Commands& out) {
                  }});
 }
 
+// ---- bench-sandbox (issue 22): the sandbox's cost per test run, sandboxed vs unconfined in the same run.
+void add_sandbox_bench(CLI::App& app, Commands& out) {
+  struct Bench {
+    OutputOptions out;
+    BenchSandboxOptions o;
+    std::string out_path;
+    std::map<std::string, std::unique_ptr<Engine>> engines;
+  };
+  auto b = std::make_shared<Bench>();
+  auto* c = app.add_subcommand("bench-sandbox",
+                               "test-run time sandboxed (bubblewrap) vs unconfined, alternating, same tasks, same run");
+  c->add_option("tasks", b->o.tasks_path, "tasks (as for evaluate); each task's gold body is tested")->required();
+  c->add_option("--repeat", b->o.repeat, "rounds per task (median reported)")->capture_default_str();
+  c->add_option("--timeout", b->o.tests.limits.timeout_s, "seconds per test run")->capture_default_str();
+  c->add_option("--out", b->out_path, "also write the JSON report here");
+  add_output_options(c, b->out);
+  out.push_back({c, [b] {
+                   auto engine_for = [b](const std::string& repo) -> Engine& {
+                     auto& e = b->engines[repo];
+                     if (!e) {
+                       RepoOptions r;
+                       r.repo = repo;
+                       e = open_engine(r, b->out);
+                     }
+                     return *e;
+                   };
+                   auto r = run_bench_sandbox(b->o, engine_for);
+                   return report(r, b->out, b->out_path, bench_sandbox_markdown(r));
+                 }});
+}
+// ---- end bench-sandbox
+
 #ifdef REPOCTX_WITH_LLAMA
 void add_model_benches(CLI::App& app, Commands& out) {
   struct BenchLlm {
@@ -147,6 +182,7 @@ void add_model_benches(CLI::App& app, Commands& out) {
 void add_bench_commands(CLI::App& app, Commands& out) {
   add_index_bench(app, out);
   add_agent_tools_bench(app, out);
+  add_sandbox_bench(app, out);
 #ifdef REPOCTX_WITH_LLAMA
   add_model_benches(app, out);
 #endif

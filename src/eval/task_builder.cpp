@@ -156,11 +156,12 @@ void write_tasks(const std::string& path, const std::vector<EvalTask>& tasks) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ExitCode::bad_input, "cannot write " + path + ": check the folder exists and is writable");
-    for (const auto& t : tasks)
-      out << json{{"id", t.id},     {"repo_id", t.repo_id},   {"repo", t.repo},
-                  {"file", t.file}, {"function", t.function}, {"test_command", t.test_command}}
-                 .dump()
-          << "\n";
+    for (const auto& t : tasks) {
+      json j{{"id", t.id},     {"repo_id", t.repo_id},   {"repo", t.repo},
+             {"file", t.file}, {"function", t.function}, {"test_command", t.test_command}};
+      if (!t.given_body.empty()) j["given_body"] = t.given_body;
+      out << j.dump() << "\n";
+    }
     if (!out.flush()) throw Error(ExitCode::bad_input, "cannot write " + path + " (disk full?)");
   }
   fs::rename(tmp, path);
