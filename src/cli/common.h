@@ -72,6 +72,9 @@ ModelSet open_models(const ModelOptions& o, const ModelNeeds& needs);
 nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx);
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
 void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
+// A file of target specs, one path::Qual.name a line ('#' comments and blank lines skipped); throws
+// Error(not_found) naming the file when it cannot be read.
+std::vector<std::string> read_target_specs(const std::string& path);
 // "a,b, c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 // Writes `text` to `path`, or throws Error(bad_input) naming the file.

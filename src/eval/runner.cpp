@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -300,11 +302,34 @@ int guard_main(const std::string& dir) {
 }
 
 // ------------------------------------------------------------------------------------------ runner
+namespace {
+
+// Every task's target in `repo`, as entity indices of its engine: a benchmark's targets are out of every
+// ProjAgent context pool of every task (ProjAgent 4.1), and they rank their files first in function
+// selection. All tasks of the file count, whatever the shard. Targets that do not resolve are left out
+// (their own task reports the error).
+std::vector<int> repository_targets(const std::vector<EvalTask>& tasks, const std::string& repo, const Engine& eng) {
+  std::vector<int> out;
+  for (const auto& t : tasks) {
+    if (t.repo != repo) continue;
+    try {
+      out.push_back(eng.resolve_target(t.file + "::" + t.function).entity);
+    } catch (const Error&) {
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
 int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string&)>& engine_for) {
   for (const auto& m : o.methods) {
     const auto& all = evaluation_methods();
     if (std::find(all.begin(), all.end(), m) == all.end()) {
+      check_not_unreproducible(m);
       std::string names;
       for (const auto& x : all) names += (names.empty() ? "" : ", ") + x;
       throw Error(ExitCode::usage, "unknown method '" + m + "'; methods: " + names);
@@ -323,6 +348,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       for (const auto& j : read_results(p)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
   FileJournal journal(o.out_dir + "/journal", o.self_exe);
   std::ofstream results(results_path, std::ios::app);
+  std::map<std::string, std::vector<int>> targets_of_repo;
   int written = 0;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     if (static_cast<int>(ti % static_cast<size_t>(o.shards)) != o.shard) continue;
@@ -349,21 +375,23 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
         const std::string& original = eng.view().content(t.file);
         if (te.body_start_line <= 0) throw Error(ExitCode::bad_input, "`" + spec + "` has no body to hide");
         if (method == "gold" || method == "stub") {
-          std::string body = "raise NotImplementedError(\"repoctx stub\")";
-          if (method == "gold") {
-            std::string src(line_range(original, line_starts(original), te.decorated_start_line, te.end_line));
-            body = extract_body(src, te.name).body;
-          }
-          patched = splice_body(original, te, body);
+          const Language lang = eng.view().files()[t.file].language;
+          std::string body = method == "gold" ? current_body(original, te, lang) : stub_body(lang, "repoctx stub");
+          patched = splice_body(original, te, body, lang);
         } else {
           GenerationParams gp = o.gen;
           gp.method = method;
+          if (!targets_of_repo.count(task.repo)) targets_of_repo[task.repo] = repository_targets(tasks, task.repo, eng);
+          for (int other : targets_of_repo[task.repo])
+            if (other != t.entity) gp.benchmark_targets.push_back(other);
           auto g = generate_function(eng, models, t, gp);
           patched = std::move(g.patched_file);
           rec["rounds"] = g.rounds;
           rec["findings"] = g.findings.size();
           rec["llm_calls"] = g.usage.total().calls;
           rec["llm_cached"] = g.usage.total().cached;
+          rec["benchmark_targets"] = gp.benchmark_targets.size();
+          rec["benchmark_targets_in_context"] = g.trace["benchmark_targets_in_context"].size();
           trace = std::move(g.trace);
         }
         diff = unified_diff(task.file, original, patched);

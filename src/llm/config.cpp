@@ -53,6 +53,10 @@ void LlmConfig::apply_json(const json& j) {
   if (j.contains("embedding")) model_from_json(embedding, j["embedding"], "embedding");
   if (j.contains("hidden_states")) model_from_json(hidden_states, j["hidden_states"], "hidden_states");
   if (j.contains("cache")) cache_path = expand_home(j["cache"].get<std::string>());
+  if (j.contains("python")) {
+    if (!j["python"].is_string()) throw Error(ExitCode::bad_input, "config: \"python\" must be a string (a path)");
+    python = expand_home(j["python"].get<std::string>());
+  }
 }
 
 LlmConfig LlmConfig::load(const std::string& path) {

@@ -19,6 +19,7 @@
 
 #include "llm/gguf_matrix.h"
 #include "llm/json_schema.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -391,6 +392,13 @@ class LlamaBackend : public LlmBackend {
     int budget = std::min(r.max_tokens, n_ctx - static_cast<int>(prompt.size()) - 1);
     g.finish_reason = "length";
     for (int i = 0; i < budget; ++i) {
+      if (interrupted()) {  // Ctrl-C: a long answer must not delay the exit; nothing of it is cached
+        llama_sampler_free(smpl);
+        if (gram) llama_sampler_free(gram);
+        capture_.active = false;
+        capture_.rows.clear();
+        throw_if_interrupted("LLM answers finished so far are cached; re-run to resume");
+      }
       llama_token t = gram ? sample_constrained(smpl, gram) : llama_sampler_sample(smpl, gen_ctx_, -1);
       if (llama_vocab_is_eog(vocab_, t)) {
         g.finish_reason = "stop";
