@@ -131,9 +131,9 @@ def kill_mid_task(ck, binary, repo, work, sig, before):
     ck.check(not leftover, f"signal {sig}: the test's process group is gone", " ".join(leftover))
 
 
-PROCEDURAL_BOUNDS = ["max_context_functions=4", "max_steps=2", "description_chars=40", "snippet_chars=60",
-                     "decompose_tokens=200", "judge_tokens=160", "agent_tokens=160", "projection_tokens=8",
-                     "max_rounds=1", "agent_budget=2"]
+PROCEDURAL_BOUNDS = ["max_context_functions=2", "max_steps=2", "description_chars=40", "snippet_chars=60",
+                     "decompose_tokens=160", "judge_tokens=160", "agent_tokens=160", "projection_tokens=8",
+                     "max_rounds=1", "agent_budget=1"]
 
 
 def projagent_benchmark(ck, binary, repo, work, tasks, model, before):

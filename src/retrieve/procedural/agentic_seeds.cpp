@@ -17,7 +17,7 @@ using nlohmann::json;
 void OnlineRun::add_to_pool(int f) {
   if (steps.decomposed.count(f)) return;
   auto before = steps.pool.size();
-  process_functions(e, factory, {f}, steps, online_decompositions, "decompose_proposal");
+  process_functions(e, factory, {f}, steps, online_decompositions, "decompose_proposal", 1);
   for (size_t i = before; i < steps.pool.size(); ++i)
     steps.pool[i]->debiased = debias(steps.pool[i]->projection, steps.mp);
 }

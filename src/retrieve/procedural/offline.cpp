@@ -4,6 +4,7 @@
 // in the index database (offline_store.h), so that every target of a benchmark and every later run reuses
 // it without a single LLM call.
 #include <algorithm>
+#include <chrono>
 
 #include "llm/prompts.h"
 #include "retrieve/function_selection.h"
@@ -45,10 +46,10 @@ json decomposition_trace(const Engine& e, const FunctionDecomposition& d) {
 
 std::vector<std::vector<float>> process_functions(const Engine& e, StepFactory& factory,
                                                   const std::vector<int>& functions, StepPool& steps, json& trace,
-                                                  const std::string& purpose,
+                                                  const std::string& purpose, size_t chunk,
                                                   const std::function<void(size_t, size_t)>& on_chunk) {
   std::vector<std::vector<float>> out;
-  const size_t chunk = 16;  // requests sent together (concurrently on an OpenAI-compatible fleet)
+  chunk = std::max<size_t>(chunk, 1);
   for (size_t a = 0; a < functions.size(); a += chunk) {
     throw_if_interrupted("LLM answers so far are cached; re-run to resume");
     std::vector<int> part(functions.begin() + static_cast<long>(a),
@@ -146,8 +147,12 @@ struct OfflineProgress {
     log_info("procedural: offline stage: {} {} file(s), {} context function(s) to decompose (~{:.0f} LLM calls ahead)",
              what, n_files, n_functions, per_function() * static_cast<double>(n_functions));
   }
+  std::chrono::steady_clock::time_point last_line{};
   void chunk(size_t done, size_t total, size_t base) {
     functions_done = base + done;
+    auto now = std::chrono::steady_clock::now();
+    if (done < total && now - last_line < std::chrono::seconds(2)) return;  // at most a line every 2 s
+    last_line = now;
     log_info("procedural: offline stage: {}/{} functions decomposed, {} LLM calls so far (~{:.0f} ahead for these)",
              done, total, calls() - calls_at_start, per_function() * static_cast<double>(total - done));
   }
@@ -163,7 +168,10 @@ void compute_offline(const OfflineInputs& in, StepPool& steps, json& oj) {
   OfflineProgress progress(in);
   auto process = [&](const std::vector<int>& functions) {
     size_t base = progress.functions_done;
-    return process_functions(in.e, in.factory, functions, steps, oj["decompositions"], "decompose_context",
+    // Functions sent together: as many as the backend serves at once (a fleet's concurrency; one at a time
+    // in process, so that progress and an interruption land function by function).
+    size_t chunk = static_cast<size_t>(in.models.llm->capabilities().parallel);
+    return process_functions(in.e, in.factory, functions, steps, oj["decompositions"], "decompose_context", chunk,
                              [&](size_t done, size_t total) { progress.chunk(done, total, base); });
   };
   auto first = context_functions(in, steps, sel.selected_files);

@@ -89,12 +89,13 @@ std::string short_text(const std::string& s, size_t n);
 // offline artifact serves every target of a benchmark.
 std::unordered_set<int> excluded_functions(const Engine& e, const std::vector<int>& targets);
 
-// Decomposes, validates and projects `functions` (in chunks sent together); their decompositions join
-// `steps.decomposed`, their grounded projected steps `steps.pool` (not yet debiased), one trace record each
-// is appended to `trace`. `on_chunk(done, total)` reports progress. Returns the new steps' raw projections.
+// Decomposes, validates and projects `functions`, `chunk` at a time sent together; their decompositions
+// join `steps.decomposed`, their grounded projected steps `steps.pool` (not yet debiased), one trace record
+// each is appended to `trace` as each chunk finishes. `on_chunk(done, total)` reports progress. Returns the
+// new steps' raw projections.
 std::vector<std::vector<float>> process_functions(const Engine& e, StepFactory& factory,
                                                   const std::vector<int>& functions, StepPool& steps,
-                                                  nlohmann::json& trace, const std::string& purpose,
+                                                  nlohmann::json& trace, const std::string& purpose, size_t chunk,
                                                   const std::function<void(size_t, size_t)>& on_chunk = {});
 nlohmann::json decomposition_trace(const Engine& e, const FunctionDecomposition& d);
 
