@@ -8,6 +8,7 @@
 #include "bench/agent_tools.h"
 #include "bench/index_query.h"
 #include "bench/sandbox.h"
+#include "bench/syntax.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "bench/llm.h"
 #include "bench/projection.h"
@@ -115,7 +116,29 @@ void add_sandbox_bench(CLI::App& app, Commands& out) {
                    return report(r, b->out, b->out_path, bench_sandbox_markdown(r));
                  }});
 }
-// ---- end bench-sandbox
+
+
+// bench-syntax: the syntax check's cost per candidate (issue 18).
+void add_syntax_bench(CLI::App& app, Commands& out) {
+  struct Bench {
+    RepoOptions repo;
+    OutputOptions out;
+    BenchSyntaxOptions o;
+  };
+  auto b = std::make_shared<Bench>();
+  auto* c = app.add_subcommand(
+      "bench-syntax",
+      "the feedback loop's syntax check per candidate: python3 helper vs a process each vs tree-sitter");
+  add_repo_options(c, b->repo);
+  add_output_options(c, b->out);
+  c->add_option("--candidates", b->o.candidates, "functions whose files are checked")->capture_default_str();
+  c->add_option("--python", b->o.python, "python3 to compile with (default: $REPOCTX_PYTHON, python3 on PATH)");
+  out.push_back({c, [b] {
+                   auto eng = open_engine(b->repo, b->out);
+                   auto r = run_bench_syntax(*eng, b->o);
+                   return report(r, b->out, "", bench_syntax_markdown(r));
+                 }});
+}
 
 #ifdef REPOCTX_WITH_LLAMA
 void add_model_benches(CLI::App& app, Commands& out) {
@@ -183,6 +206,7 @@ void add_bench_commands(CLI::App& app, Commands& out) {
   add_index_bench(app, out);
   add_agent_tools_bench(app, out);
   add_sandbox_bench(app, out);
+  add_syntax_bench(app, out);
 #ifdef REPOCTX_WITH_LLAMA
   add_model_benches(app, out);
 #endif

@@ -87,6 +87,7 @@ struct EvaluateCmd {
   std::vector<std::string> repo_map;
   TaskLoadOptions tl;
   RunnerOptions ro;
+  std::vector<std::string> params;
 
   // `--jobs N`: N copies of this command, each a shard of this one's share (shard i/n becomes i + n*k of
   // n*N) writing to <out>/jobs/<k>, skipping what any folder already finished (so a re-run with another N
@@ -176,6 +177,7 @@ struct EvaluateCmd {
     }
     ro.methods = split_list(methods);
     if (ro.methods.empty()) throw Error(ExitCode::usage, "--methods is empty");
+    apply_params(ro.gen.procedural, params);
     ro.done_dirs = done_in;
     if (!shard.empty())
       parse_shard();
@@ -188,6 +190,8 @@ struct EvaluateCmd {
     ModelNeeds needs;
     for (const auto& m : ro.methods) needs |= evaluation_method_needs(m);
     ModelSet ms = open_models(models, needs);
+    if (ro.gen.python.empty() && !std::getenv("REPOCTX_PYTHON") && ms.session)
+      ro.gen.python = ms.session->config().python;
     std::map<std::string, std::unique_ptr<Engine>> engines;
     auto engine_for = [&](const std::string& repo) -> Engine& {
       auto& e = engines[repo];
@@ -305,6 +309,11 @@ void add_evaluate(CLI::App& app, Commands& out) {
   c->add_option("--max-rounds", e->ro.gen.max_rounds, "refinement rounds")->capture_default_str()->group(g);
   c->add_option("--budget", e->ro.gen.prompt_budget_tokens, "estimated tokens of context per prompt")
       ->capture_default_str()
+      ->group(g);
+  c->add_option("--param", e->params, "procedural retrieval NAME=VALUE (as `retrieve --param`)")->group(g);
+  c->add_option("--python", e->ro.gen.python,
+                "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, the config's \"python\", "
+                "python3 on PATH; none = tree-sitter)")
       ->group(g);
   add_output_options(c, e->out, false);
   add_model_options(c, e->models);

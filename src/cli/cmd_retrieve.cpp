@@ -8,6 +8,7 @@
 #include "cli/common.h"
 #include "retrieve/function_selection.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/text.h"
 
 using nlohmann::json;
@@ -24,6 +25,7 @@ struct RetrieveCmd {
   bool with_text = false, exclude_tests = false;
   RetrieverOptions ro;
   std::vector<std::string> params;
+  std::string benchmark_targets_file;
 
   int run() {
     apply_params(ro, params);
@@ -39,6 +41,9 @@ struct RetrieveCmd {
     if (!target.empty()) q.target = eng->resolve_target(target);
     if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
     if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
+    if (!benchmark_targets_file.empty())
+      for (const auto& spec : read_target_specs(benchmark_targets_file))
+        q.benchmark_targets.push_back(eng->resolve_target(spec).entity);
     auto retriever = make_retriever(strategy, *eng, ms.models, ro);
     auto result =
         exclude_tests
@@ -46,6 +51,8 @@ struct RetrieveCmd {
                            [&](const Hit& h) { return h.file >= 0 && is_test_path(eng->view().files()[h.file].path); })
             : retriever->run(q);
     const TargetContext* ctx = q.context.get();
+    // An empty result says why (procedural: "no grounded context step: ...").
+    if (result.hits.empty() && !result.empty_reason.empty()) log_warn("no result: {}", result.empty_reason);
     if (out.json) {
       json j;
       j["strategy"] = strategy;
@@ -55,6 +62,7 @@ struct RetrieveCmd {
       j["results"] = json::array();
       int rank = 1;
       for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
+      if (result.hits.empty() && !result.empty_reason.empty()) j["empty_reason"] = result.empty_reason;
       if (!result.plan.empty()) {
         j["plan"] = json::array();
         for (const auto& st : result.plan)
@@ -94,12 +102,8 @@ struct SelectCmd {
 
   int run() {
     auto eng = open_engine(repo, out);
-    if (!targets_file.empty()) {
-      std::ifstream in(targets_file);
-      if (!in) throw Error(ExitCode::not_found, "cannot read targets file '" + targets_file + "'");
-      for (std::string line; std::getline(in, line);)
-        if (!trim(line).empty() && line[0] != '#') targets.emplace_back(trim(line));
-    }
+    if (!targets_file.empty())
+      for (auto& spec : read_target_specs(targets_file)) targets.push_back(std::move(spec));
     std::vector<int> ids;
     for (const auto& t : targets) ids.push_back(eng->resolve_target(t).entity);
     auto sel = select_functions(*eng, ids, top_files);
@@ -156,6 +160,9 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   c->add_option("--param", r->params,
                 "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, "
                 "max_rounds=5, agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")")
+      ->group(g);
+  c->add_option("--benchmark-targets", r->benchmark_targets_file,
+                "procedural, imports: file of the benchmark's other targets (path::Qual.name a line), never context")
       ->group(g);
   add_model_options(c, r->models);
   out.push_back({c, [r] { return r->run(); }});

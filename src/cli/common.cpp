@@ -201,6 +201,15 @@ void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
   apply_params(ro.procedural, procedural);
 }
 
+std::vector<std::string> read_target_specs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::not_found, "cannot read targets file '" + path + "'");
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!trim(line).empty() && trim(line)[0] != '#') out.emplace_back(trim(line));
+  return out;
+}
+
 std::vector<std::string> split_list(const std::string& csv) {
   std::vector<std::string> out;
   std::stringstream ss(csv);

@@ -77,6 +77,9 @@ void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
 // The same for every strategy: a name of the context-retrieval study's parameters (StudyParams) sets that,
 // any other name a procedural one.
 void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs);
+// A file of target specs, one path::Qual.name a line ('#' comments and blank lines skipped); throws
+// Error(not_found) naming the file when it cannot be read.
+std::vector<std::string> read_target_specs(const std::string& path);
 // "a,b, c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 // Writes `text` to `path`, or throws Error(bad_input) naming the file.

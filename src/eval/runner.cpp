@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -352,26 +354,35 @@ MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& 
   const std::string& original = eng.view().content(t.file);
   if (te.body_start_line <= 0) throw Error(ExitCode::bad_input, "`" + spec + "` has no body to hide");
   MethodPatch p;
+  const Language lang = eng.view().files()[t.file].language;
   if (method == "gold" || method == "stub" || method == "given") {
-    std::string body = "raise NotImplementedError(\"repoctx stub\")";
+    std::string body;
     if (method == "gold") {
-      std::string src(line_range(original, line_starts(original), te.decorated_start_line, te.end_line));
-      body = extract_body(src, te.name).body;
-    } else if (method == "given") {
+      body = current_body(original, te, lang);
+    } else if (method == "stub") {
+      body = stub_body(lang, "repoctx stub");
+    } else {
       if (task.given_body.empty())
         throw Error(ExitCode::bad_input, "method `given` needs the task field `given_body` (task " + task.id + ")");
       body = task.given_body;
     }
-    p.patched = splice_body(original, te, body);
+    p.patched = splice_body(original, te, body, lang);
   } else {
     GenerationParams gp = gen;
     gp.method = method;
+    // The benchmark's other targets are out of every context pool (ProjAgent 4.1); the target itself is
+    // hidden anyway.
+    gp.benchmark_targets.clear();
+    for (int other : gen.benchmark_targets)
+      if (other != t.entity) gp.benchmark_targets.push_back(other);
     auto g = generate_function(eng, models, t, gp);
     p.patched = std::move(g.patched_file);
     rec["rounds"] = g.rounds;
     rec["findings"] = g.findings.size();
     rec["llm_calls"] = g.usage.total().calls;
     rec["llm_cached"] = g.usage.total().cached;
+    rec["benchmark_targets"] = gp.benchmark_targets.size();
+    rec["benchmark_targets_in_context"] = g.trace["benchmark_targets_in_context"].size();
     p.trace = std::move(g.trace);
   }
   p.diff = unified_diff(task.file, original, p.patched);
@@ -389,6 +400,28 @@ std::vector<json> read_results(const std::string& path) {
 }
 
 // ------------------------------------------------------------------------------------------ runner
+namespace {
+
+// Every task's target in `repo`, as entity indices of its engine: a benchmark's targets are out of every
+// ProjAgent context pool of every task (ProjAgent 4.1), and they rank their files first in function
+// selection. All tasks of the file count, whatever the shard. Targets that do not resolve are left out
+// (their own task reports the error).
+std::vector<int> repository_targets(const std::vector<EvalTask>& tasks, const std::string& repo, const Engine& eng) {
+  std::vector<int> out;
+  for (const auto& t : tasks) {
+    if (t.repo != repo) continue;
+    try {
+      out.push_back(eng.resolve_target(t.file + "::" + t.function).entity);
+    } catch (const Error&) {
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
 int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string&)>& engine_for) {
   check_methods(o, models);
@@ -399,6 +432,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
   auto done = finished_pairs(o);
   terminate_last_line(results_path);
   std::ofstream results(results_path, std::ios::app);
+  std::map<std::string, std::vector<int>> targets_of_repo;
   int written = 0;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     if (static_cast<int>(ti % static_cast<size_t>(o.shards)) != o.shard) continue;
@@ -414,7 +448,12 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}};
       MethodPatch patch;
       try {
-        patch = patch_for_method(*eng, models, task, method, o.gen, rec);
+        GenerationParams gen = o.gen;
+        if (method != "gold" && method != "stub" && method != "given") {
+          if (!targets_of_repo.count(task.repo)) targets_of_repo[task.repo] = repository_targets(tasks, task.repo, *eng);
+          gen.benchmark_targets = targets_of_repo[task.repo];
+        }
+        patch = patch_for_method(*eng, models, task, method, gen, rec);
       } catch (const Error& e) {
         if (e.code() == ExitCode::interrupted) throw;
         rec["passed"] = false;

@@ -130,11 +130,12 @@ void ModelConfig::validate(const std::string& role, const std::string& source) c
 }
 
 void LlmConfig::apply_json(const json& j, const std::string& file) {
-  ConfigObject o(j, "", file, {"llm", "embedding", "hidden_states", "cache"});
+  ConfigObject o(j, "", file, {"llm", "embedding", "hidden_states", "cache", "python"});
   if (o.has("llm")) model_from_json(llm, o.at("llm"), "llm", file);
   if (o.has("embedding")) model_from_json(embedding, o.at("embedding"), "embedding", file);
   if (o.has("hidden_states")) model_from_json(hidden_states, o.at("hidden_states"), "hidden_states", file);
   if (o.has("cache")) cache_path = expand_home(o.str("cache", ""));
+  if (o.has("python")) python = expand_home(o.str("python", ""));
 }
 
 LlmConfig LlmConfig::load(const std::string& path) {

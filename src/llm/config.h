@@ -40,6 +40,9 @@ struct LlmConfig {
   // (the paper uses one model for both; with two, steps are judged by one and projected by the other).
   ModelConfig hidden_states;
   std::string cache_path;  // empty = LlmCache::default_path()
+  // The python3 of the generation's syntax check (top-level "python"; generate/python_syntax.h), kept here
+  // because it lives in the same config file; the LLM layer does not use it.
+  std::string python;
   bool cache_read = true;  // --no-cache: fresh calls (results are still stored)
   std::string source;      // the file it was read from, if any
 

@@ -414,7 +414,7 @@ class LlamaBackend : public LlmBackend {
       ~CaptureOff() { c.active = false; }
     } capture_off{capture_};
     for (int i = 0; i < budget; ++i) {
-      throw_if_interrupted("earlier LLM results are cached");
+      throw_if_interrupted("LLM answers finished so far are cached; re-run to resume");
       llama_token t = gram ? sample_constrained(smpl, gram) : llama_sampler_sample(smpl, gen_ctx_, -1);
       if (llama_vocab_is_eog(vocab_, t)) {
         g.finish_reason = "stop";

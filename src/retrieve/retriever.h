@@ -28,6 +28,11 @@ struct RetrievalQuery {
   // The target's hidden-body context, built once by the caller when it sends several queries for one
   // target (generation: one per step); null = built by the strategy when it needs it.
   std::shared_ptr<const TargetContext> context;
+  // Entity indices of the benchmark's other target functions (`evaluate`: every task of the repository).
+  // ProjAgent's pools never hold them: procedural (ProjAgent 4.1: not decomposed, not accepted from the
+  // agent, so never expanded; they also rank their files first in function selection) and semantic
+  // (`imports`). The REPOCOD baselines ignore them: REPOCOD hides only the task's own body.
+  std::vector<int> benchmark_targets;
 };
 
 // The context of q's target: q.context when set, else built now; null without a target.
@@ -76,6 +81,7 @@ struct RetrievalResult {
   std::vector<PlanStep> plan;
   nlohmann::json trace;  // null when the strategy keeps none
   LlmUsage usage;
+  std::string empty_reason;  // why there is no hit, when the strategy can say ("no grounded context step: ...")
 };
 
 class Retriever {

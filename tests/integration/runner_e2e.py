@@ -175,6 +175,64 @@ def scheduler_shards(ck, binary, tasks, work):
              tail(p.stderr))
 
 
+PROCEDURAL_BOUNDS = ["max_context_functions=2", "max_steps=2", "description_chars=40", "snippet_chars=60",
+                     "decompose_tokens=160", "judge_tokens=160", "agent_tokens=160", "projection_tokens=8",
+                     "max_rounds=1", "agent_budget=1"]
+
+
+def projagent_benchmark(ck, binary, repo, work, tasks, model, before):
+    """ProjAgent over a task file whose two tasks share colorama/ansi.py: every task's target is out of
+    the other's context pools (the trace says so, and no context names it), the function selection counts
+    both, and the offline stage is computed once for the benchmark and reused by the second task."""
+    out = os.path.join(work, "out-projagent")
+    args = ["evaluate", tasks, "--methods", "projagent", "--out", out, "--model", model, "--max-tokens", "48",
+            "--max-rounds", "1", "--cache", os.path.join(work, "llm.db"), "--timeout", "120"]
+    for p in PROCEDURAL_BOUNDS:
+        args += ["--param", p]
+    p = run(binary, args, timeout=900)
+    ck.check(p.returncode == 0, "projagent over the benchmark: the runner completes", tail(p.stderr))
+    if p.returncode != 0:
+        return
+    targets = {"colorama/ansi.py::code_to_chars", "colorama/ansi.py::AnsiCodes.__init__"}
+    traces = {}
+    for name in os.listdir(os.path.join(out, "artifacts", "projagent")):
+        with open(os.path.join(out, "artifacts", "projagent", name)) as f:
+            art = json.load(f)
+        traces[art["trace"]["target"]] = art["trace"]
+    ck.check(set(traces) == targets, "projagent: one trace per task", str(list(traces)))
+    order = [json.loads(l)["task"] for l in open(os.path.join(out, "results.jsonl"))]
+    for target, t in traces.items():
+        other = (targets - {target}).pop()
+        ck.check(t.get("benchmark_targets") == [other], f"{target}: the trace names the other task's target",
+                 json.dumps(t.get("benchmark_targets")))
+        ck.check(t.get("benchmark_targets_in_context") == [], f"{target}: no prompt context is another task's target",
+                 json.dumps(t.get("benchmark_targets_in_context")))
+        proc = t.get("procedural", {})
+        named = set()
+        for r in proc.get("rounds", []):
+            for ts in r.get("target_steps", []):
+                named |= {x["function"] for key in ["initial_seeds", "verification"] for x in ts.get(key, [])
+                          if x.get("same_operation", x.get("similar"))}
+                named |= {x["function"] for x in ts.get("proposals", []) if x.get("outcome") == "accepted"}
+        named |= {c["title"] for c in t.get("prompt_contexts", [])}
+        ck.check(other not in named and target not in named, f"{target}: no procedural or prompt context is a target",
+                 str(sorted(named))[:300])
+        decs = [d["function"] for d in proc.get("offline", {}).get("decompositions", [])]
+        ck.check(not (set(decs) & targets), f"{target}: neither target is decomposed as context", str(decs))
+        ck.check(proc.get("benchmark_targets") == [other], f"{target}: the procedural trace excludes the other target")
+    first, second = [traces[tid.split("::", 1)[1]] for tid in order] if len(order) == 2 else (None, None)
+    if first and second:
+        ck.check(first["procedural"]["offline"]["reused"] is False and second["procedural"]["offline"]["reused"] is True
+                 and second["procedural"]["llm_usage_by_stage"]["offline"]["total"]["calls"] == 0,
+                 "the offline stage is computed for the first task and reused by the second (0 calls)",
+                 json.dumps([first["procedural"]["offline"]["reused"], second["procedural"]["offline"]["reused"]]))
+        ck.check(first["procedural"]["offline"]["key"] == second["procedural"]["offline"]["key"],
+                 "one offline artifact for the benchmark")
+    sel = traces["colorama/ansi.py::code_to_chars"]["procedural"]["offline"]["function_selection"]
+    ck.check(sel[:1] == ["colorama/ansi.py"], "function selection ranks the file holding both targets first", str(sel))
+    ck.check(tree_hashes(repo) == before, "projagent: every repository file is as it was")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repoctx", required=True)
@@ -217,6 +275,9 @@ def main():
         ck.check(p.returncode == 2 and "--shard" in p.stderr, "bad shard: usage error", tail(p.stderr))
         p = run(a.repoctx, ["evaluate", tasks, "--methods", "nope", "--out", s0])
         ck.check(p.returncode == 2 and "method 'nope'" in p.stderr, "unknown method: usage error naming it")
+        p = run(a.repoctx, ["evaluate", tasks, "--methods", "specagent", "--out", os.path.join(work, "out-spec")])
+        ck.check(p.returncode == 2 and "cannot be reproduced" in p.stderr and "DEVIATIONS" in p.stderr,
+                 "specagent: a usage error that says why it cannot be reproduced", tail(p.stderr))
         # REPOCOD's task format.
         rc = os.path.join(work, "repocod.json")
         with open(rc, "w") as f:
@@ -247,6 +308,7 @@ def main():
             ck.check(tree_hashes(repo) == before, "tiny model: every repository file is as it was")
             arts = os.path.join(og, "artifacts", "sparse")
             ck.check(os.path.isdir(arts) and len(os.listdir(arts)) == 2, "artifacts (diff + trace) per task")
+            projagent_benchmark(ck, a.repoctx, repo, work, tasks, model, before)
         scheduler_shards(ck, a.repoctx, tasks, work)
         make_tasks(ck, a.repoctx, repo, work, before)
         kill_mid_task(ck, a.repoctx, repo, work, signal.SIGKILL, before)
