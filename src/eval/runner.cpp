@@ -136,6 +136,7 @@ const std::vector<std::string>& evaluation_methods() {
 ModelNeeds evaluation_method_needs(const std::string& method) {
   const auto& all = evaluation_methods();
   if (std::find(all.begin(), all.end(), method) == all.end()) {
+    check_not_unreproducible(method);
     std::string names;
     for (const auto& x : all) names += (names.empty() ? "" : ", ") + x;
     throw Error(ExitCode::usage, "unknown method '" + method + "'; methods: " + names);
