@@ -71,7 +71,8 @@ ModelSet open_models(const ModelOptions& o, const ModelNeeds& needs);
 // --------------------------------------------------------------------------------------- results
 nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx);
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
-void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
+// With `completion`, names of completion parameters (samples, candidates, pool, ...) set those instead.
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion = nullptr);
 // "a,b, c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 // Writes `text` to `path`, or throws Error(bad_input) naming the file.

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   add_eval_commands(app, commands);
   add_llm_commands(app, commands);
   add_bench_commands(app, commands);
+  add_complete_commands(app, commands);  // AlignCoder: cli/cmd_complete.cpp
 
   try {
     app.parse(argc, argv);
