@@ -86,6 +86,16 @@ std::vector<int> parse_ks(const std::string& s) {
   return out;
 }
 
+// The completion methods use an embedding model only when one is configured for that role (--embed-model,
+// --embed-endpoint or "embedding" in the config): the LLM as a fallback embedder would put a generator's
+// pooled states (or a server without /embeddings) into ReACC's dense half.
+ModelNeeds without_fallback_embedder(ModelNeeds n, const ModelOptions& mo) {
+  if (n.embedder_optional && mo.embed_model.empty() && mo.embed_endpoints.empty() &&
+      !llm_config(mo).embedding.configured())
+    n.embedder_optional = false;
+  return n;
+}
+
 // Engines by repository path, opened (and refreshed) on first use.
 struct EngineCache {
   OutputOptions out;
@@ -138,7 +148,7 @@ struct CompleteCmd {
       throw Error(ExitCode::not_found,
                   "file '" + file + "' is not in the index (paths are relative to the repository)");
     auto ctx = make_cursor_context(*eng, Cursor{*f, line, column});
-    ModelSet ms = open_models(models, completion_needs(ro));
+    ModelSet ms = open_models(models, without_fallback_embedder(completion_needs(ro), models));
     auto r = make_method(labels.at(0), *eng, ms.models, ro);
     CompletionOutcome o = complete_at(*eng, ms.models, *r, ctx, ro, kind);
     if (out.json) {
@@ -187,7 +197,7 @@ struct CompleteEvalCmd {
     std::tie(ro.shard, ro.shards) = parse_shard(shard);
     ro.quiet = out.quiet;
     auto tasks = load_completion_tasks(tasks_path, tl);
-    ModelSet ms = open_models(models, completion_needs(ro));
+    ModelSet ms = open_models(models, without_fallback_embedder(completion_needs(ro), models));
     EngineCache engines{out, {}};
     int n = run_completion_eval(tasks, ro, ms.models, [&](const std::string& r) -> Engine& { return engines(r); });
     if (!out.quiet) log_info("{} result(s) written to {}/results.jsonl", n, ro.out_dir);
@@ -331,7 +341,7 @@ void add_training(CLI::App& app, Commands& out) {
   s->add_option("--lr", t->o.lr, "Adam learning rate")->capture_default_str();
   s->add_option("--weight-decay", t->o.weight_decay, "decay of the learned rows")->capture_default_str();
   s->add_option("--seed", t->o.seed, "training data, shuffling and sampling seed")->capture_default_str();
-  s->add_option("--labels", t->o.labels, "overlap (LLM-free) or ppl (eq. 24, needs --model)")->capture_default_str();
+  s->add_option("--labels", t->o.labels, "defines (LLM-free: the snippet defining the most of the target's identifiers), overlap (also containment-only labels) or ppl (eq. 24, needs --model)")->capture_default_str();
   s->add_option("--query", t->o.query, "enhanced (AlignCoder) or plain (RLCoder)")->capture_default_str();
   s->add_option("--candidates", t->o.candidate_source, "oracle (the target) or sample (the LLM)")
       ->capture_default_str();
@@ -367,7 +377,7 @@ struct RetrievalEvalCmd {
     ModelNeeds needs;
     for (const auto& m : o.methods)
       if (m == "reacc" || starts_with(m, "aligncoder") || m == "rlcoder") needs.embedder_optional = true;
-    ModelSet ms = open_models(models, needs);
+    ModelSet ms = open_models(models, without_fallback_embedder(needs, models));
     EngineCache engines{out, {}};
     auto rep =
         run_completion_retrieval_eval(tasks, o, ms.models, [&](const std::string& r) -> Engine& { return engines(r); });

@@ -74,7 +74,7 @@ std::vector<int> training_files(const Engine& e) {
   return out;
 }
 
-int overlap_label(const std::string& target, const std::vector<std::string>& candidates) {
+int overlap_label(const std::string& target, const std::vector<std::string>& candidates, bool require_definition) {
   std::unordered_set<uint64_t> wanted;
   for (const auto& t : code_tokens(target))
     if (t.whole && t.role != TokenRole::keyword) wanted.insert(t.id);
@@ -87,8 +87,10 @@ int overlap_label(const std::string& target, const std::vector<std::string>& can
       contained.insert(t.id);
       if (t.role == TokenRole::definition) defined.insert(t.id);
     }
-    int score = 2 * static_cast<int>(defined.size()) + static_cast<int>(contained.size());
-    if (score > best_score) {  // ties keep BM25's order
+    // Definitions first, then containment; ties keep BM25's order.
+    int score = 1000 * static_cast<int>(defined.size()) + static_cast<int>(contained.size());
+    if (require_definition && defined.empty()) continue;
+    if (score > best_score) {
       best_score = score;
       best = static_cast<int>(i);
     }
@@ -189,10 +191,12 @@ bool make_sample(const TrainingRepo& repo, int file, const AlignTrainOptions& o,
   }
   std::string text = window;
   for (const auto& c : candidates) text += "\n" + c;
-  auto pool = coarse_retrieve(e, *ctx, text, enhanced, o.candidates_per_query);
+  // C: the candidate set of the fine retrieval, as at inference (BM25's best n and the dependency snippets).
+  auto pool = fine_pool(e, *ctx, text, enhanced, o.candidates_per_query);
   if (pool.size() < 2) return false;
+  CrossFileIdf idf(e, *ctx);
   std::vector<std::string> texts;
-  for (const auto& it : pool) texts.push_back(item_text(e, *ctx, it));
+  std::vector<FeatureBag> bags = item_bags(e, *ctx, pool, idf, &texts);
   int label = -1;
   if (o.labels == "ppl") {
     LlmBackend& llm = models.need_llm("perplexity labels (--labels ppl)");
@@ -202,20 +206,13 @@ bool make_sample(const TrainingRepo& repo, int file, const AlignTrainOptions& o,
       if (label < 0 || ppl < best) best = ppl, label = static_cast<int>(i);
     }
   } else {
-    label = overlap_label(pos.target, texts);
+    label = overlap_label(pos.target, texts, o.labels == "defines");
   }
   if (label < 0) return false;
-  CrossFileIdf idf(e, *ctx);
-  std::function<double(uint64_t)> idf_fn = [&](uint64_t t) { return idf(t); };
   BagBuilder qb;
-  qb.add_query(window, cp.recent_lines, candidates);
-  s.query = qb.build(idf_fn);
-  s.docs.clear();
-  for (const auto& t : texts) {
-    BagBuilder b;
-    b.add(t, TokenPlace::document);
-    s.docs.push_back(b.build(idf_fn));
-  }
+  qb.add_query(query_parts(e, *ctx, cp.query_lines, candidates), cp.recent_lines);
+  s.query = qb.build([&](uint64_t t) { return idf(t); });
+  s.docs = std::move(bags);
   if (o.encoder.mix) {
     LlmBackend& emb = models.need_embedder("an AlignRetriever mixed with a GGUF embedding");
     s.query.frozen = e.embed_query(emb, text);
@@ -370,7 +367,8 @@ EpochReport train_one_epoch(AlignEncoder& enc, AdamState& adam, std::vector<Alig
 namespace {
 
 void check_options(const AlignTrainOptions& o) {
-  if (o.labels != "overlap" && o.labels != "ppl") throw Error(ExitCode::usage, "--labels takes overlap or ppl");
+  if (o.labels != "overlap" && o.labels != "defines" && o.labels != "ppl")
+    throw Error(ExitCode::usage, "--labels takes overlap, defines or ppl");
   if (o.query != "enhanced" && o.query != "plain") throw Error(ExitCode::usage, "--query takes enhanced or plain");
   if (o.candidate_source != "oracle" && o.candidate_source != "sample")
     throw Error(ExitCode::usage, "--candidates takes oracle or sample");

@@ -40,7 +40,7 @@ struct AlignTrainOptions {
   double weight_decay = 1e-4;
   uint64_t seed = 0;
   int candidates_per_query = 10;            // n = |C|
-  std::string labels = "overlap";           // overlap | ppl
+  std::string labels = "defines";           // defines | overlap | ppl
   std::string query = "enhanced";           // enhanced (AlignCoder) | plain (RLCoder: the unfinished code only)
   std::string candidate_source = "oracle";  // oracle (the target itself) | sample (the LLM, k samples)
   double candidate_rate = 0.5;              // share of samples whose enhanced query carries candidates
@@ -95,7 +95,10 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
 EpochReport train_one_epoch(AlignEncoder& enc, AdamState& adam, std::vector<AlignSample>& samples, int batch,
                             uint64_t seed);
 // The LLM-free label: index into `candidates` or -1.
-int overlap_label(const std::string& target, const std::vector<std::string>& candidates);
+// The snippet defining the most of the target's identifiers, then the one containing the most; with
+// require_definition, only snippets that define at least one.
+int overlap_label(const std::string& target, const std::vector<std::string>& candidates,
+                  bool require_definition = false);
 // The K tokens with the highest document frequency over the repositories' snippets.
 std::vector<uint64_t> frequent_tokens(const std::vector<TrainingRepo>& repos, int k);
 

@@ -149,7 +149,11 @@ int run_completion_eval(const std::vector<CompletionTask>& tasks, const Completi
       } catch (const Error& err) {
         // A backend failure or Ctrl-C stops the run (re-run to resume); anything about the task is its result.
         if (err.code() == ExitCode::interrupted || err.code() == ExitCode::llm) throw;
-        rec = {{"task", t.id}, {"method", label}, {"benchmark", t.benchmark}, {"kind", t.kind}, {"error", err.what()}};
+        rec = {{"task", t.id},
+               {"method", label},
+               {"benchmark", t.benchmark.empty() ? std::string("unreadable") : t.benchmark},
+               {"kind", t.kind},
+               {"error", err.what()}};
         log_warn("{} [{}]: {}", t.id, label, err.what());
       }
       results << rec.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
@@ -171,7 +175,8 @@ std::string completion_table(const std::vector<std::string>& dirs, bool csv) {
       std::string m = j["method"].get<std::string>(), b = j.value("benchmark", std::string("?"));
       if (std::find(methods.begin(), methods.end(), m) == methods.end()) methods.push_back(m);
       if (std::find(benchmarks.begin(), benchmarks.end(), b) == benchmarks.end()) benchmarks.push_back(b);
-      last[{j["task"].get<std::string>(), m}] = std::move(j);
+      std::pair<std::string, std::string> key{j["task"].get<std::string>(), m};  // before j is moved from
+      last[std::move(key)] = std::move(j);
     }
   }
   std::sort(benchmarks.begin(), benchmarks.end());
@@ -190,6 +195,11 @@ std::string completion_table(const std::vector<std::string>& dirs, bool csv) {
     c.em += j.value("em", 0);
     c.es += j.value("es", 0.0);
   }
+  // Columns: the benchmarks with a scored task (those with errors only are counted below the table).
+  std::vector<std::string> scored_benchmarks;
+  for (const auto& b : benchmarks)
+    if (std::any_of(methods.begin(), methods.end(), [&](const std::string& m) { return cells[m][b].n > 0; }))
+      scored_benchmarks.push_back(b);
   std::string s;
   if (csv) {
     s = "method,benchmark,tasks,errors,em,es\n";
@@ -203,15 +213,15 @@ std::string completion_table(const std::vector<std::string>& dirs, bool csv) {
     return s;
   }
   s = "| Method |";
-  for (const auto& b : benchmarks) s += fmt::format(" {} EM | {} ES |", b, b);
+  for (const auto& b : scored_benchmarks) s += fmt::format(" {} EM | {} ES |", b, b);
   s += " Average EM | Average ES |\n|---|";
-  for (size_t i = 0; i < benchmarks.size() + 1; ++i) s += "---|---|";
+  for (size_t i = 0; i < scored_benchmarks.size() + 1; ++i) s += "---|---|";
   s += "\n";
   for (const auto& m : methods) {
     s += "| " + m + " |";
     double sem = 0, ses = 0;
     int nb = 0;
-    for (const auto& b : benchmarks) {
+    for (const auto& b : scored_benchmarks) {
       const Cell& c = cells[m][b];
       if (!c.n) {
         s += " - | - |";

@@ -14,8 +14,8 @@ nothing; what is checked is that everything runs and is kept:
      no new LLM call (the cache's entries do not grow: the samples have a fixed seed);
   4. Ctrl-C in the middle of a run: exit 130, finished results kept, the re-run completes without duplicates;
   5. `complete` at one cursor, and RQ2's sweep (--k 1..2: one row per sampling number);
-  6. train-aligncoder with perplexity labels from the model's log-probabilities (eq. 24), one small epoch,
-     and retrieve with the model it wrote.
+  0. first, train-aligncoder with perplexity labels from the model's log-probabilities (eq. 24), one small
+     epoch, with the model in process: the AlignRetriever the methods then use.
 """
 import argparse
 import json
@@ -100,6 +100,8 @@ def main():
         good = [json.loads(x) for x in open(tasks)]
         ck.check(len(good) == 4, f"4 tasks built ({[t['kind'] for t in good]})")
         write_bad_tasks(tasks, good[0])
+        # The AlignRetriever the methods use: trained here with perplexity labels (eq. 24) from the tiny model.
+        aligned = check_training(ck, binary, env, repo, work, model, good[0])
         port = free_port()
         log = open(os.path.join(work, "server.log"), "w")
         srv = subprocess.Popen([a.llama_server, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "4096",
@@ -116,14 +118,13 @@ def main():
                 raise Failure("llama-server did not become healthy")
             cache = os.path.join(work, "llm.db")
             llm = ["--backend", "openai", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "tiny",
-                   "--cache", cache]
+                   "--model-file", aligned, "--cache", cache]
             check_eval(ck, binary, env, tasks, good, work, llm, cache)
             check_interrupt(ck, binary, env, tasks, work, llm)
             check_single_and_sweep(ck, binary, env, repo, good, work, llm)
         finally:
             srv.send_signal(signal.SIGTERM)
             srv.wait(timeout=30)
-        check_training(ck, binary, env, repo, work, model)
     return ck.finish("completion_e2e")
 
 
@@ -213,25 +214,24 @@ def check_single_and_sweep(ck, binary, env, repo, good, work, llm):
              tail(p.stderr) + table[:300])
 
 
-def check_training(ck, binary, env, repo, work, model):
+def check_training(ck, binary, env, repo, work, model, task):
     out = os.path.join(work, "align.json")
     cmd = ["train-aligncoder", repo, "--out", out, "--epochs", "1", "--samples", "3", "--labels", "ppl",
            "--candidates-per-query", "3", "--model", model, "--ctx", "4096", "--cache", os.path.join(work, "t.db"),
            "--param", "context_chars=1200", "--param", "code_chars=1200", "--json"]
     p = run(binary, cmd, env=env, timeout=900)
-    ck.check(p.returncode == 0, "train-aligncoder with perplexity labels (eq. 24) exits 0", tail(p.stderr))
-    if p.returncode == 0:
-        rep = json.loads(p.stdout)
-        ck.check(rep["epochs"] and rep["epochs"][0]["samples"] > 0, "samples were labelled by perplexity",
-                 json.dumps(rep)[:300])
-        good = json.loads(open(os.path.join(work, "tasks.jsonl")).readline())
-        p = run(binary, ["retrieve", repo, "--strategy", "aligncoder", "--model-file", out, "--param", "candidates=none",
-                         "--file", good["file"], "--line", str(good["line"]), "--json"], env=env)
-        ck.check(p.returncode == 0 and json.loads(p.stdout)["results"], "retrieve loads the trained model",
-                 tail(p.stderr))
-        p = run(binary, cmd, env=env, timeout=300)
-        ck.check(p.returncode == 0 and json.loads(p.stdout)["resumed_from"] == 1,
-                 "a re-run finds the finished epoch in the checkpoint", tail(p.stderr))
+    if not ck.check(p.returncode == 0, "train-aligncoder with perplexity labels (eq. 24) exits 0", tail(p.stderr)):
+        raise Failure("no AlignRetriever model to evaluate with")
+    rep = json.loads(p.stdout)
+    ck.check(rep["epochs"] and rep["epochs"][0]["samples"] > 0, "samples were labelled by perplexity",
+             json.dumps(rep)[:300])
+    p = run(binary, ["retrieve", repo, "--strategy", "aligncoder", "--model-file", out, "--param", "candidates=none",
+                     "--file", task["file"], "--line", str(task["line"]), "--json"], env=env)
+    ck.check(p.returncode == 0 and json.loads(p.stdout)["results"], "retrieve loads the trained model", tail(p.stderr))
+    p = run(binary, cmd, env=env, timeout=300)
+    ck.check(p.returncode == 0 and json.loads(p.stdout)["resumed_from"] == 1,
+             "a re-run finds the finished epoch in the checkpoint", tail(p.stderr))
+    return out
 
 
 if __name__ == "__main__":

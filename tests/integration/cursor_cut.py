@@ -20,12 +20,15 @@ import time
 from _util import Checker, Failure, TempDir, cmdline, main_wrapper, run, run_ok, tail
 
 # (label, strategy, extra retrieve args)
+# MODEL: a model trained at the start of the run on REPO (learned weights, not just the initial ones).
 STRATEGIES = [
     ("bm25 (coarse)", "aligncoder-snippets", ["--param", "dependency_snippets=1"]),
     ("aligncoder untrained", "aligncoder", ["--param", "candidates=none", "--model-file", "untrained"]),
+    ("aligncoder trained", "aligncoder", ["--param", "candidates=none", "--model-file", "MODEL"]),
     ("aligncoder built-in", "aligncoder", ["--param", "candidates=none"]),
-    ("aligncoder oracle", "aligncoder", ["--param", "candidates=oracle", "--completion", "OracleCandidate(x)"]),
-    ("rlcoder", "rlcoder", []),
+    ("aligncoder oracle", "aligncoder", ["--param", "candidates=oracle", "--completion", "OracleCandidate(x)",
+                                         "--model-file", "MODEL"]),
+    ("rlcoder", "rlcoder", ["--model-file", "MODEL"]),
     ("reacc", "reacc", []),
     ("in-file", "in-file", []),
 ]
@@ -63,6 +66,11 @@ def main():
         run_ok(binary, ["make-completion-tasks", repo, "--db", db, "--no-refresh", "--kind", "both",
                         "--max", str(a.tasks), "--out", tasks_path, "-q"])
         tasks = [json.loads(line) for line in open(tasks_path)]
+        model = os.path.join(tmp, "align.json")
+        p = run(binary, ["train-aligncoder", repo, "--out", model, "--epochs", "1", "--samples", "300", "-q"],
+                env={"REPOCTX_INDEX_DIR": os.path.join(tmp, "indexes")}, timeout=600)
+        if p.returncode != 0:
+            raise Failure(f"train-aligncoder failed: {tail(p.stderr)}")
         ck.check(len(tasks) == a.tasks, f"{len(tasks)} tasks built (line and API level)")
         ck.check(any(t["kind"] == "api" and t.get("definitions") for t in tasks), "API tasks name their definitions")
         skip_builtin = False
@@ -87,7 +95,8 @@ def main():
                 if label == "aligncoder built-in" and skip_builtin:
                     continue
                 args = ["--file", path, "--line", str(t["line"]), "--column", str(t["column"]),
-                        "--strategy", strategy, "-k", "20", "--json", "-q", "--no-refresh"] + extra
+                        "--strategy", strategy, "-k", "20", "--json", "-q", "--no-refresh"]
+                args += [model if x == "MODEL" else x for x in extra]
                 pa = run(binary, ["retrieve", repo, "--db", db] + args)
                 if label == "aligncoder built-in" and pa.returncode == 3 and "no built-in" in pa.stderr:
                     print("  (no built-in AlignRetriever model in this build: that row is skipped)")

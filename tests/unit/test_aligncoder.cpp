@@ -34,7 +34,7 @@ namespace {
 FeatureBag bag(const std::string& code, const std::vector<std::string>& cands, bool query) {
   BagBuilder b;
   if (query)
-    b.add_query(code, 2, cands);
+    b.add_query({"import os\n", code, "os path", cands}, 2);
   else
     b.add(code, TokenPlace::document);
   return b.build([](uint64_t id) { return 0.5 + static_cast<double>(id % 7) / 4.0; });

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "util/error.h"
 #include "util/text.h"
@@ -56,6 +57,33 @@ std::shared_ptr<const CursorContext> make_cursor_context(const Engine& e, const 
   ctx->own_base = static_cast<int>(v.snippets().size());
   ctx->dep_base = ctx->own_base + static_cast<int>(ctx->own_spans.size());
   return ctx;
+}
+
+size_t window_start(const std::string& unfinished, int lines) {
+  if (lines <= 0) return 0;
+  size_t end = unfinished.size(), start = end;
+  int seen = 0;
+  while (end > 0 && seen < lines) {
+    size_t s = unfinished.rfind('\n', end - 1);
+    s = s == std::string::npos ? 0 : s + 1;
+    if (!is_blank(std::string_view(unfinished).substr(s, end - s))) {
+      ++seen;
+      start = s;
+    }
+    if (s == 0) break;
+    end = s - 1;
+  }
+  return start == unfinished.size() ? 0 : start;
+}
+
+std::string imported_names(const Engine& e, const CursorContext& ctx) {
+  std::string out;
+  for (const Import& im : e.view().imports(ctx.cursor.file)) {
+    if (im.line >= ctx.cursor.line) continue;
+    for (const std::string* s : {&im.module, &im.name, &im.alias})
+      if (!s->empty()) out += *s + " ";
+  }
+  return out;
 }
 
 std::string query_window(const std::string& unfinished, int lines) {
@@ -178,6 +206,44 @@ std::vector<CodebaseItem> in_file_retrieve(const Engine& e, const CursorContext&
   }
   rank_items(e, ctx, items, top_k);
   return items;
+}
+
+QueryParts query_parts(const Engine& e, const CursorContext& ctx, int query_lines,
+                       std::vector<std::string> candidates) {
+  QueryParts q;
+  size_t at = window_start(ctx.unfinished, query_lines);
+  q.far = ctx.unfinished.substr(0, at);
+  q.window = query_window(ctx.unfinished, query_lines);
+  q.imports = imported_names(e, ctx);
+  q.candidates = std::move(candidates);
+  return q;
+}
+
+std::vector<CodebaseItem> fine_pool(const Engine& e, const CursorContext& ctx, const std::string& text,
+                                    bool with_dependencies, int pool) {
+  auto items = coarse_retrieve(e, ctx, text, with_dependencies, pool);
+  if (!with_dependencies) return items;
+  std::vector<char> have(ctx.dependencies.size(), 0);
+  for (const auto& it : items)
+    if (it.kind == CodebaseItem::Kind::dependency) have[static_cast<size_t>(it.id)] = 1;
+  for (size_t i = 0; i < have.size(); ++i)
+    if (!have[i]) items.push_back({CodebaseItem::Kind::dependency, static_cast<int>(i), 0.0});
+  return items;
+}
+
+std::vector<FeatureBag> item_bags(const Engine& e, const CursorContext& ctx, const std::vector<CodebaseItem>& items,
+                                  const CrossFileIdf& idf, std::vector<std::string>* texts) {
+  std::function<double(uint64_t)> idf_fn = [&](uint64_t t) { return idf(t); };
+  std::vector<FeatureBag> out;
+  out.reserve(items.size());
+  for (const auto& it : items) {
+    std::string text = item_text(e, ctx, it);
+    BagBuilder b;
+    b.add(text, TokenPlace::document);
+    out.push_back(b.build(idf_fn));
+    if (texts) texts->push_back(std::move(text));
+  }
+  return out;
 }
 
 std::string item_text(const Engine& e, const CursorContext& ctx, const CodebaseItem& it) {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "retrieve/aligncoder/encoder.h"
 #include "retrieve/aligncoder_snippets.h"
 #include "retrieve/retriever.h"
 
@@ -50,6 +51,10 @@ std::shared_ptr<const CursorContext> make_cursor_context(const Engine& e, const 
 
 // RLCoder's query: the last `lines` non-blank lines of the unfinished code (0 = all of it).
 std::string query_window(const std::string& unfinished, int lines);
+// Where that window starts (a byte offset into the unfinished code).
+size_t window_start(const std::string& unfinished, int lines);
+// The names the cursor's file imports before the cursor (bound names, imported names, module parts).
+std::string imported_names(const Engine& e, const CursorContext& ctx);
 
 // One retrievable piece of the codebase.
 struct CodebaseItem {
@@ -85,6 +90,18 @@ class CrossFileIdf {
   double n_ = 0;
   std::unordered_map<uint64_t, int> file_df_;
 };
+
+// III-C fine-grained retrieval, shared by the retrievers and training:
+// the encoder's query (the unfinished code around the window, the imported names, the candidates),
+QueryParts query_parts(const Engine& e, const CursorContext& ctx, int query_lines,
+                       std::vector<std::string> candidates);
+// the pool it re-ranks: BM25's best `pool` snippets of `text`, and (with_dependencies) every dependency
+// snippet BM25 left out (they summarise what the file imports: the APIs a completion calls),
+std::vector<CodebaseItem> fine_pool(const Engine& e, const CursorContext& ctx, const std::string& text,
+                                    bool with_dependencies, int pool);
+// and the feature bags of pool items (idf over the cross-file snippets).
+std::vector<FeatureBag> item_bags(const Engine& e, const CursorContext& ctx, const std::vector<CodebaseItem>& items,
+                                  const CrossFileIdf& idf, std::vector<std::string>* texts = nullptr);
 
 // Text, file and lines of an item; as a Hit (labels "base", "dependency", "in-file").
 std::string item_text(const Engine& e, const CursorContext& ctx, const CodebaseItem& it);

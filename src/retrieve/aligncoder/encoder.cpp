@@ -105,8 +105,9 @@ void BagBuilder::add(std::string_view text, TokenPlace place) {
   }
 }
 
-void BagBuilder::add_query(std::string_view code, int recent_lines, const std::vector<std::string>& candidates) {
-  // The boundary before the last `recent_lines` non-blank lines.
+void BagBuilder::add_query(const QueryParts& q, int recent_lines) {
+  std::string_view code = q.window;
+  // The boundary before the last `recent_lines` non-blank lines of the window.
   size_t cut = code.size();
   int seen = 0;
   size_t end = code.size();
@@ -121,9 +122,11 @@ void BagBuilder::add_query(std::string_view code, int recent_lines, const std::v
     end = start - 1;
   }
   if (recent_lines <= 0) cut = code.size();
+  add(q.far, TokenPlace::far);
   add(code.substr(0, cut), TokenPlace::code);
   add(code.substr(cut), TokenPlace::recent);
-  for (const auto& c : candidates) add(c, TokenPlace::candidate);
+  add(q.imports, TokenPlace::imported);
+  for (const auto& c : q.candidates) add(c, TokenPlace::candidate);
 }
 
 FeatureBag BagBuilder::build(const std::function<double(uint64_t)>& idf) const {
@@ -373,7 +376,7 @@ json AlignEncoder::to_json(bool exact) const {
             {"embedder", cfg_.embedder}}},
           {"features",
            {{"tokens", "util/text.h tokenize_code (sub-tokens and whole identifiers)"},
-            {"places", {"code", "recent", "candidate", "document"}},
+            {"places", {"far", "code", "recent", "imported", "candidate", "document"}},
             {"kinds", {"whole", "part"}},
             {"roles", {"other", "definition", "call", "attribute", "keyword"}},
             {"weight", "idf * log1p(sum exp(theta[place][kind][role]))"},

@@ -3,8 +3,9 @@
 //
 //   tokens    the project's code tokens (util/text.h: sub-tokens and whole identifiers; the BM25 term ids),
 //             each occurrence with its role (definition, call, attribute, keyword, other), its kind (whole
-//             identifier or sub-token) and its place (query: unfinished code, the last lines before the
-//             cursor, a candidate completion of the enhanced query; or a document, i.e. a snippet)
+//             identifier or sub-token) and its place (query: the unfinished code above the window, the
+//             window, its last lines, the imported names, a candidate completion of the enhanced query; or
+//             a document, i.e. a snippet)
 //   weight    w_t = idf(t) * log(1 + sum over occurrences of rho[place][kind][role]),  rho = exp(theta)
 //   embedding e = sum_t w_t (r_t + delta_t): r_t a fixed pseudo-random row of +-1/sqrt(D) derived from
 //             t's id (a random projection of the sparse vector: nothing stored), delta_t a learned row for
@@ -31,9 +32,11 @@
 
 namespace repoctx {
 
-enum class TokenPlace : uint8_t { code = 0, recent = 1, candidate = 2, document = 3 };
+// Where a token stands: in the query (the unfinished code above the window, the window, its last lines,
+// the names the file imports before the cursor, a candidate completion) or in a document (a snippet).
+enum class TokenPlace : uint8_t { far = 0, code = 1, recent = 2, imported = 3, candidate = 4, document = 5 };
 enum class TokenRole : uint8_t { other = 0, definition = 1, call = 2, attribute = 3, keyword = 4 };
-constexpr int kPlaces = 4, kKinds = 2, kRoles = 5, kSlots = kPlaces * kKinds * kRoles;
+constexpr int kPlaces = 6, kKinds = 2, kRoles = 5, kSlots = kPlaces * kKinds * kRoles;
 inline int token_slot(TokenPlace p, bool whole, TokenRole r) {
   return (static_cast<int>(p) * kKinds + (whole ? 0 : 1)) * kRoles + static_cast<int>(r);
 }
@@ -48,13 +51,20 @@ struct FeatureBag {
   size_t size() const { return ids.size(); }
 };
 
+struct QueryParts {
+  std::string far;      // the unfinished code before the window
+  std::string window;   // the query window: the last query_lines non-blank lines
+  std::string imports;  // the names the file imports before the cursor, space-separated
+  std::vector<std::string> candidates;
+};
+
 // Collects the tokens of texts, then makes a FeatureBag with the idf of each token.
 class BagBuilder {
  public:
   void add(std::string_view text, TokenPlace place);
-  // A query: the unfinished code (its last `recent_lines` non-blank lines count as `recent`) and the
-  // candidate completions of an enhanced query.
-  void add_query(std::string_view code, int recent_lines, const std::vector<std::string>& candidates);
+  // A query: the unfinished code above the window, the window (its last `recent_lines` non-blank lines count
+  // as `recent`), the imported names and the candidate completions of an enhanced query.
+  void add_query(const QueryParts& q, int recent_lines);
   FeatureBag build(const std::function<double(uint64_t)>& idf) const;
   const std::unordered_map<uint64_t, std::array<float, kSlots>>& counts() const { return counts_; }
 

@@ -72,30 +72,22 @@ std::vector<std::vector<float>> embed_all(LlmBackend& emb, const std::vector<std
   return res;
 }
 
-// The fine-grained retrieval of III-C: the encoder's cosine between the query (code window, candidates)
-// and each pooled snippet replaces BM25's score.
+// The fine-grained retrieval of III-C: the encoder's cosine between the query (the unfinished code around
+// the window, the imported names, the candidates) and each pooled snippet replaces BM25's score.
 void encoder_rerank(const Engine& e, const CursorContext& ctx, const AlignEncoder& enc, std::vector<CodebaseItem>& pool,
-                    const std::string& window, const std::vector<std::string>& candidates, const CompletionParams& p,
-                    LlmBackend* embedder) {
+                    const std::vector<std::string>& candidates, const CompletionParams& p, LlmBackend* embedder) {
   CrossFileIdf idf(e, ctx);
-  std::function<double(uint64_t)> idf_fn = [&](uint64_t t) { return idf(t); };
+  QueryParts parts = query_parts(e, ctx, p.query_lines, candidates);
   BagBuilder qb;
-  qb.add_query(window, p.recent_lines, candidates);
-  FeatureBag q = qb.build(idf_fn);
-  std::vector<FeatureBag> docs;
+  qb.add_query(parts, p.recent_lines);
+  FeatureBag q = qb.build([&](uint64_t t) { return idf(t); });
   std::vector<std::string> texts;
-  docs.reserve(pool.size());
-  for (const auto& it : pool) {
-    texts.push_back(item_text(e, ctx, it));
-    BagBuilder b;
-    b.add(texts.back(), TokenPlace::document);
-    docs.push_back(b.build(idf_fn));
-  }
+  std::vector<FeatureBag> docs = item_bags(e, ctx, pool, idf, &texts);
   if (enc.config().mix && !pool.empty()) {
     if (!embedder)
       throw Error(ExitCode::usage, "this AlignRetriever model was trained with the embedding model '" +
                                        enc.config().embedder + "': configure it (--embed-model / --embed-endpoint)");
-    std::string qtext = window;
+    std::string qtext = parts.window;
     for (const auto& c : candidates) qtext += "\n" + c;
     q.frozen = embed_all(*embedder, {qtext}, EmbedTask::query).at(0);
     auto dv = embed_all(*embedder, texts, EmbedTask::document);
@@ -151,8 +143,8 @@ class EncoderRetriever : public Retriever {
     }
     std::string text = window;
     for (const auto& c : candidates) text += "\n" + c;
-    auto pool = coarse_retrieve(e_, ctx, text, p_.dependency_snippets != 0, p_.pool);
-    encoder_rerank(e_, ctx, enc_, pool, window, candidates, p_, m_.embedder);
+    auto pool = fine_pool(e_, ctx, text, p_.dependency_snippets != 0, p_.pool);
+    encoder_rerank(e_, ctx, enc_, pool, candidates, p_, m_.embedder);
     rank_items(e_, ctx, pool, q.top_k);
     r.hits = to_hits(e_, ctx, pool);
     r.trace = std::move(trace);
@@ -192,7 +184,7 @@ class ReaccRetriever : public Retriever {
     } else {
       // No embedder: the encoder before any training (theta = 0, no learned rows).
       static const AlignEncoder untrained;
-      encoder_rerank(e_, ctx, untrained, pool, window, {}, p_, nullptr);
+      encoder_rerank(e_, ctx, untrained, pool, {}, p_, nullptr);
       for (const auto& it : pool) dense.push_back(it.score);
     }
     auto mixed = hybrid_scores(sparse, dense, p_.hybrid_weight);
