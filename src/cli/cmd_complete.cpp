@@ -341,7 +341,10 @@ void add_training(CLI::App& app, Commands& out) {
   s->add_option("--lr", t->o.lr, "Adam learning rate")->capture_default_str();
   s->add_option("--weight-decay", t->o.weight_decay, "decay of the learned rows")->capture_default_str();
   s->add_option("--seed", t->o.seed, "training data, shuffling and sampling seed")->capture_default_str();
-  s->add_option("--labels", t->o.labels, "defines (LLM-free: the snippet defining the most of the target's identifiers), overlap (also containment-only labels) or ppl (eq. 24, needs --model)")->capture_default_str();
+  s->add_option("--labels", t->o.labels,
+                "defines (LLM-free: the snippet defining the most of the target's identifiers), overlap (also "
+                "containment-only labels) or ppl (eq. 24, needs --model)")
+      ->capture_default_str();
   s->add_option("--query", t->o.query, "enhanced (AlignCoder) or plain (RLCoder)")->capture_default_str();
   s->add_option("--candidates", t->o.candidate_source, "oracle (the target) or sample (the LLM)")
       ->capture_default_str();

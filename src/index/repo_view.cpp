@@ -32,7 +32,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   }
   v->root_ = meta_get(db, "root");
   v->complete_ = meta_get(db, "complete") == "1";
-  if (std::string L = meta_get(db, "snippet_lines"); !L.empty()) v->snippet_lines_ = std::atoi(L.c_str());
+  v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
 
   std::unordered_map<int64_t, int> file_index;
   {
@@ -50,13 +50,9 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
       auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
       f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
       file_index[f.id] = static_cast<int>(v->files_.size());
-      v->by_path_[f.path] = static_cast<int>(v->files_.size());
-      if (!f.module.empty()) {
-        v->by_module_.emplace(f.module, static_cast<int>(v->files_.size()));
-        v->files_by_module_[f.module].push_back(static_cast<int>(v->files_.size()));
-      }
       v->files_.push_back(std::move(f));
     }
+    v->index_files();
   }
   {
     sql::Stmt s(db,
@@ -153,6 +149,17 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
         "Run `repoctx index` again to finish it.",
         db_path);
   return v;
+}
+
+void RepoView::index_files() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const FileRec& f = files_[i];
+    by_path_[f.path] = static_cast<int>(i);
+    if (f.module.empty()) continue;
+    by_module_.emplace(f.module, static_cast<int>(i));  // the first file of a module (Java: of the package)
+    files_by_module_[f.module].push_back(static_cast<int>(i));
+  }
+  if (snippet_lines_ <= 0) snippet_lines_ = 15;  // indexes made before the value was stored: the default
 }
 
 std::optional<int> RepoView::file_by_path(const std::string& path) const {

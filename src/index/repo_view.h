@@ -79,6 +79,7 @@ class RepoView {
 
  private:
   RepoView() = default;
+  void index_files();  // the lookup tables by path and by module
   std::string root_, db_path_;
   bool complete_ = false;
   int snippet_lines_ = 15;
