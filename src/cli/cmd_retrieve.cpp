@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -27,19 +28,33 @@ struct RetrieveCmd {
   std::vector<std::string> params;
   std::string benchmark_targets_file;
 
+  // A completion cursor (AlignCoder and its baselines): --file F --line N [--column C].
+  std::string file;
+  int line = 0, column = 0;
+  std::string completion;  // --completion: a given candidate completion (an oracle) for aligncoder
+
   int run() {
     apply_params(ro, params);
     // The best measured strategy for each kind of query (docs/EVAL.md): structural ranks what a function's
     // scope reaches; a free-text query has no scope, and BM25 serves it.
-    if (strategy.empty()) strategy = target.empty() ? "sparse" : "structural";
+    // A completion cursor gets AlignCoder's LLM-free codebase retrieval (III-A).
+    if (strategy.empty()) strategy = !target.empty() ? "structural" : !file.empty() ? "aligncoder-snippets" : "sparse";
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     auto eng = open_engine(repo, out);
-    ModelSet ms = open_models(models, info.needs);
+    ModelSet ms = open_models(models, retriever_needs(strategy, ro));
     RetrievalQuery q;
     q.top_k = top_k;
     q.text = query;
     if (!target.empty()) q.target = eng->resolve_target(target);
-    if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
+    if (!file.empty()) {
+      auto f = eng->view().file_by_path(file);
+      if (!f) throw Error(ExitCode::not_found, "file '" + file + "' is not in the index");
+      if (line < 1) throw Error(ExitCode::usage, "--file needs --line N (1-based)");
+      q.cursor = make_cursor_context(*eng, Cursor{*f, line, column});
+    }
+    if (!completion.empty()) q.completions = {completion};
+    if (!q.target && q.text.empty() && !q.cursor)
+      throw Error(ExitCode::usage, "give --target path::Qual.name, --query TEXT or a cursor (--file F --line N)");
     if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
     if (!benchmark_targets_file.empty())
       for (const auto& spec : read_target_specs(benchmark_targets_file))
@@ -58,7 +73,9 @@ struct RetrieveCmd {
       j["strategy"] = strategy;
       j["score"] = info.score;
       if (q.target) j["target"] = eng->target_name(q.target->entity);
-      j["query"] = sanitize_utf8(query_text(*eng, q, ctx));
+      j["query"] =
+          sanitize_utf8(q.cursor && q.text.empty() ? query_window(q.cursor->unfinished, ro.completion.query_lines)
+                                                   : query_text(*eng, q, ctx));
       j["results"] = json::array();
       int rank = 1;
       for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
@@ -139,7 +156,7 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
   c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
   c->add_option("-s,--strategy", r->strategy,
-                "retrieval strategy (see `repoctx strategies`); default: structural for --target, sparse for --query");
+                "retrieval strategy (see `repoctx strategies`); default: structural for --target, aligncoder-snippets for a cursor, sparse for --query");
   c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
   c->add_flag("--exclude-tests", r->exclude_tests,
               "leave test files (tests/, test_*.py, conftest.py) out of the results");
@@ -158,8 +175,17 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
                 "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")
       ->group(g);
   c->add_option("--param", r->params,
-                "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, "
-                "max_rounds=5, agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")")
+                "procedural and completion: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, "
+                "agent=false (all: the trace's \"params\"); samples=4, candidates=none, pool=50, dependency_snippets=1")
+      ->group(g);
+  g = "Completion cursor";
+  c->add_option("--file", r->file, "completion strategies: the file being written (relative path)")->group(g);
+  c->add_option("--line", r->line, "cursor line (1-based); the text from the cursor on is treated as absent")->group(g);
+  c->add_option("--column", r->column, "cursor column in bytes")->capture_default_str()->group(g);
+  c->add_option("--model-file", r->ro.completion.model_path,
+                "aligncoder/rlcoder: AlignRetriever model (default: the built-in one)")
+      ->group(g);
+  c->add_option("--completion", r->completion, "aligncoder: a candidate completion to enhance the query with")
       ->group(g);
   c->add_option("--benchmark-targets", r->benchmark_targets_file,
                 "procedural, imports: file of the benchmark's other targets (path::Qual.name a line), never context")

@@ -176,13 +176,17 @@ json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const Tar
   return j;
 }
 
-void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs) {
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion) {
   for (const auto& kv : kvs) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
     json v = json::parse(kv.substr(eq + 1), nullptr, false);
     if (v.is_discarded()) v = kv.substr(eq + 1);
-    p.apply(json{{kv.substr(0, eq), v}});
+    std::string name = kv.substr(0, eq);
+    if (completion && CompletionParams::has(name))
+      completion->apply(json{{name, v}});
+    else
+      p.apply(json{{name, v}});
   }
 }
 
@@ -198,7 +202,7 @@ void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
     if (v.is_discarded()) v = kv.substr(eq + 1);
     ro.study.apply(json{{kv.substr(0, eq), v}});
   }
-  apply_params(ro.procedural, procedural);
+  apply_params(ro.procedural, procedural, &ro.completion);
 }
 
 std::vector<std::string> read_target_specs(const std::string& path) {

@@ -73,7 +73,8 @@ ModelSet open_models(const ModelOptions& o, const ModelNeeds& needs);
 // --------------------------------------------------------------------------------------- results
 nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx);
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
-void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
+// With `completion`, names of completion parameters (samples, candidates, pool, ...) set those instead.
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion = nullptr);
 // The same for every strategy: a name of the context-retrieval study's parameters (StudyParams) sets that,
 // any other name a procedural one.
 void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs);

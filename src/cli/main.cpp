@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   add_llm_commands(app, commands);
   add_bench_commands(app, commands);
   add_localize_commands(app, commands);  // context-retrieval study (cli/cmd_localize.cpp)
+  add_complete_commands(app, commands);  // AlignCoder: cli/cmd_complete.cpp
 
   try {
     app.parse(argc, argv);

@@ -34,8 +34,10 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
 }  // namespace
 
 const std::vector<RetrieverInfo>& retriever_registry() {
-  ModelNeeds none, embedder, optional_embedder, procedural;
+  ModelNeeds none, embedder, optional_embedder, procedural, sampler, llm;
   embedder.embedder = true;
+  sampler.llm = sampler.embedder_optional = true;
+  llm.llm = true;
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
@@ -55,8 +57,25 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
          "confirmation (needs an LLM with hidden states)",
          procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
-        {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A",
+        {"aligncoder-snippets",
+         "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A (the coarse retrieval of "
+         "III-B for a cursor)",
          none, make_aligncoder_snippets, "BM25 score"},
+        // Completion methods (AlignCoder and its IV-B baselines): they retrieve for a cursor.
+        {"aligncoder",
+         "AlignCoder: enhanced query (unfinished code + sampled candidates) re-ranked by the trained AlignRetriever "
+         "over base + dependency snippets (needs an LLM to sample; candidates=none|oracle do not)",
+         sampler, make_aligncoder, "the AlignRetriever encoder's similarity of the enhanced query to the snippet"},
+        {"rlcoder", "RLCoder: BM25 candidates of the unfinished code re-ranked by a trained retriever",
+         optional_embedder, make_rlcoder, "the trained retriever's similarity of the unfinished code to the snippet"},
+        {"reacc", "ReACC: hybrid 0.5 norm(BM25) + 0.5 norm(dense) for the unfinished code", optional_embedder,
+         make_reacc, "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; BM25 alone without an embedder"},
+        {"repocoder",
+         "RepoCoder: iterative retrieval and generation, the completion appended to the query (needs an LLM)", llm,
+         make_repocoder, "BM25 score of the last round's query"},
+        {"in-file", "BM25 over the completed file's own snippets above what the prompt shows", none, make_in_file,
+         "BM25 score"},
+        {"no-retrieval", "no context: the unfinished code alone", none, make_no_retrieval, "(no hits)"},
         {"study-bm25",
          "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
          "holds 500 tokens (--query: the request)",
@@ -76,13 +95,21 @@ const RetrieverInfo& retriever_info(const std::string& name) {
   throw Error(ExitCode::usage, "unknown strategy '" + name + "' (available: " + names + ")");
 }
 
+ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt) {
+  ModelNeeds n = retriever_info(name).needs;
+  // AlignCoder samples its candidates with the LLM only when they are not given (oracle) or not wanted.
+  if (name == "aligncoder" && opt.completion.candidates != "sample") n.llm = false;
+  return n;
+}
+
 std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models,
                                           const RetrieverOptions& opt) {
   const RetrieverInfo& info = retriever_info(name);
+  ModelNeeds needs = retriever_needs(name, opt);
   std::string who = "the " + name + " strategy";
-  if (info.needs.llm) models.need_llm(who);
-  if (info.needs.embedder) models.need_embedder(who);
-  if (info.needs.hidden) models.need_hidden(who);
+  if (needs.llm) models.need_llm(who);
+  if (needs.embedder) models.need_embedder(who);
+  if (needs.hidden) models.need_hidden(who);
   return info.make(engine, models, opt);
 }
 
