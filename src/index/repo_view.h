@@ -75,6 +75,7 @@ class RepoView {
 
  private:
   RepoView() = default;
+  void load_entities(const std::unordered_map<int64_t, int>& file_index);  // part of open()
   std::string root_, db_path_;
   bool complete_ = false;
   std::vector<FileRec> files_;
