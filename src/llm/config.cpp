@@ -16,7 +16,8 @@ static std::string expand_home(std::string p) {
 
 static void model_from_json(ModelConfig& m, const json& j, const std::string& role) {
   if (!j.is_object()) throw Error(ExitCode::bad_input, "config: \"" + role + "\" must be an object");
-  m.backend = j.value("backend", m.backend.empty() ? std::string("llama") : m.backend);
+  bool has_endpoints = j.contains("endpoints") || j.contains("endpoint");
+  m.backend = j.value("backend", !m.backend.empty() ? m.backend : has_endpoints ? std::string("openai") : "llama");
   if (m.backend != "llama" && m.backend != "openai")
     throw Error(ExitCode::bad_input,
                 "config: " + role + ".backend must be \"llama\" or \"openai\", not \"" + m.backend + "\"");
@@ -40,18 +41,43 @@ static void model_from_json(ModelConfig& m, const json& j, const std::string& ro
               dp = j.value("document_prefix", m.llama.document_prefix);
   m.llama.query_prefix = m.openai.query_prefix = qp;
   m.llama.document_prefix = m.openai.document_prefix = dp;
+  if (j.contains("max_response_mb"))
+    m.openai.max_response_bytes = static_cast<size_t>(j["max_response_mb"].get<double>() * 1048576.0);
+  // What is still missing (a model file, endpoints) may come from the command line (--model, --endpoint):
+  // LlmConfig::validate() checks once both are applied.
+}
+
+void validate_role(const ModelConfig& m, const std::string& role, const std::string& source) {
+  std::string from = source.empty() ? "" : " (config " + source + ")";
   if (m.backend == "llama" && m.llama.model_path.empty())
-    throw Error(ExitCode::bad_input,
-                "config: " + role + " uses the llama backend but names no model file (\"model\": \"path.gguf\")");
+    throw Error(ExitCode::bad_input, role +
+                                         " uses the llama backend but names no model file: give --model path.gguf "
+                                         "or \"model\" in the config" +
+                                         from);
   if (m.backend == "openai" && m.openai.endpoints.empty())
-    throw Error(ExitCode::bad_input, "config: " + role + " uses the openai backend but lists no \"endpoints\"");
+    throw Error(ExitCode::bad_input, role +
+                                         " uses the openai backend but has no endpoint: give --endpoint URL or "
+                                         "\"endpoints\" in the config" +
+                                         from);
 }
 
 void LlmConfig::apply_json(const json& j) {
-  if (j.contains("llm")) model_from_json(llm, j["llm"], "llm");
-  if (j.contains("embedding")) model_from_json(embedding, j["embedding"], "embedding");
-  if (j.contains("hidden_states")) model_from_json(hidden_states, j["hidden_states"], "hidden_states");
-  if (j.contains("cache")) cache_path = expand_home(j["cache"].get<std::string>());
+  if (!j.is_object()) throw Error(ExitCode::bad_input, "config: the file must hold a JSON object");
+  try {
+    if (j.contains("llm")) model_from_json(llm, j["llm"], "llm");
+    if (j.contains("embedding")) model_from_json(embedding, j["embedding"], "embedding");
+    if (j.contains("hidden_states")) model_from_json(hidden_states, j["hidden_states"], "hidden_states");
+    if (j.contains("cache")) cache_path = expand_home(j["cache"].get<std::string>());
+  } catch (const json::exception& e) {
+    throw Error(ExitCode::bad_input,
+                std::string("config: a field has the wrong type (") + e.what() + "); see docs/LLM.md for the format");
+  }
+}
+
+void LlmConfig::validate() const {
+  if (llm.configured()) validate_role(llm, "llm", source);
+  if (embedding.configured()) validate_role(embedding, "embedding", source);
+  if (hidden_states.configured()) validate_role(hidden_states, "hidden_states", source);
 }
 
 LlmConfig LlmConfig::load(const std::string& path) {
@@ -89,6 +115,7 @@ LlmCache& LlmSession::cache() {
 }
 
 std::unique_ptr<LlmBackend> LlmSession::make(const ModelConfig& m) {
+  cfg_.validate();
   std::unique_ptr<LlmBackend> inner;
   if (m.backend == "llama")
     inner = make_llama_backend(m.llama);

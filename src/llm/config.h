@@ -42,6 +42,9 @@ struct LlmConfig {
   // Reads the first config file found (or `path`); throws Error(bad_input) naming the problem.
   static LlmConfig load(const std::string& path = "");
   void apply_json(const nlohmann::json& j);
+  // Every configured role has what its backend needs (a model file, endpoints); Error(bad_input) naming
+  // the missing piece otherwise. Call after command-line flags are applied over the file.
+  void validate() const;
 };
 
 // Backends wrapped in the shared cache. Throw Error(usage) when the role is not configured.
