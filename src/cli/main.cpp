@@ -28,6 +28,7 @@
 #include "eval/train_structural.h"
 #include "index/index.h"
 #include "index/schema.h"
+#include "index/store.h"
 #include "llm/config.h"
 #include "llm/prompts.h"
 #include "llm/test_model.h"
@@ -195,12 +196,15 @@ LlmConfig llm_config(const LlmFlags& f) {
   if (!f.hidden_model.empty()) apply(c.hidden_states, "llama", f.hidden_model, {});
   if (!f.cache.empty()) c.cache_path = f.cache;
   if (f.no_cache) c.cache_read = false;
+  c.validate();
   return c;
 }
 
-int cmd_index(const Common& o, bool force) {
+int cmd_index(const Common& o, bool force, bool rebuild) {
   IndexOptions io = index_options(o);
   io.force = force;
+  io.rebuild = rebuild;
+  io.verify = true;  // the command that writes into the file checks it first (PRAGMA quick_check)
   IndexStats st = build_index(o.repo, io);
   if (o.json_out) {
     json j = {{"db", st.db_path},
@@ -210,6 +214,7 @@ int cmd_index(const Common& o, bool force) {
               {"touched", st.touched},
               {"removed", st.removed},
               {"skipped", st.skipped},
+              {"partial", st.partial},
               {"with_errors", st.files_with_errors},
               {"bytes", st.bytes_parsed},
               {"entities", st.entities},
@@ -221,10 +226,11 @@ int cmd_index(const Common& o, bool force) {
     std::cout << j.dump(2) << "\n";
   } else if (!o.quiet) {
     fmt::print(stderr,
-               "indexed {} in {:.2f}s: {} files ({} parsed, {} unchanged, {} removed, {} skipped), {} entities, {} "
+               "indexed {} in {:.2f}s: {} files ({} parsed, {} unchanged, {} removed, {} skipped{}), {} entities, {} "
                "references, {} snippets{}\n  index: {}\n",
-               o.repo, st.seconds, st.files_seen, st.parsed, st.unchanged, st.removed, st.skipped, st.entities,
-               st.references, st.snippets, st.complete ? "" : " (interrupted: run again to finish)", st.db_path);
+               o.repo, st.seconds, st.files_seen, st.parsed, st.unchanged, st.removed, st.skipped,
+               st.partial ? fmt::format(", {} partly indexed", st.partial) : "", st.entities, st.references,
+               st.snippets, st.complete ? "" : " (interrupted: run again to finish)", st.db_path);
   }
   return st.complete ? 0 : static_cast<int>(ExitCode::interrupted);
 }
@@ -256,20 +262,42 @@ int cmd_symbols(const Common& o, const std::string& kind, const std::string& fil
   return 0;
 }
 
+// `files --skipped`: what the walk skipped (meta "skipped") and the files indexed only in part (a
+// "partial" entry in their errors), each with its reason.
+json skipped_files(const RepoView& v) {
+  json out = json::array();
+  auto db = open_index_for_reading(v.db_path());
+  auto sk = json::parse(meta_get(*db, "skipped", "[]"), nullptr, false);
+  if (sk.is_array())
+    for (const auto& row : sk)
+      if (row.is_array() && row.size() == 2 && row[0].is_string() && row[1].is_string()) out.push_back(row);
+  sql::Stmt s(*db, "SELECT path, errors FROM files WHERE errors LIKE '%\"partial\"%' ORDER BY path");
+  while (s.step()) {
+    auto errs = json::parse(s.str(1), nullptr, false);
+    if (!errs.is_array()) continue;
+    for (const auto& e : errs)
+      if (e.is_array() && e.size() == 4 && e[3] == "partial" && e[2].is_string())
+        out.push_back({s.str(0), "partly indexed: " + e[2].get<std::string>()});
+  }
+  return out;
+}
+
 int cmd_files(const Common& o, bool errors_only, bool skipped) {
   auto eng = open_engine(o);
   const auto& v = eng->view();
-  json arr = json::array();
+  // File names are bytes: one that is not UTF-8 is shown with U+FFFD (JSON must be UTF-8).
+  const auto replace = json::error_handler_t::replace;
   if (skipped) {
-    sql::Db db(v.db_path(), true);
-    auto sk = json::parse(meta_get(db, "skipped", "[]"), nullptr, false);
+    json sk = skipped_files(v);
     if (o.json_out) {
-      std::cout << sk.dump(2) << "\n";
+      std::cout << sk.dump(2, ' ', false, replace) << "\n";
     } else {
-      for (const auto& row : sk) fmt::print("{}  ({})\n", row[0].get<std::string>(), row[1].get<std::string>());
+      for (const auto& row : sk)
+        fmt::print("{}  ({})\n", sanitize_utf8(row[0].get<std::string>()), sanitize_utf8(row[1].get<std::string>()));
     }
     return 0;
   }
+  json arr = json::array();
   for (const auto& f : v.files()) {
     if (errors_only && f.n_errors == 0) continue;
     if (o.json_out)
@@ -283,7 +311,7 @@ int cmd_files(const Common& o, bool errors_only, bool skipped) {
       fmt::print("{}  {}  {} lines  {} entities{}\n", f.path, f.module, f.line_count, f.n_entities,
                  f.n_errors ? fmt::format("  {} syntax error regions", f.n_errors) : "");
   }
-  if (o.json_out) std::cout << arr.dump(2) << "\n";
+  if (o.json_out) std::cout << arr.dump(2, ' ', false, replace) << "\n";
   return 0;
 }
 
@@ -787,6 +815,10 @@ int main(int argc, char** argv) {
   auto* idx = app.add_subcommand("index", "index a repository (incremental; safe to interrupt and re-run)");
   add_common(idx, o, true);
   idx->add_flag("--force", force, "re-parse every file");
+  bool rebuild = false;
+  idx->add_flag("--rebuild", rebuild,
+                "delete the index (damaged, or built by another repoctx version) and build it again; never deletes "
+                "a file that is not a repoctx index");
 
   std::string kind, file;
   bool jsonl = false;
@@ -1141,7 +1173,7 @@ int main(int argc, char** argv) {
   if (o.verbose) g_log_level = static_cast<int>(LogLevel::debug);
 
   try {
-    if (*idx) return cmd_index(o, force);
+    if (*idx) return cmd_index(o, force, rebuild);
     if (*sym) return cmd_symbols(o, kind, file, jsonl);
     if (*fil) return cmd_files(o, errors_only, skipped_only);
     if (*ret) {
@@ -1252,7 +1284,7 @@ int main(int argc, char** argv) {
             rep.findings.size(), rep.functions, rep.files, rep.seconds, rep.coverage.argument_counts,
             rep.coverage.typed_receiver_calls);
       }
-      return rep.findings.empty() ? 0 : 1;
+      return 0;  // findings are the result (listed above), not a failure of the command
     }
     if (*rq2) {
       std::vector<Rq2Config> cfgs;
