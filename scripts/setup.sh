@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
 #
-# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them.
+# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
+#    groups `python` and `test` (libraries the tests run on, a Slurm cluster) only with --python-libs.
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
 #    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx).
 # 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused.
@@ -39,7 +40,7 @@ apt_install() {
     line="${line%%#*}"; [ -n "${line// }" ] || continue
     local group="${line%%:*}" spec="${line#*:}"
     spec="$(echo "$spec" | xargs)"
-    [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
+    { [ "$group" = "python" ] || [ "$group" = "test" ]; } && [ "$python_libs" = 0 ] && continue
     want+=("$spec")
   done < "$lock"
   for spec in "${want[@]}"; do

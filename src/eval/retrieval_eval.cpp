@@ -6,18 +6,12 @@
 #include <chrono>
 #include <unordered_set>
 
+#include "util/cancel.h"
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/text.h"
 
 namespace repoctx {
-
-bool is_test_path(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return path.find("tests/") != std::string::npos || path.find("test/") != std::string::npos ||
-         path.find("testing/") != std::string::npos || starts_with(base, "test_") || ends_with(base, "_test.py") ||
-         base == "conftest.py";
-}
 
 std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o) {
   const auto& v = e.view();
@@ -44,7 +38,7 @@ std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o) {
   return out;
 }
 
-EvalReport run_retrieval_eval(const Engine& e, const EvalOptions& o) {
+EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalOptions& o) {
   EvalReport rep;
   rep.repo = e.view().root();
   auto targets = sample_targets(e, o);
@@ -54,12 +48,13 @@ EvalReport run_retrieval_eval(const Engine& e, const EvalOptions& o) {
   rep.mean_oracle = targets.empty() ? 0 : oracle_sum / static_cast<double>(targets.size());
   int depth = std::max(o.depth, *std::max_element(o.ks.begin(), o.ks.end()));
   for (const auto& name : o.strategies) {
-    auto r = make_retriever(name, e, o.retriever);
+    auto r = make_retriever(name, e, models, o.retriever);
     StrategyScores sc;
     sc.strategy = name;
     std::vector<double> ms;
     Progress prog("eval " + name, targets.size());
     for (const auto& t : targets) {
+      throw_if_interrupted("nothing is written before the table");
       RetrievalQuery q;
       q.target = TargetRef{e.view().entities()[t.entity].file, t.entity};
       q.top_k = depth;

@@ -126,16 +126,6 @@ Rq2Labels read_rq2_labels(const std::string& path) {
   return out;
 }
 
-std::string rq2_pair_json(const Rq2Pair& p) {
-  json j = {{"target_step", p.target_step},
-            {"context_step", p.context_step},
-            {"target_description", p.target_description},
-            {"context_description", p.context_description},
-            {"context_snippet", p.context_snippet},
-            {"seed_similarities", p.seed_similarities}};
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
 Rq2Report evaluate_rq2(const std::vector<Rq2Pair>& pairs, const Rq2Labels& labels,
                        const std::vector<Rq2Config>& configs) {
   for (const auto& c : configs) {

@@ -56,8 +56,6 @@ std::vector<Rq2Pair> read_rq2_pairs(const std::string& path);
 // Lines {"target_step", "context_step", "similar": true|false}. A repeated pair with the same label is
 // accepted, with a conflicting label it is an error.
 Rq2Labels read_rq2_labels(const std::string& path);
-// The pairs-file line for one pair (what the procedural pipeline writes), without the newline.
-std::string rq2_pair_json(const Rq2Pair& p);
 
 // Throws Error(usage) for a configuration with k < 1 or a tau outside [-1, 1].
 Rq2Report evaluate_rq2(const std::vector<Rq2Pair>& pairs, const Rq2Labels& labels,

@@ -19,6 +19,7 @@
 #include "generate/static_checks.h"
 #include "llm/backend.h"
 #include "llm/metered.h"
+#include "llm/models.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
 
@@ -33,6 +34,13 @@ struct GenerationParams {
   int baseline_top = 10;             // sparse/dense baselines: retrieved functions
   int context_chars = 3000;          // one context's text is cut here
   ProceduralParams procedural;
+  // The python3 whose compile() is the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH
+  // (tree-sitter with a warning when none); "none" = tree-sitter.
+  std::string python;
+  // Entity indices (in the engine generate_function gets) of the benchmark's other targets: never context
+  // of the ProjAgent methods (RetrievalQuery::benchmark_targets); `evaluate` passes every task of the
+  // repository. Not part of to_json(): the trace names them.
+  std::vector<int> benchmark_targets;
   nlohmann::json to_json() const;
 };
 
@@ -52,10 +60,16 @@ const std::vector<std::string>& generation_methods();
 bool method_uses_procedural(const std::string& method);
 // Throws Error(usage) listing the methods when `method` is unknown.
 void check_generation_method(const std::string& method);
+// Throws Error(usage) saying why when `method` names a method of the papers that cannot be reproduced
+// (specagent: docs/DEVIATIONS.md); returns otherwise.
+void check_not_unreproducible(const std::string& method);
 
-// `embedder` (may be null: semantic ranking is then BM25 alone, and `dense` fails) and `hidden` (white-box
-// model of the projections; null = `llm`).
-GenerationOutcome generate_function(const Engine& e, LlmBackend& llm, LlmBackend* embedder, LlmBackend* hidden,
-                                    const TargetRef& target, const GenerationParams& p);
+// The model roles `method` uses (so that callers load only those).
+ModelNeeds generation_method_needs(const std::string& method);
+
+// models.llm writes; models.embedder (may be null: semantic ranking is then BM25 alone, and `dense` fails);
+// the white-box model of the projections (models.need_hidden) for the procedural methods.
+GenerationOutcome generate_function(const Engine& e, const Models& models, const TargetRef& target,
+                                    const GenerationParams& p);
 
 }  // namespace repoctx

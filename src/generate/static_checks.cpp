@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "generate/external_classes.h"
+#include "generate/python_syntax.h"
 #include "repo/parser.h"
 #include "util/text.h"
 
@@ -175,9 +177,8 @@ InstanceAttribute instance_attribute(const Engine& e, int cls, const std::string
   return dynamic ? InstanceAttribute::dynamic : InstanceAttribute::none;
 }
 
-// Repository-wide facts the checks consult, computed once per engine on first use. One cache for all of
-// them, keyed by the engine and a fingerprint of its view, so an engine built later at the same address
-// (tests open and close many) never reads another repository's facts.
+// Repository-wide facts the checks consult, computed once per engine on first use and owned by it
+// (Engine::derived), so they live exactly as long as the view they describe.
 struct RepoFacts {
   std::once_flag stores_once, words_once, open_once;
   std::set<std::string> stored_names;                // attribute names assigned anywhere (x.name = ...)
@@ -186,15 +187,7 @@ struct RepoFacts {
 };
 
 RepoFacts& repo_facts(const Engine& e) {
-  static std::mutex mu;
-  static std::map<std::tuple<const Engine*, size_t, size_t, std::string>, std::unique_ptr<RepoFacts>> by_engine;
-  const auto& files = e.view().files();
-  auto key = std::make_tuple(&e, files.size(), e.view().entities().size(),
-                             files.empty() ? std::string() : files.front().hash + files.back().hash);
-  std::lock_guard<std::mutex> lock(mu);
-  auto& slot = by_engine[key];
-  if (!slot) slot = std::make_unique<RepoFacts>();
-  return *slot;
+  return e.derived<RepoFacts>();
 }
 
 // Attribute names assigned anywhere in the repository (x.name = ..., tuple targets): subclasses and helpers
@@ -367,276 +360,367 @@ std::vector<bool> lines_expecting_errors(const std::string& text, const std::vec
 
 }  // namespace
 
-std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
-                                          CheckCoverage* coverage) {
-  CheckCoverage ignored;
-  CheckCoverage& cov = coverage ? *coverage : ignored;
-  const auto& ents = e.view().entities();
-  const auto& te = ents[target];
-  const auto& fr = e.view().files()[te.file];
-  // The last parse is kept: the false-alarm sweep checks every function of a file against one text.
-  thread_local SourceParser parser;
-  thread_local std::string last_text;
-  thread_local ParsedFile pf;
-  if (file_text.size() != last_text.size() || file_text != last_text || pf.path != fr.path) {
-    pf = parser.parse(fr.path, fr.module, file_text, Language::python);
-    last_text = file_text;
-  }
-  std::vector<StaticFinding> out;
-  // The target as it reads in the new text: same qualname, the definition starting at the same line.
-  int ti = -1;
-  for (size_t i = 0; i < pf.entities.size(); ++i)
-    if (pf.entities[i].qualname == te.qualname && pf.entities[i].start_line == te.start_line) ti = static_cast<int>(i);
-  // Syntax: an error region overlapping the function. When the indexed file parses cleanly, an error
-  // after the function's first line is the candidate's too: an unclosed bracket makes tree-sitter's
-  // recovery end the function early and report the error further down.
-  for (const auto& er : pf.errors) {
-    int lo = ti >= 0 ? pf.entities[ti].start_line : te.start_line,
-        hi = ti >= 0 ? pf.entities[ti].end_line : te.end_line;
-    bool overlaps = er.start_line <= hi && er.end_line >= lo;
-    bool after = fr.n_errors == 0 && er.end_line >= te.start_line;
-    if (!overlaps && !after) continue;
-    int line = std::max(er.start_line, te.start_line);
-    out.push_back({"syntax", line, fmt::format("syntax error at line {}: the code does not parse", line)});
-    break;
-  }
-  if (ti < 0) {
-    if (out.empty())
-      out.push_back(
-          {"syntax", te.start_line,
-           "the function `" + te.qualname + "` is no longer defined at line " + std::to_string(te.start_line)});
-    return out;
-  }
-  if (!out.empty()) return out;  // names of code that does not parse are not worth checking
-  const auto& ne = pf.entities[ti];
-  const auto& g = e.graph();
-  int cls = te.kind == EntityKind::method && te.parent_index >= 0 && is_type(ents[te.parent_index].kind)
-                ? te.parent_index
-                : -1;
-  // Names bound in the function or around it that the reference list may still show as free: imports
-  // inside the function, and parameters of the target and of enclosing functions.
-  std::set<std::string> bound;
-  for (const auto& im : pf.imports)
-    if (im.scope >= 0 && (im.scope == ti || (pf.entities[im.scope].start_line >= ne.start_line &&
-                                             pf.entities[im.scope].end_line <= ne.end_line)))
-      bound.insert(im.bound_name());
-  for (int p = ti; p >= 0; p = pf.entities[p].parent)
-    for (const auto& prm : pf.entities[p].params) bound.insert(prm.name);
-  auto starts = line_starts(file_text);
-  int body_first = ne.body_start_line > 0 ? ne.body_start_line : ne.start_line;
-  // Calls expected to fail: tests marked xfail/skip, lines inside raises(...) blocks; a body that catches
-  // TypeError (or everything) may call with wrong arguments on purpose, one that catches NameError may
-  // call undefined names (try: get_ipython() except NameError).
-  bool whole_body_expects_errors = false;
-  for (const auto& d : te.decorators)
-    if (d.find("XFAIL") != std::string::npos || d.find("xfail") != std::string::npos ||
-        d.find("skip") != std::string::npos)
-      whole_body_expects_errors = true;
-  auto expecting = lines_expecting_errors(file_text, starts, body_first, ne.end_line);
-  auto type_error_caught = lines_in_try_catching(file_text, starts, body_first, ne.end_line, "TypeError");
-  auto name_error_caught = lines_in_try_catching(file_text, starts, body_first, ne.end_line, "NameError");
-  auto at = [](const std::vector<bool>& lines, const Reference& r) {
-    return r.line >= 0 && static_cast<size_t>(r.line) < lines.size() && lines[static_cast<size_t>(r.line)];
-  };
-  auto call_expects_error = [&](const Reference& r) {
-    return whole_body_expects_errors ||
-           (r.line >= 0 && static_cast<size_t>(r.line) < expecting.size() && expecting[static_cast<size_t>(r.line)]);
-  };
-  bool file_has_star = false;
-  for (const auto& im : e.view().imports(te.file))
-    if (im.name == "*") file_has_star = true;
-  // Names the candidate text itself assigns as attributes anywhere (self.x = ... in the new body, in other
-  // methods, tuple targets): a read of such a field is never reported.
-  std::set<std::string> stored_fields;
-  for (const auto& r : pf.references)
-    if (r.is_store) {
-      auto d = r.chain.rfind('.');
-      if (d != std::string::npos) stored_fields.insert(r.chain.substr(d + 1));
+namespace {
+
+// One function checked in one candidate text: what every check consults, and one method per check.
+class FunctionCheck {
+ public:
+  FunctionCheck(const Engine& e, int target, const std::string& file_text, CheckCoverage& cov, PythonCompiler* python)
+      : e_(e),
+        g_(e.graph()),
+        ents_(e.view().entities()),
+        target_(target),
+        te_(ents_[target]),
+        text_(file_text),
+        cov_(cov),
+        python_(python) {}
+
+  std::vector<StaticFinding> run() {
+    parse();
+    if (syntax_errors()) return out_;
+    prepare();
+    for (const auto& r : pf_->references) {
+      if (is_self_field_read(r)) {
+        field_read(r);
+        continue;
+      }
+      if (r.kind != RefKind::call || r.line < ne().body_start_line || r.line > ne().end_line) continue;
+      if (r.scope != ti_) continue;  // nested functions have scopes of their own
+      if (call_expects_error(r)) continue;
+      auto dot = r.chain.find('.');
+      if (dot == std::string::npos) {
+        if (!bound_.count(r.chain)) standalone_call(r);
+      } else {
+        self_call(r, r.chain.substr(0, dot), r.chain.substr(dot + 1));
+      }
     }
+    typed_receiver_calls();
+    return out_;
+  }
+
+ private:
+  const Entity& ne() const { return pf_->entities[static_cast<size_t>(ti_)]; }
+
+  // The candidate text parsed (the last parse is kept per thread: the false-alarm sweep checks every
+  // function of a file against one text), and the target as it reads there: same qualname, the
+  // definition starting at the same line.
+  void parse() {
+    const auto& fr = e_.view().files()[te_.file];
+    thread_local SourceParser parser;
+    thread_local std::string last_text;
+    thread_local ParsedFile pf;
+    if (text_.size() != last_text.size() || text_ != last_text || pf.path != fr.path) {
+      pf = parser.parse(fr.path, fr.module, text_, Language::python);
+      last_text = text_;
+    }
+    pf_ = &pf;
+    for (size_t i = 0; i < pf.entities.size(); ++i)
+      if (pf.entities[i].qualname == te_.qualname && pf.entities[i].start_line == te_.start_line)
+        ti_ = static_cast<int>(i);
+  }
+
+  // Syntax by Python's compile() of the candidate file: an error inside the function, or anywhere after
+  // its first line when the indexed file compiles (an unclosed bracket is reported further down). Python
+  // names one error: its message, line and column. Null when Python cannot judge (no interpreter, or the
+  // indexed file does not compile either: then tree-sitter judges).
+  std::optional<bool> python_syntax_errors() {
+    if (!python_) return std::nullopt;
+    if (python_->check(e_.view().content(te_.file))) return std::nullopt;  // the original is refused too
+    auto err = python_->check(text_);
+    if (!err) return false;
+    if (err->line > 0 && err->line < te_.start_line) return std::nullopt;  // before the function: not its doing
+    int line = err->line > 0 ? err->line : te_.start_line;
+    std::string where =
+        err->column > 0 ? fmt::format("line {}, column {}", line, err->column) : fmt::format("line {}", line);
+    std::string shown = trim(err->text).empty() ? "" : fmt::format(" (`{}`)", trim(err->text));
+    out_.push_back({"syntax", line, fmt::format("syntax error at {}: {}{}", where, err->message, shown)});
+    return true;
+  }
+
+  // Syntax: Python's verdict when it can give one; else an error region of tree-sitter's overlapping the
+  // function. When the indexed file parses cleanly, an error after the function's first line is the
+  // candidate's too: an unclosed bracket makes tree-sitter's recovery end the function early and report
+  // the error further down. True when the other checks must not run.
+  bool syntax_errors() {
+    if (auto py = python_syntax_errors()) {
+      if (*py) return true;
+      // Python accepts it: tree-sitter's own error regions (its grammar's gaps) are not findings, but
+      // names in a tree with errors are not worth checking either.
+      if (ti_ < 0)
+        out_.push_back(
+            {"syntax", te_.start_line,
+             "the function `" + te_.qualname + "` is no longer defined at line " + std::to_string(te_.start_line)});
+      return ti_ < 0 || !pf_->errors.empty();
+    }
+    const auto& fr = e_.view().files()[te_.file];
+    for (const auto& er : pf_->errors) {
+      int lo = ti_ >= 0 ? ne().start_line : te_.start_line, hi = ti_ >= 0 ? ne().end_line : te_.end_line;
+      bool overlaps = er.start_line <= hi && er.end_line >= lo;
+      bool after = fr.n_errors == 0 && er.end_line >= te_.start_line;
+      if (!overlaps && !after) continue;
+      int line = std::max(er.start_line, te_.start_line);
+      out_.push_back({"syntax", line, fmt::format("syntax error at line {}: the code does not parse", line)});
+      break;
+    }
+    if (ti_ < 0 && out_.empty())
+      out_.push_back(
+          {"syntax", te_.start_line,
+           "the function `" + te_.qualname + "` is no longer defined at line " + std::to_string(te_.start_line)});
+    return ti_ < 0 || !out_.empty();  // names of code that does not parse are not worth checking
+  }
+
+  void prepare() {
+    cls_ = te_.kind == EntityKind::method && te_.parent_index >= 0 && is_type(ents_[te_.parent_index].kind)
+               ? te_.parent_index
+               : -1;
+    // Names bound in the function or around it that the reference list may still show as free: imports
+    // inside the function, and parameters of the target and of enclosing functions.
+    for (const auto& im : pf_->imports)
+      if (im.scope >= 0 && (im.scope == ti_ || (pf_->entities[im.scope].start_line >= ne().start_line &&
+                                                pf_->entities[im.scope].end_line <= ne().end_line)))
+        bound_.insert(im.bound_name());
+    for (int p = ti_; p >= 0; p = pf_->entities[p].parent)
+      for (const auto& prm : pf_->entities[p].params) bound_.insert(prm.name);
+    auto starts = line_starts(text_);
+    int body_first = ne().body_start_line > 0 ? ne().body_start_line : ne().start_line;
+    // Calls expected to fail: tests marked xfail/skip, lines inside raises(...) blocks; a body that catches
+    // TypeError (or everything) may call with wrong arguments on purpose, one that catches NameError may
+    // call undefined names (try: get_ipython() except NameError).
+    for (const auto& d : te_.decorators)
+      if (d.find("XFAIL") != std::string::npos || d.find("xfail") != std::string::npos ||
+          d.find("skip") != std::string::npos)
+        whole_body_expects_errors_ = true;
+    expecting_ = lines_expecting_errors(text_, starts, body_first, ne().end_line);
+    type_error_caught_ = lines_in_try_catching(text_, starts, body_first, ne().end_line, "TypeError");
+    name_error_caught_ = lines_in_try_catching(text_, starts, body_first, ne().end_line, "NameError");
+    for (const auto& im : e_.view().imports(te_.file))
+      if (im.name == "*") file_has_star_ = true;
+    // Names the candidate text itself assigns as attributes anywhere (self.x = ... in the new body, in
+    // other methods, tuple targets): a read of such a field is never reported.
+    for (const auto& r : pf_->references)
+      if (r.is_store) {
+        auto d = r.chain.rfind('.');
+        if (d != std::string::npos) stored_fields_.insert(r.chain.substr(d + 1));
+      }
+  }
+
+  static bool at(const std::vector<bool>& lines, const Reference& r) {
+    return r.line >= 0 && static_cast<size_t>(r.line) < lines.size() && lines[static_cast<size_t>(r.line)];
+  }
+  bool call_expects_error(const Reference& r) const { return whole_body_expects_errors_ || at(expecting_, r); }
+
   // self may be an instance of any subclass: mixins and abstract bases call members only their subclasses
   // define. Not reported on self: a name some class of the repository defines, a name of a well-known
   // library base (a base-less class calling self.assertEqual is a unittest mixin), anything on a class a
   // repository subclass mixes with bases from outside (hypothesis' HypothesisTestCase + Django's
   // TestCase), anything on a class named like a mixin, and on a class named like a base (Base, Abstract) a
   // name the repository spells outside this function.
-  auto completed_by_subclasses = [&](int c, const std::string& name) {
-    if (defined_by_some_class(e, name) || known_base_name(name) || has_open_subclass(e, c)) return true;
-    const std::string& cn = ents[c].name;
+  bool completed_by_subclasses(int c, const std::string& name) const {
+    if (defined_by_some_class(e_, name) || known_base_name(name) || has_open_subclass(e_, c)) return true;
+    const std::string& cn = ents_[c].name;
     if (cn.find("Mixin") != std::string::npos) return true;  // completed by the class it is mixed with
     // An abstract base's hook for its users' subclasses is spelled in their documentation or examples.
     return (cn.find("Base") != std::string::npos || cn.find("Abstract") != std::string::npos) &&
-           spelled_elsewhere(e, target, name);
-  };
-  std::set<std::string> reported_fields;
-  for (const auto& r : pf.references) {
-    if (r.kind == RefKind::attribute && !r.is_store && cls >= 0 && r.scope == ti && !call_expects_error(r) &&
-        r.line >= ne.body_start_line && r.line <= ne.end_line && r.chain.rfind("self.", 0) == 0 && !te.params.empty() &&
-        te.params[0].name == "self") {
-      // (2) a field read on self: it must be defined in the class hierarchy (member, property, or an
-      // attribute some method of the hierarchy assigns).
-      std::string rest = r.chain.substr(5);
-      std::string field = rest.substr(0, rest.find('.'));
-      if (field.empty() || (field.size() > 4 && field.rfind("__", 0) == 0) || reported_fields.count(field) ||
-          stored_fields.count(field) || g.class_member(cls, field))
-        continue;
-      // `_x` behind a member `x`: a descriptor or property stores it (astropy's Parameter, MetaData).
-      {
-        size_t u = field.find_first_not_of('_');
-        if (u != 0 && u != std::string::npos && g.class_member(cls, field.substr(u))) continue;
-      }
-      if (completed_by_subclasses(cls, field) || !attribute_certainly_missing(e, cls, field, target, file_text))
-        continue;
-      reported_fields.insert(field);
-      out.push_back({"field_access", r.line,
-                     fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
-                                 "(no member, and no method assigns it)",
-                                 field, ents[cls].qualname, field)});
-      continue;
+           spelled_elsewhere(e_, target_, name);
+  }
+
+  bool is_self_field_read(const Reference& r) const {
+    return r.kind == RefKind::attribute && !r.is_store && cls_ >= 0 && r.scope == ti_ && !call_expects_error(r) &&
+           r.line >= ne().body_start_line && r.line <= ne().end_line && r.chain.rfind("self.", 0) == 0 &&
+           !te_.params.empty() && te_.params[0].name == "self";
+  }
+
+  // (2) a field read on self: it must be defined in the class hierarchy (member, property, or an attribute
+  // some method of the hierarchy assigns).
+  void field_read(const Reference& r) {
+    std::string rest = r.chain.substr(5);
+    std::string field = rest.substr(0, rest.find('.'));
+    if (field.empty() || (field.size() > 4 && field.rfind("__", 0) == 0) || reported_fields_.count(field) ||
+        stored_fields_.count(field) || g_.class_member(cls_, field))
+      return;
+    // `_x` behind a member `x`: a descriptor or property stores it (astropy's Parameter, MetaData).
+    size_t u = field.find_first_not_of('_');
+    if (u != 0 && u != std::string::npos && g_.class_member(cls_, field.substr(u))) return;
+    if (completed_by_subclasses(cls_, field) || !attribute_certainly_missing(e_, cls_, field, target_, text_)) return;
+    reported_fields_.insert(field);
+    out_.push_back({"field_access", r.line,
+                    fmt::format("`self.{}`: class `{}` and its bases define no attribute `{}` "
+                                "(no member, and no method assigns it)",
+                                field, ents_[cls_].qualname, field)});
+  }
+
+  // Is the name bound nowhere the resolver looks, yet legitimately (an import of a dynamic module, a
+  // definition or star import the candidate text adds, a name a module creates from a string)?
+  bool bound_otherwise(const std::string& name) const {
+    for (const auto& im : e_.view().imports(te_.file))
+      if (im.bound_name() == name) return true;
+    for (const auto& pe : pf_->entities)
+      if (pe.parent < 0 && pe.name == name) return true;
+    for (const auto& im : pf_->imports)
+      if (im.scope < 0 && (im.star || im.bound_name() == name)) return true;
+    // ssl's `_IntFlag._convert_('Options', ...)`, turtle's exec of generated functions named in lists.
+    return text_.find("'" + name + "'") != std::string::npos || text_.find("\"" + name + "\"") != std::string::npos;
+  }
+
+  // (4) a standalone function call. The parser already dropped names local to this function or to an
+  // enclosing one (closures), so what is left must be a module-level, imported or builtin name.
+  void standalone_call(const Reference& r) {
+    auto res = g_.resolve(te_.file, te_.parent_index >= 0 && cls_ < 0 ? te_.parent_index : -1, r.chain);
+    if (res.kind == Resolution::Kind::none) {
+      if (SymbolGraph::is_builtin(r.chain) || file_has_star_ || at(name_error_caught_, r) ||
+          g_.top_level(te_.file, r.chain) >= 0 || bound_otherwise(r.chain))
+        return;
+      out_.push_back({"function_call", r.line,
+                      fmt::format("`{}` is not defined: no function, class or import of that name "
+                                  "is visible from `{}`",
+                                  r.chain, te_.qualname)});
+      return;
     }
-    if (r.kind != RefKind::call || r.line < ne.body_start_line || r.line > ne.end_line) continue;
-    if (r.scope != ti) continue;  // nested functions have scopes of their own
-    if (call_expects_error(r)) continue;
-    auto dot = r.chain.find('.');
-    if (bound.count(r.chain.substr(0, dot))) {
-      if (dot == std::string::npos) continue;
+    if (res.kind != Resolution::Kind::entity || at(type_error_caught_, r)) return;
+    const auto& f = ents_[res.entity];
+    if (!is_callable(f.kind) || f.kind == EntityKind::method) return;
+    // A name defined more than once in its module (conditional definitions, redefinitions) has no single
+    // signature.
+    if (e_.view().find_entities(f.file, f.qualname).size() > 1) return;
+    bool skip = false;
+    if (!signature_is_plain(f, &skip, false)) return;
+    ++cov_.argument_counts;
+    auto why = arity_problem(f.params, false, r);
+    if (!why.empty())
+      out_.push_back(
+          {"function_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
+  }
+
+  // self may be a subclass whose override takes other arguments (multiprocessing's BaseProcess._Popen(self)
+  // is a staticmethod _Popen(process_obj) in every subclass): the call must suit every override.
+  bool overridden_differently(int member, const std::string& name) const {
+    const auto& f = ents_[member];
+    for (int x : e_.view().entities_named(name)) {
+      int p = ents_[x].parent_index;
+      if (x == member || p < 0 || !is_type(ents_[p].kind) || ents_[x].signature == f.signature) continue;
+      auto sub_mro = g_.mro(p);
+      if (std::find(sub_mro.begin(), sub_mro.end(), cls_) != sub_mro.end()) return true;
     }
-    if (dot == std::string::npos) {
-      // (4) a standalone function call. The parser already dropped names local to this function or to an
-      // enclosing one (closures), so what is left must be a module-level, imported or builtin name.
-      auto res = g.resolve(te.file, te.parent_index >= 0 && cls < 0 ? te.parent_index : -1, r.chain);
-      if (res.kind == Resolution::Kind::none) {
-        if (SymbolGraph::is_builtin(r.chain) || file_has_star || at(name_error_caught, r) ||
-            g.top_level(te.file, r.chain) >= 0)
-          continue;
-        bool imported = false;  // bound by an import the resolver could not follow (dynamic modules)
-        for (const auto& im : e.view().imports(te.file))
-          if (im.bound_name() == r.chain) imported = true;
-        if (imported) continue;
-        // Also bound nowhere in the candidate text at module level (a definition the new code adds).
-        bool defined_in_text = false;
-        for (const auto& pe : pf.entities)
-          if (pe.parent < 0 && pe.name == r.chain) defined_in_text = true;
-        for (const auto& im : pf.imports)
-          if (im.scope < 0 && (im.star || im.bound_name() == r.chain)) defined_in_text = true;
-        // A module may create names from strings (ssl's `_IntFlag._convert_('Options', ...)`, turtle's
-        // exec of generated functions named in lists).
-        if (defined_in_text || file_text.find("'" + r.chain + "'") != std::string::npos ||
-            file_text.find("\"" + r.chain + "\"") != std::string::npos)
-          continue;
-        out.push_back({"function_call", r.line,
-                       fmt::format("`{}` is not defined: no function, class or import of that name "
-                                   "is visible from `{}`",
-                                   r.chain, te.qualname)});
-        continue;
-      }
-      if (res.kind != Resolution::Kind::entity || at(type_error_caught, r)) continue;
-      const auto& f = ents[res.entity];
-      if (!is_callable(f.kind) || f.kind == EntityKind::method) continue;
-      // A name defined more than once in its module (conditional definitions, redefinitions) has no
-      // single signature.
-      if (e.view().find_entities(f.file, f.qualname).size() > 1) continue;
-      bool skip = false;
-      if (!signature_is_plain(f, &skip, false)) continue;
-      ++cov.argument_counts;
-      auto why = arity_problem(f.params, false, r);
-      if (!why.empty())
-        out.push_back(
-            {"function_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
-      continue;
-    }
-    // (1) self.m(...) / cls.m(...) on the enclosing class.
-    std::string recv = r.chain.substr(0, dot), name = r.chain.substr(dot + 1);
-    if (cls < 0 || (recv != "self" && recv != "cls") || name.find('.') != std::string::npos) continue;
-    if (name.size() > 4 && name.substr(0, 2) == "__" && name.substr(name.size() - 2) == "__") continue;  // object's own
-    if (te.params.empty() || te.params[0].name != recv) continue;  // self/cls must be the receiver parameter
-    auto m = g.class_member(cls, name);
+    return false;
+  }
+
+  // (1) self.m(...) / cls.m(...) on the enclosing class.
+  void self_call(const Reference& r, const std::string& recv, const std::string& name) {
+    if (cls_ < 0 || (recv != "self" && recv != "cls") || name.find('.') != std::string::npos) return;
+    if (name.size() > 4 && name.substr(0, 2) == "__" && name.substr(name.size() - 2) == "__") return;  // object's
+    if (te_.params.empty() || te_.params[0].name != recv) return;  // self/cls must be the receiver parameter
+    auto m = g_.class_member(cls_, name);
     if (!m) {
-      if (completed_by_subclasses(cls, name) || !attribute_certainly_missing(e, cls, name, target, file_text)) continue;
-      out.push_back({"method_call", r.line,
-                     fmt::format("`{}.{}()`: class `{}` and its bases define no attribute `{}`", recv, name,
-                                 ents[cls].qualname, name)});
-      continue;
+      if (completed_by_subclasses(cls_, name) || !attribute_certainly_missing(e_, cls_, name, target_, text_)) return;
+      out_.push_back({"method_call", r.line,
+                      fmt::format("`{}.{}()`: class `{}` and its bases define no attribute `{}`", recv, name,
+                                  ents_[cls_].qualname, name)});
+      return;
     }
-    const auto& f = ents[*m];
-    if (!is_callable(f.kind) || at(type_error_caught, r)) continue;
+    const auto& f = ents_[*m];
+    if (!is_callable(f.kind) || at(type_error_caught_, r)) return;
     bool skip_first = true;
-    if (!signature_is_plain(f, &skip_first, true)) continue;
-    if (instance_attribute(e, cls, name) != InstanceAttribute::none)
-      continue;  // an instance attribute may shadow the method
-    // self may be a subclass whose override takes other arguments (multiprocessing's BaseProcess._Popen(self)
-    // is a staticmethod _Popen(process_obj) in every subclass): the call must suit every override.
-    bool overridden_differently = false;
-    for (int x : e.view().entities_named(name)) {
-      int p = ents[x].parent_index;
-      if (x == *m || p < 0 || !is_type(ents[p].kind) || ents[x].signature == f.signature) continue;
-      auto sub_mro = g.mro(p);
-      if (std::find(sub_mro.begin(), sub_mro.end(), cls) != sub_mro.end()) overridden_differently = true;
-    }
-    if (overridden_differently) continue;
-    ++cov.argument_counts;
+    if (!signature_is_plain(f, &skip_first, true)) return;
+    if (instance_attribute(e_, cls_, name) != InstanceAttribute::none) return;  // may shadow the method
+    if (overridden_differently(*m, name)) return;
+    ++cov_.argument_counts;
     auto why = arity_problem(f.params, skip_first, r);
     if (!why.empty())
-      out.push_back({"method_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
+      out_.push_back({"method_call", r.line, fmt::format("`{}()` {} (signature: `{}`)", r.chain, why, params_text(f))});
   }
-  // (3) variable-method calls: `x = C(...)` (every binding of x in the function) then `x.m(...)`: C is a
-  // repository class with a closed hierarchy and no __new__ (which could return another type), so x is a
-  // C and m must be one of its attributes, called with a valid argument count.
-  const ScopeInfo* scope = nullptr;
-  for (const auto& si : pf.scopes)
-    if (si.entity == ti) scope = &si;
-  if (scope && !scope->typed_locals.empty()) {
-    std::map<std::string, std::pair<int, int>> types;  // local -> (class entity, first binding line)
+
+  // Locals whose every binding is `x = C(...)` with C a repository class of closed hierarchy and no
+  // __new__ (which could return another type): local -> (class entity, first binding line).
+  std::map<std::string, std::pair<int, int>> typed_locals() const {
+    std::map<std::string, std::pair<int, int>> types;
+    const ScopeInfo* scope = nullptr;
+    for (const auto& si : pf_->scopes)
+      if (si.entity == ti_) scope = &si;
+    if (!scope) return types;
     for (const auto& tl : scope->typed_locals) {
-      if (bound.count(tl.name)) continue;  // also a parameter or bound by an import: its type is not one
-      auto res = g.resolve(te.file, te.parent_index >= 0 && cls < 0 ? te.parent_index : -1, tl.constructor);
-      if (res.kind != Resolution::Kind::entity || !is_type(ents[res.entity].kind)) continue;
+      if (bound_.count(tl.name)) continue;  // also a parameter or bound by an import: its type is not one
+      auto res = g_.resolve(te_.file, te_.parent_index >= 0 && cls_ < 0 ? te_.parent_index : -1, tl.constructor);
+      if (res.kind != Resolution::Kind::entity || !is_type(ents_[res.entity].kind)) continue;
       int c = res.entity;
       // The resolver answers with the last entity along a chain it could follow part of
       // (`C.__dict__.copy` -> C): the callee must be the class itself.
-      if (tl.constructor.substr(tl.constructor.rfind('.') + 1) != ents[c].name) continue;
-      if (e.view().find_entities(ents[c].file, ents[c].qualname).size() > 1) continue;  // conditional definitions
-      if (g.class_member(c, "__new__") || !hierarchy_is_closed(e, c)) continue;
+      if (tl.constructor.substr(tl.constructor.rfind('.') + 1) != ents_[c].name) continue;
+      if (e_.view().find_entities(ents_[c].file, ents_[c].qualname).size() > 1) continue;  // conditional defs
+      if (g_.class_member(c, "__new__") || !hierarchy_is_closed(e_, c)) continue;
       types[tl.name] = {c, tl.line};
     }
+    return types;
+  }
+
+  // (3) variable-method calls: `x = C(...)` (every binding of x in the function) then `x.m(...)`: x is a C,
+  // and m must be one of its attributes, called with a valid argument count.
+  void typed_receiver_calls() {
+    auto types = typed_locals();
+    if (types.empty()) return;
     std::set<std::string> reported;
-    for (const auto& r : pf.local_references) {
-      if (r.kind != RefKind::call || r.scope != ti || r.line < ne.body_start_line || r.line > ne.end_line) continue;
+    for (const auto& r : pf_->local_references) {
+      if (r.kind != RefKind::call || r.scope != ti_ || r.line < ne().body_start_line || r.line > ne().end_line)
+        continue;
       auto dot = r.chain.find('.');
       if (dot == std::string::npos || r.chain.find('.', dot + 1) != std::string::npos) continue;
       auto t = types.find(r.chain.substr(0, dot));
       if (t == types.end() || r.line <= t->second.second || call_expects_error(r)) continue;
       int c = t->second.first;
-      ++cov.typed_receiver_calls;
+      ++cov_.typed_receiver_calls;
       std::string name = r.chain.substr(dot + 1);
       if (name.size() > 4 && name.rfind("__", 0) == 0) continue;
-      auto m = g.class_member(c, name);
+      auto m = g_.class_member(c, name);
       if (!m) {
-        if (reported.count(r.chain) || !attribute_certainly_missing(e, c, name, target, file_text)) continue;
+        if (reported.count(r.chain) || !attribute_certainly_missing(e_, c, name, target_, text_)) continue;
         reported.insert(r.chain);
-        out.push_back(
+        out_.push_back(
             {"variable_method", r.line,
              fmt::format("`{}()`: `{}` is a `{}` (assigned `{} = {}(...)`), and class `{}` "
                          "and its bases define no attribute `{}`",
-                         r.chain, t->first, ents[c].qualname, t->first, ents[c].name, ents[c].qualname, name)});
+                         r.chain, t->first, ents_[c].qualname, t->first, ents_[c].name, ents_[c].qualname, name)});
         continue;
       }
-      const auto& f = ents[*m];
-      if (!is_callable(f.kind) || at(type_error_caught, r)) continue;
+      const auto& f = ents_[*m];
+      if (!is_callable(f.kind) || at(type_error_caught_, r)) continue;
       bool skip_first = true;
       if (!signature_is_plain(f, &skip_first, true)) continue;
-      if (instance_attribute(e, c, name) != InstanceAttribute::none) continue;
-      ++cov.argument_counts;
+      if (instance_attribute(e_, c, name) != InstanceAttribute::none) continue;
+      ++cov_.argument_counts;
       auto why = arity_problem(f.params, skip_first, r);
       if (!why.empty())
-        out.push_back({"variable_method", r.line,
-                       fmt::format("`{}()` {} (`{}` is a `{}`; signature: `{}`)", r.chain, why, t->first,
-                                   ents[c].qualname, params_text(f))});
+        out_.push_back({"variable_method", r.line,
+                        fmt::format("`{}()` {} (`{}` is a `{}`; signature: `{}`)", r.chain, why, t->first,
+                                    ents_[c].qualname, params_text(f))});
     }
   }
-  return out;
+
+  const Engine& e_;
+  const SymbolGraph& g_;
+  const std::vector<EntityRec>& ents_;
+  int target_;
+  const EntityRec& te_;
+  const std::string& text_;
+  CheckCoverage& cov_;
+  PythonCompiler* python_;  // null: tree-sitter judges syntax
+  const ParsedFile* pf_ = nullptr;
+  int ti_ = -1;   // the target in the parsed candidate
+  int cls_ = -1;  // its class, for methods
+  std::set<std::string> bound_, stored_fields_, reported_fields_;
+  bool whole_body_expects_errors_ = false, file_has_star_ = false;
+  std::vector<bool> expecting_, type_error_caught_, name_error_caught_;
+  std::vector<StaticFinding> out_;
+};
+
+}  // namespace
+
+std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
+                                          CheckCoverage* coverage, const CheckOptions& options) {
+  CheckCoverage ignored;
+  PythonCompiler* python = options.python == "none" ? nullptr : python_compiler(options.python);
+  return FunctionCheck(e, target, file_text, coverage ? *coverage : ignored, python).run();
 }
 
-FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
+FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions, const CheckOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   FalseAlarmReport rep;
   const auto& ents = e.view().entities();
@@ -649,7 +733,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
       if (max_functions > 0 && rep.functions >= max_functions) break;
       any = true;
       ++rep.functions;
-      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi)), &rep.coverage))
+      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi)), &rep.coverage, options))
         rep.findings.emplace_back(fr.path + "::" + ents[i].qualname, std::move(f));
     }
     if (any) ++rep.files;
@@ -658,7 +742,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
   return rep;
 }
 
-DetectionReport injected_error_detection(const Engine& e, int stride) {
+DetectionReport injected_error_detection(const Engine& e, int stride, const CheckOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   DetectionReport rep;
   const auto& ents = e.view().entities();
@@ -694,7 +778,7 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
         return src.substr(0, at) + std::string(indent, ' ') + line + "\n" + src.substr(at);
       };
       auto count = [&](const std::string& kind, const std::string& check, const std::string& line) {
-        auto fs = check_function(e, i, with(line));
+        auto fs = check_function(e, i, with(line), nullptr, options);
         auto& [caught, total] = rep.by_kind[kind];
         ++total;
         bool got = false;

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "index/location.h"
 #include "index/schema.h"
 #include "index/store.h"
 #include "repo/documents.h"
@@ -469,7 +470,9 @@ class IndexWriter {
 bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st) {
   int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   nthreads = std::min<int>(nthreads, static_cast<int>(plan.todo.size()));
-  Progress progress("indexing", plan.todo.size(), opt.progress);
+  uint64_t total_bytes = 0;
+  for (size_t i : plan.todo) total_bytes += plan.walk.files[i].size;
+  Progress progress("indexing", plan.todo.size(), opt.progress, total_bytes);
   // Few results in flight: each holds a whole file (content, parse, term vectors).
   Channel<FileResult> chan(static_cast<size_t>(2 * nthreads + 2));
   chan.set_producers(nthreads);

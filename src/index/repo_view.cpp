@@ -1,6 +1,7 @@
 #include "index/repo_view.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   db.exec("BEGIN");
   v->root_ = meta_get(db, "root");  // the snapshot starts at this first read
   v->complete_ = meta_get(db, "complete") == "1";
+  v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
 
   std::unordered_map<int64_t, int> file_index;
   {
@@ -57,10 +59,9 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
       if (errs.is_array())  // syntax errors; "partial" rows (nesting beyond the limits) are not counted
         for (const auto& e : errs) f.n_errors += e.is_array() && e.size() == 4 ? 0 : 1;
       file_index[f.id] = static_cast<int>(v->files_.size());
-      v->by_path_[f.path] = static_cast<int>(v->files_.size());
-      if (!f.module.empty()) v->by_module_.emplace(f.module, static_cast<int>(v->files_.size()));
       v->files_.push_back(std::move(f));
     }
+    v->index_files();
   }
   v->load_entities(file_index);
   {
@@ -165,6 +166,17 @@ void RepoView::load_entities(const std::unordered_map<int64_t, int>& file_index)
   }
 }
 
+void RepoView::index_files() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const FileRec& f = files_[i];
+    by_path_[f.path] = static_cast<int>(i);
+    if (f.module.empty()) continue;
+    by_module_.emplace(f.module, static_cast<int>(i));  // the first file of a module (Java: of the package)
+    files_by_module_[f.module].push_back(static_cast<int>(i));
+  }
+  if (snippet_lines_ <= 0) snippet_lines_ = 15;  // indexes made before the value was stored: the default
+}
+
 std::optional<int> RepoView::file_by_path(const std::string& path) const {
   auto it = by_path_.find(path);
   if (it == by_path_.end()) return std::nullopt;
@@ -175,6 +187,12 @@ std::optional<int> RepoView::file_by_module(const std::string& module) const {
   auto it = by_module_.find(module);
   if (it == by_module_.end()) return std::nullopt;
   return it->second;
+}
+
+const std::vector<int>& RepoView::files_in_module(const std::string& module) const {
+  static const std::vector<int> none;
+  auto it = files_by_module_.find(module);
+  return it == files_by_module_.end() ? none : it->second;
 }
 
 std::vector<int> RepoView::find_entities(int file, const std::string& qualname) const {
@@ -256,6 +274,14 @@ bool RepoView::is_within(int e, int outer) const {
   for (int cur = e; cur >= 0; cur = entities_[cur].parent_index)
     if (cur == outer) return true;
   return false;
+}
+
+bool entity_before(const RepoView& v, int a, int b) {
+  const auto& ea = v.entities()[a];
+  const auto& eb = v.entities()[b];
+  if (ea.file != eb.file) return v.files()[ea.file].path < v.files()[eb.file].path;
+  if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
+  return ea.qualname < eb.qualname;
 }
 
 }  // namespace repoctx

@@ -49,6 +49,7 @@ class RepoView {
   const std::string& root() const { return root_; }
   const std::string& db_path() const { return db_path_; }
   bool complete() const { return complete_; }
+  int snippet_lines() const { return snippet_lines_; }  // AlignCoder's L the snippets were made with
 
   const std::vector<FileRec>& files() const { return files_; }
   const std::vector<EntityRec>& entities() const { return entities_; }
@@ -56,7 +57,10 @@ class RepoView {
   const std::vector<Import>& imports(int file) const { return imports_[file]; }
 
   std::optional<int> file_by_path(const std::string& path) const;
+  // The file of a module (Python: one; Java: the first file of the package, by path).
   std::optional<int> file_by_module(const std::string& module) const;
+  // Every file of a module: a Java package spans one file per top-level class.
+  const std::vector<int>& files_in_module(const std::string& module) const;
   bool module_exists(const std::string& module) const { return file_by_module(module).has_value(); }
   // Entities of a file with this qualname (several when redefined), in line order.
   std::vector<int> find_entities(int file, const std::string& qualname) const;
@@ -76,13 +80,16 @@ class RepoView {
  private:
   RepoView() = default;
   void load_entities(const std::unordered_map<int64_t, int>& file_index);  // part of open()
+  void index_files();  // the lookup tables by path and by module
   std::string root_, db_path_;
   bool complete_ = false;
+  int snippet_lines_ = 15;
   std::vector<FileRec> files_;
   std::vector<EntityRec> entities_;
   std::vector<SnippetRec> snippets_;
   std::vector<std::vector<Import>> imports_;
   std::unordered_map<std::string, int> by_path_, by_module_;
+  std::unordered_map<std::string, std::vector<int>> files_by_module_;
   std::unordered_map<std::string, std::vector<int>> by_name_;
 
   mutable std::unique_ptr<sql::Db> db_;
@@ -92,5 +99,9 @@ class RepoView {
   mutable std::vector<TermVec> entity_terms_, snippet_terms_;
   mutable bool terms_loaded_ = false;
 };
+
+// Ranking ties are broken by where an entity is (path, then line, then qualified name), never by internal
+// ids, so that results do not depend on the order files were indexed in.
+bool entity_before(const RepoView& v, int a, int b);
 
 }  // namespace repoctx

@@ -1,5 +1,7 @@
 #include "index/store.h"
 
+#include "index/location.h"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -147,7 +149,7 @@ std::string rebuild_hint(const std::string& path) {
 
 std::unique_ptr<sql::Db> open_index_for_writing(const std::string& path, const IndexOpenOptions& o) {
   std::error_code ec;
-  if (auto parent = fs::path(path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+  ensure_index_dir(path, ec);  // also writes .repoctx/.gitignore
   if (ec)
     throw Error(ExitCode::bad_input,
                 "cannot create the index folder for '" + path + "': " + ec.message() + " (choose another with --db)");

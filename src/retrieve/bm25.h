@@ -46,6 +46,7 @@ class Bm25Index {
   void build(const std::vector<const TermVec*>& docs);
 
   size_t num_docs() const { return n_docs_; }
+  uint32_t doc_freq(uint64_t term) const { return df(term); }  // documents containing the term
   double avgdl() const { return n_docs_ ? static_cast<double>(total_len_) / static_cast<double>(n_docs_) : 0.0; }
 
   // Scores every document containing a query term. `allowed` (optional, size = number of ids) restricts

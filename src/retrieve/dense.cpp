@@ -11,13 +11,13 @@
 
 namespace repoctx {
 
-std::vector<double> dense_scores(const Engine& e, const std::vector<float>& q, const TargetContext* ctx,
-                                 const std::vector<char>* allowed) {
-  const auto& vecs = e.entity_vectors();
+std::vector<double> dense_scores(const Engine& e, LlmBackend& embedder, const std::vector<float>& q,
+                                 const TargetContext* ctx, const std::vector<char>* allowed) {
+  const auto& vecs = e.entity_vectors(embedder);
   std::vector<double> out(vecs.size(), -2.0);  // -2 = no document (cosines are >= -1)
   std::unordered_map<int, std::vector<float>> masked;
   if (ctx)
-    for (const auto& [a, doc] : ctx->ancestor_docs) masked[a] = e.embed_document(doc);
+    for (const auto& [a, doc] : ctx->ancestor_docs) masked[a] = e.embed_document(embedder, doc);
   for (size_t i = 0; i < vecs.size(); ++i) {
     if (allowed && !(*allowed)[i]) continue;
     if (ctx && ctx->is_hidden_entity(static_cast<int>(i))) continue;
@@ -35,14 +35,14 @@ namespace {
 
 class DenseRetriever : public Retriever {
  public:
-  DenseRetriever(const Engine& e, bool hybrid, const RetrieverOptions& o) : e_(e), hybrid_(hybrid), o_(o) {}
+  DenseRetriever(const Engine& e, LlmBackend& embedder, bool hybrid, const RetrieverOptions& o)
+      : e_(e), embedder_(embedder), hybrid_(hybrid), o_(o) {}
   std::string name() const override { return hybrid_ ? "hybrid" : "dense"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    std::optional<TargetContext> ctx;
-    if (q.target) ctx = e_.make_context(*q.target);
-    std::string text = query_text(e_, q, ctx ? &*ctx : nullptr);
-    auto dense = dense_scores(e_, e_.embed_query(text), ctx ? &*ctx : nullptr, nullptr);
+    auto ctx = context_of(e_, q);
+    std::string text = query_text(e_, q, ctx.get());
+    auto dense = dense_scores(e_, embedder_, e_.embed_query(embedder_, text), ctx.get(), nullptr);
     std::vector<ScoredDoc> scored;
     if (!hybrid_) {
       for (size_t i = 0; i < dense.size(); ++i)
@@ -72,17 +72,18 @@ class DenseRetriever : public Retriever {
 
  private:
   const Engine& e_;
+  LlmBackend& embedder_;
   bool hybrid_;
   RetrieverOptions o_;
 };
 
 }  // namespace
 
-std::unique_ptr<Retriever> make_dense(const Engine& e, const RetrieverOptions& o) {
-  return std::make_unique<DenseRetriever>(e, false, o);
+std::unique_ptr<Retriever> make_dense(const Engine& e, const Models& m, const RetrieverOptions& o) {
+  return std::make_unique<DenseRetriever>(e, m.need_embedder("the dense strategy"), false, o);
 }
-std::unique_ptr<Retriever> make_hybrid(const Engine& e, const RetrieverOptions& o) {
-  return std::make_unique<DenseRetriever>(e, true, o);
+std::unique_ptr<Retriever> make_hybrid(const Engine& e, const Models& m, const RetrieverOptions& o) {
+  return std::make_unique<DenseRetriever>(e, m.need_embedder("the hybrid strategy"), true, o);
 }
 
 }  // namespace repoctx

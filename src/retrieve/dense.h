@@ -9,7 +9,7 @@ namespace repoctx {
 
 // Cosine of every entity's document vector with `q` (both normalised); -2 for entities that are hidden,
 // not allowed, or have no document.
-std::vector<double> dense_scores(const Engine& e, const std::vector<float>& q, const TargetContext* ctx,
-                                 const std::vector<char>* allowed);
+std::vector<double> dense_scores(const Engine& e, LlmBackend& embedder, const std::vector<float>& q,
+                                 const TargetContext* ctx, const std::vector<char>* allowed);
 
 }  // namespace repoctx

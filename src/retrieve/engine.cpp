@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -179,75 +180,67 @@ static void normalise(std::vector<float>& v) {
   for (float& x : v) x = static_cast<float>(x * inv);
 }
 
-std::vector<float> Engine::embed_query(const std::string& text) const {
-  if (!embedder_)
-    throw Error(ExitCode::usage,
-                "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
+static std::vector<float> embed_one(LlmBackend& embedder, const std::string& text, EmbedTask task) {
   EmbedRequest r;
   r.texts = {text};
-  r.task = EmbedTask::query;
-  auto v = embedder_->embed(r).vectors.at(0);
+  r.task = task;
+  auto v = embedder.embed(r).vectors.at(0);
   normalise(v);
   return v;
 }
 
-std::vector<float> Engine::embed_document(const std::string& text) const {
-  if (!embedder_)
-    throw Error(ExitCode::usage,
-                "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
-  EmbedRequest r;
-  r.texts = {text};
-  r.task = EmbedTask::document;
-  auto v = embedder_->embed(r).vectors.at(0);
-  normalise(v);
-  return v;
+std::vector<float> Engine::embed_query(LlmBackend& embedder, const std::string& text) const {
+  return embed_one(embedder, text, EmbedTask::query);
 }
 
-const std::vector<std::vector<float>>& Engine::entity_vectors() const {
-  std::call_once(vectors_once_, [&] {
-    if (!embedder_)
-      throw Error(ExitCode::usage,
-                  "dense retrieval needs an embedding model: pass --embed-model (or --model) or a config file");
-    const auto& ents = view_->entities();
-    std::string model = embedder_->identity();
-    std::vector<std::string> docs(ents.size()), hashes(ents.size());
-    for (size_t i = 0; i < ents.size(); ++i) {
-      docs[i] = entity_document_text(static_cast<int>(i));
-      hashes[i] = content_hash("document\x1f" + docs[i]);
-    }
-    EmbeddingStore store(view_->db_path());
-    auto have = store.get(model, hashes);
-    std::vector<size_t> missing;
-    for (size_t i = 0; i < ents.size(); ++i)
-      if (!have.count(hashes[i]) && !docs[i].empty()) missing.push_back(i);
-    if (!missing.empty()) {
-      log_info("embedding {} entity documents with {} (stored in the index: done once)", missing.size(), model);
-      Progress prog("embedding", missing.size());
-      const size_t batch = 32;
-      for (size_t k = 0; k < missing.size(); k += batch) {
-        EmbedRequest r;
-        r.task = EmbedTask::document;
-        std::vector<size_t> idx(missing.begin() + static_cast<long>(k),
-                                missing.begin() + static_cast<long>(std::min(missing.size(), k + batch)));
-        for (size_t i : idx) r.texts.push_back(docs[i]);
-        auto res = embedder_->embed(r);
-        std::vector<std::pair<std::string, std::vector<float>>> rows;
-        for (size_t j = 0; j < idx.size(); ++j) {
-          normalise(res.vectors[j]);
-          have[hashes[idx[j]]] = res.vectors[j];
-          rows.emplace_back(hashes[idx[j]], std::move(res.vectors[j]));
-        }
-        store.put(model, rows);  // each batch is kept even if a later one fails
-        prog.add(idx.size());
+std::vector<float> Engine::embed_document(LlmBackend& embedder, const std::string& text) const {
+  return embed_one(embedder, text, EmbedTask::document);
+}
+
+const std::vector<std::vector<float>>& Engine::entity_vectors(LlmBackend& embedder) const {
+  std::lock_guard<std::mutex> lock(vectors_mu_);
+  const std::string model = embedder.identity();
+  if (auto it = entity_vectors_.find(model); it != entity_vectors_.end()) return it->second;
+  const auto& ents = view_->entities();
+  std::vector<std::string> docs(ents.size()), hashes(ents.size());
+  for (size_t i = 0; i < ents.size(); ++i) {
+    docs[i] = entity_document_text(static_cast<int>(i));
+    hashes[i] = content_hash("document\x1f" + docs[i]);
+  }
+  EmbeddingStore store(view_->db_path());
+  auto have = store.get(model, hashes);
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < ents.size(); ++i)
+    if (!have.count(hashes[i]) && !docs[i].empty()) missing.push_back(i);
+  if (!missing.empty()) {
+    log_info("embedding {} entity documents with {} (stored in the index: done once)", missing.size(), model);
+    Progress prog("embedding", missing.size());
+    const size_t batch = 32;
+    for (size_t k = 0; k < missing.size(); k += batch) {
+      throw_if_interrupted("the documents embedded so far are stored in the index");
+      EmbedRequest r;
+      r.task = EmbedTask::document;
+      std::vector<size_t> idx(missing.begin() + static_cast<long>(k),
+                              missing.begin() + static_cast<long>(std::min(missing.size(), k + batch)));
+      for (size_t i : idx) r.texts.push_back(docs[i]);
+      auto res = embedder.embed(r);
+      std::vector<std::pair<std::string, std::vector<float>>> rows;
+      for (size_t j = 0; j < idx.size(); ++j) {
+        normalise(res.vectors[j]);
+        have[hashes[idx[j]]] = res.vectors[j];
+        rows.emplace_back(hashes[idx[j]], std::move(res.vectors[j]));
       }
+      store.put(model, rows);  // each batch is kept even if a later one fails
+      prog.add(idx.size());
     }
-    entity_vectors_.resize(ents.size());
-    for (size_t i = 0; i < ents.size(); ++i) {
-      auto it = have.find(hashes[i]);
-      if (it != have.end()) entity_vectors_[i] = it->second;
-    }
-  });
-  return entity_vectors_;
+  }
+  auto& out = entity_vectors_[model];
+  out.resize(ents.size());
+  for (size_t i = 0; i < ents.size(); ++i) {
+    auto it = have.find(hashes[i]);
+    if (it != have.end()) out[i] = it->second;
+  }
+  return out;
 }
 
 std::string Engine::entity_text(int entity) const {

@@ -2,10 +2,13 @@
 // hidden-body context of a target. Every Retriever reads the repository through an Engine.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
 #include <vector>
 
 #include "index/embedding_store.h"
@@ -56,22 +59,24 @@ class Engine {
   TargetRef resolve_target(const std::string& spec) const;
   TargetContext make_context(const TargetRef& t) const;
 
-  // Dense side (ProjAgent eq. 6, REPOCOD DENSE): an embedding model, set by the caller.
-  void set_embedder(LlmBackend* embedder) { embedder_ = embedder; }
-  bool has_embedder() const { return embedder_ != nullptr; }
-  LlmBackend* embedder() const { return embedder_; }
-  // The generating LLM (procedural retrieval: decomposition, judging, hidden states).
-  void set_llm(LlmBackend* llm) { llm_ = llm; }
-  LlmBackend* llm() const { return llm_; }
-  // The white-box model whose hidden states project steps (default: llm()).
-  void set_hidden_states(LlmBackend* m) { hidden_ = m; }
-  LlmBackend* hidden_states() const { return hidden_ ? hidden_ : llm_; }
-  // L2-normalised vectors of every entity document; missing ones are embedded (task "document") and
-  // stored in the index under their content hash. Empty vector for entities without a document.
-  const std::vector<std::vector<float>>& entity_vectors() const;
-  std::vector<float> embed_query(const std::string& text) const;
-  std::vector<float> embed_document(const std::string& text) const;
+  // Dense side (ProjAgent eq. 6, REPOCOD DENSE). L2-normalised vectors of every entity document under
+  // `embedder`; missing ones are embedded (task "document") and stored in the index under their content
+  // hash, so each document is embedded once per model. Empty vector for entities without a document.
+  const std::vector<std::vector<float>>& entity_vectors(LlmBackend& embedder) const;
+  std::vector<float> embed_query(LlmBackend& embedder, const std::string& text) const;
+  std::vector<float> embed_document(LlmBackend& embedder, const std::string& text) const;
   std::string entity_document_text(int entity) const;  // what BM25 and the embedder see (cut at 4000 chars)
+
+  // Facts later stages derive from the whole repository (the static checks' name tables, ...), computed
+  // once and owned by the engine, which knows nothing of T: one slot per type, made by T's default
+  // constructor at the first call. T guards its own lazily filled members (std::once_flag).
+  template <class T>
+  T& derived() const {
+    std::lock_guard<std::mutex> lock(derived_mu_);
+    auto& slot = derived_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return *static_cast<T*>(slot.get());
+  }
 
   std::string entity_text(int entity) const;  // its source lines
   std::string snippet_text(int snippet) const;
@@ -83,11 +88,10 @@ class Engine {
   mutable std::once_flag entity_once_, snippet_once_, visible_once_;
   mutable Bm25Index entity_bm25_, snippet_bm25_, visible_bm25_;
   mutable std::vector<TermVec> visible_terms_;
-  LlmBackend* embedder_ = nullptr;
-  LlmBackend* llm_ = nullptr;
-  LlmBackend* hidden_ = nullptr;
-  mutable std::once_flag vectors_once_;
-  mutable std::vector<std::vector<float>> entity_vectors_;
+  mutable std::mutex derived_mu_;
+  mutable std::unordered_map<std::type_index, std::shared_ptr<void>> derived_;
+  mutable std::mutex vectors_mu_;
+  mutable std::map<std::string, std::vector<std::vector<float>>> entity_vectors_;  // by embedder identity
 };
 
 }  // namespace repoctx

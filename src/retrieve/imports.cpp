@@ -13,16 +13,21 @@ namespace {
 
 class ImportsRetriever : public Retriever {
  public:
-  ImportsRetriever(const Engine& e, const RetrieverOptions& o) : e_(e), o_(o) {}
+  ImportsRetriever(const Engine& e, const Models& m, const RetrieverOptions& o)
+      : e_(e), embedder_(o.bm25_only ? nullptr : m.embedder), o_(o) {}
   std::string name() const override { return "imports"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
     if (!q.target)
       throw Error(ExitCode::usage, "the imports strategy needs --target (its file's imports are the start)");
-    TargetContext ctx = e_.make_context(*q.target);
+    auto ctxp = context_of(e_, q);
+    const TargetContext& ctx = *ctxp;
     auto files = e_.graph().accessible_files(q.target->file, &ctx.hidden);
     const auto& ents = e_.view().entities();
     std::vector<char> allowed(ents.size(), 0);
+    std::vector<char> benchmark(ents.size(), 0);  // the benchmark's other targets: out of the pool
+    for (int t : q.benchmark_targets)
+      if (t >= 0 && static_cast<size_t>(t) < ents.size()) benchmark[t] = 1;
     size_t pool = 0;
     for (int f : files) {
       const FileRec& fr = e_.view().files()[f];
@@ -33,7 +38,7 @@ class ImportsRetriever : public Retriever {
         if (o_.pool_methods && e.kind == EntityKind::method && e.parent_index >= 0 &&
             ents[e.parent_index].parent_index < 0)
           in_pool = true;
-        if (in_pool && !ctx.is_hidden_entity(i)) {
+        if (in_pool && !ctx.is_hidden_entity(i) && !benchmark[i]) {
           allowed[i] = 1;
           ++pool;
         }
@@ -43,10 +48,9 @@ class ImportsRetriever : public Retriever {
     auto terms = query_terms(text);
     Bm25Overrides ov = ctx.entity_overrides();
     auto scored = e_.entity_bm25().score_all(terms, o_.bm25, &ov, &allowed);
-    bool hybrid = e_.has_embedder() && !o_.bm25_only;
-    if (hybrid) {
+    if (embedder_) {
       // Eq. 6 over the pool: both scores min-max normalised over the pool's symbols.
-      auto dense = dense_scores(e_, e_.embed_query(text), &ctx, &allowed);
+      auto dense = dense_scores(e_, *embedder_, e_.embed_query(*embedder_, text), &ctx, &allowed);
       std::vector<double> bm(ents.size(), 0.0);
       for (const auto& sd : scored) bm[sd.doc] = sd.score;
       std::vector<int> ids;
@@ -73,13 +77,14 @@ class ImportsRetriever : public Retriever {
 
  private:
   const Engine& e_;
+  LlmBackend* embedder_;  // null: BM25 alone
   RetrieverOptions o_;
 };
 
 }  // namespace
 
-std::unique_ptr<Retriever> make_imports(const Engine& e, const RetrieverOptions& o) {
-  return std::make_unique<ImportsRetriever>(e, o);
+std::unique_ptr<Retriever> make_imports(const Engine& e, const Models& m, const RetrieverOptions& o) {
+  return std::make_unique<ImportsRetriever>(e, m, o);
 }
 
 }  // namespace repoctx

@@ -1,6 +1,7 @@
 // One interface for every retrieval strategy, selected by name (like FAISS's index factory):
-//   make_retriever("sparse", engine, opts)->retrieve(query)
-// Strategies live one per file in this folder; retriever_names() lists them.
+//   make_retriever("sparse", engine, models, opts)->retrieve(query)
+// Strategies live one per file in this folder; retriever_registry() lists them with the model roles each
+// needs (llm/models.h), so that callers load only those.
 #pragma once
 
 #include <functional>
@@ -10,16 +11,41 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "llm/metered.h"
+#include "llm/models.h"
+#include "retrieve/aligncoder/params.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
+#include "retrieve/study/params.h"
 
 namespace repoctx {
+
+struct CursorContext;  // retrieve/aligncoder/codebase.h
 
 struct RetrievalQuery {
   std::optional<TargetRef> target;  // retrieval for this function, its body hidden
   std::string text;                 // free text; empty = the target's visible signature and docstring
   int top_k = 20;
+  // The target's hidden-body context, built once by the caller when it sends several queries for one
+  // target (generation: one per step); null = built by the strategy when it needs it.
+  std::shared_ptr<const TargetContext> context;
+  // Entity indices of the benchmark's other target functions (`evaluate`: every task of the repository).
+  // ProjAgent's pools never hold them: procedural (ProjAgent 4.1: not decomposed, not accepted from the
+  // agent, so never expanded; they also rank their files first in function selection) and semantic
+  // (`imports`). The REPOCOD baselines ignore them: REPOCOD hides only the task's own body.
+  std::vector<int> benchmark_targets;
+  // A completion cursor (AlignCoder and the IV-B baselines): the unfinished code is the file before it,
+  // and the text after it is absent (make_cursor_context).
+  std::shared_ptr<const CursorContext> cursor;
+  // Candidate completions the caller gives (the ground truth as an LLM-free upper bound): an enhanced
+  // query uses them instead of sampling.
+  std::vector<std::string> completions;
 };
+
+// The context of q's target: q.context when set, else built now; null without a target.
+std::shared_ptr<const TargetContext> context_of(const Engine& e, const RetrievalQuery& q);
 
 struct Hit {
   enum class Type { entity, snippet, file };
@@ -29,8 +55,9 @@ struct Hit {
   int snippet = -1;  // Type::snippet (-1 for snippets made at query time, e.g. dependency snippets)
   int start_line = 0, end_line = 0;
   double score = 0;
-  std::string label;  // e.g. "dependency" for AlignCoder dependency snippets
-  std::string text;   // filled when the strategy produces text that is not a span of an indexed file
+  std::string label;        // e.g. "dependency" for AlignCoder dependency snippets
+  std::string text;         // filled when the strategy produces text that is not a span of an indexed file
+  std::string description;  // what the strategy says the hit does (procedural: the context step's description)
   std::map<std::string, double> features;  // why it ranked (strategy specific)
 };
 
@@ -44,6 +71,27 @@ struct RetrieverOptions {
   ProceduralParams procedural;      // procedural: every threshold and budget (paper defaults)
   std::string trace_path;           // procedural: write the JSON trace of every stage here
   std::string rq2_pairs_path;       // procedural: append RQ2 pairs (JSONL) here
+  StudyParams study;                // the context-retrieval study's strategies: every constant
+  CompletionParams completion;      // aligncoder, reacc, rlcoder, repocoder, in-file
+};
+
+// A step of the plan a strategy made for the target (procedural: the target's decomposition), with the
+// hits that serve it (indices into RetrievalResult::hits).
+struct PlanStep {
+  int id = 0;
+  std::string description;
+  bool confirmed = false;  // plan confirmation judged its contexts sufficient
+  std::vector<size_t> hits;
+};
+
+// Everything a strategy returns: the ranked hits and, for strategies that plan or call models, the plan,
+// a trace a person can read, and the LLM work done by stage.
+struct RetrievalResult {
+  std::vector<Hit> hits;
+  std::vector<PlanStep> plan;
+  nlohmann::json trace;  // null when the strategy keeps none
+  LlmUsage usage;
+  std::string empty_reason;  // why there is no hit, when the strategy can say ("no grounded context step: ...")
 };
 
 class Retriever {
@@ -51,18 +99,31 @@ class Retriever {
   virtual ~Retriever() = default;
   virtual std::string name() const = 0;
   virtual std::vector<Hit> retrieve(const RetrievalQuery& q) = 0;
+  // The full result; strategies with a plan or a trace override it (the default wraps retrieve()).
+  virtual RetrievalResult run(const RetrievalQuery& q);
 };
 
-using RetrieverFactory = std::function<std::unique_ptr<Retriever>(const Engine&, const RetrieverOptions&)>;
+using RetrieverFactory =
+    std::function<std::unique_ptr<Retriever>(const Engine&, const Models&, const RetrieverOptions&)>;
 struct RetrieverInfo {
   std::string name;
   std::string description;
+  ModelNeeds needs;
   RetrieverFactory make;
+  std::string score;  // what a hit's score means (scores of different strategies are not comparable)
 };
 
-// Throws Error(usage) listing the valid names when `name` is unknown.
-std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine,
+// Throws Error(usage) listing the valid names when `name` is unknown, and naming the missing model when
+// the strategy needs one `models` lacks.
+std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models = {},
                                           const RetrieverOptions& opt = {});
+const RetrieverInfo& retriever_info(const std::string& name);  // throws like make_retriever
+
+// Runs `q` and drops the hits `drop` rejects, fetching more than top_k so that top_k remain when the
+// strategy had them (e.g. `retrieve --exclude-tests`).
+RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop);
+// The roles a strategy needs with these options (aligncoder needs no LLM when its candidates are given).
+ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt);
 const std::vector<RetrieverInfo>& retriever_registry();
 
 // Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities
@@ -76,13 +137,20 @@ std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scor
 Hit entity_hit(const Engine& e, int entity, double score);
 
 // Strategy factories (one file each).
-std::unique_ptr<Retriever> make_sparse(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_same_file(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_imports(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_structural(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_dense(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_hybrid(const Engine&, const RetrieverOptions&);
-std::unique_ptr<Retriever> make_procedural(const Engine&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_sparse(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_same_file(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_imports(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_structural(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_dense(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_hybrid(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_procedural(const Engine&, const Models&, const RetrieverOptions&);
+// Completion methods (retrieve/aligncoder/retrievers.cpp): they need RetrievalQuery::cursor.
+std::unique_ptr<Retriever> make_aligncoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_reacc(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_rlcoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_repocoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_in_file(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_no_retrieval(const Engine&, const Models&, const RetrieverOptions&);
 
 }  // namespace repoctx

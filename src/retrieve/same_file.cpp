@@ -16,7 +16,8 @@ class SameFileRetriever : public Retriever {
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
     if (!q.target) throw Error(ExitCode::usage, "the same-file strategy needs --target");
-    TargetContext ctx = e_.make_context(*q.target);
+    auto ctxp = context_of(e_, q);
+    const TargetContext& ctx = *ctxp;
     const auto& ents = e_.view().entities();
     const FileRec& f = e_.view().files()[q.target->file];
     const EntityRec& t = ents[q.target->entity];
@@ -56,7 +57,7 @@ class SameFileRetriever : public Retriever {
 
 }  // namespace
 
-std::unique_ptr<Retriever> make_same_file(const Engine& e, const RetrieverOptions&) {
+std::unique_ptr<Retriever> make_same_file(const Engine& e, const Models&, const RetrieverOptions&) {
   return std::make_unique<SameFileRetriever>(e);
 }
 

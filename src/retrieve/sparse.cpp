@@ -12,9 +12,8 @@ class SparseRetriever : public Retriever {
   std::string name() const override { return "sparse"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
-    std::optional<TargetContext> ctx;
-    if (q.target) ctx = e_.make_context(*q.target);
-    auto terms = query_terms(query_text(e_, q, ctx ? &*ctx : nullptr));
+    auto ctx = context_of(e_, q);
+    auto terms = query_terms(query_text(e_, q, ctx.get()));
     std::vector<Hit> hits;
     if (o_.corpus == "snippets") {
       Bm25Overrides ov;
@@ -57,7 +56,7 @@ class SparseRetriever : public Retriever {
 
 }  // namespace
 
-std::unique_ptr<Retriever> make_sparse(const Engine& e, const RetrieverOptions& o) {
+std::unique_ptr<Retriever> make_sparse(const Engine& e, const Models&, const RetrieverOptions& o) {
   return std::make_unique<SparseRetriever>(e, o);
 }
 

@@ -255,15 +255,9 @@ struct Ranked {
 
 // Deterministic order independent of internal ids: score, then path, line, qualified name.
 void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
-  const auto& ents = v.entities();
-  const auto& files = v.files();
   auto better = [&](const Ranked& a, const Ranked& b) {
     if (a.score != b.score) return a.score > b.score;
-    const auto& ea = ents[a.doc];
-    const auto& eb = ents[b.doc];
-    if (ea.file != eb.file) return files[ea.file].path < files[eb.file].path;
-    if (ea.start_line != eb.start_line) return ea.start_line < eb.start_line;
-    return ea.qualname < eb.qualname;
+    return entity_before(v, a.doc, b.doc);
   };
   if (r.size() > keep) {
     std::partial_sort(r.begin(), r.begin() + static_cast<long>(keep), r.end(), better);
@@ -273,16 +267,43 @@ void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
   }
 }
 
-StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query,
-                                           const StructuralParams& p) {
-  const auto& ents = v_.entities();
-  const int t = ctx.target.entity;
-  const int file = ctx.target.file;
-  const EntityRec& te = ents[t];
-  const FileRec& tf = v_.files()[file];
+using QueryTerms = std::vector<std::pair<uint64_t, uint32_t>>;  // query_terms()
+
+// One target's candidates and their features, built family by family. Every family reads the repository
+// with the target's body hidden (ctx).
+struct CandidateBuild {
+  FeatureBuilder& fb;
+  const RepoView& v;
+  const SymbolGraph& g;
+  const TargetContext& ctx;
+  const StructuralParams& p;
+  const std::vector<EntityRec>& ents;
+  const int t, file, cls;
   StructuralCandidates out;
   std::unordered_map<int, size_t> row_of;
-  auto row = [&](int c) -> std::vector<double>* {
+  // Usage in the target's file (outside the hidden body).
+  std::unordered_map<std::string, int> name_uses;                 // bound name -> uses
+  std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
+  int n_units = 0;                                                // units with any reference left
+  std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
+  // Neighbour votes.
+  std::unordered_map<int, double> vote, vote5;
+  std::unordered_map<int, int> vote_n;
+  int n_neighbours = 0;
+
+  CandidateBuild(FeatureBuilder& b, const RepoView& view, const SymbolGraph& graph, const TargetContext& c,
+                 const StructuralParams& params)
+      : fb(b),
+        v(view),
+        g(graph),
+        ctx(c),
+        p(params),
+        ents(view.entities()),
+        t(c.target.entity),
+        file(c.target.file),
+        cls(graph.enclosing_class(c.target.entity)) {}
+
+  std::vector<double>* row(int c) {
     if (c < 0 || ctx.is_hidden_entity(c)) return nullptr;
     auto it = row_of.find(c);
     if (it != row_of.end()) return &out.features[it->second];
@@ -290,152 +311,118 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
     out.entities.push_back(c);
     out.features.emplace_back(f_count, 0.0);
     return &out.features.back();
-  };
+  }
 
-  // Scope tiers.
-  int cls = g_.enclosing_class(t);
-  if (cls >= 0) {
+  void class_members(int c, int feature) {
     int n = 0;
-    for (int m : g_.class_members(cls)) {
+    for (int m : g.class_members(c)) {
       if (n++ >= p.max_class_members) break;
-      if (auto* r = row(m)) (*r)[ents[m].parent_index == cls ? f_class_direct : f_class_inherited] = 1;
+      if (auto* r = row(m))
+        (*r)[feature == f_class_direct && ents[m].parent_index != c ? f_class_inherited : feature] = 1;
     }
   }
-  for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
-    if (ents[i].parent_index < 0)
-      if (auto* r = row(i)) (*r)[f_module] = 1;
 
-  const FileUsage& fu = usage(file);
-  // How often each bound name is used outside the hidden body (module-level code included).
-  std::unordered_map<std::string, int> name_uses;
-  std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
-  std::unordered_set<int> units;                                  // units with any reference left
-  for (const auto& u : fu.uses) {
-    if (u.scope >= 0 && v_.is_within(u.scope, t)) continue;
-    ++name_uses[u.root];
-    if (u.unit >= 0) units.insert(u.unit);
-    for (int c : u.along) entity_units[c].insert(u.unit);
-  }
-  const int n_units = static_cast<int>(units.size());
-  std::unordered_map<int, std::string> bound_by;  // candidate -> import binding that brings it in
-  std::vector<int> visible_classes;
-  for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
-    if (ents[i].parent_index < 0 && is_type(ents[i].kind)) visible_classes.push_back(i);
-  for (const Import& im : v_.imports(file)) {
-    if (im.scope != -1 || im.star) continue;
-    std::string bound = im.bound_name();
-    Resolution r = g_.module_member(file, bound);
-    if (r.kind == Resolution::Kind::entity) {
-      if (auto* rw = row(r.entity)) {
-        (*rw)[f_import] = 1;
-        bound_by.emplace(r.entity, bound);
-        if (is_type(ents[r.entity].kind)) visible_classes.push_back(r.entity);
-      }
-    } else if (r.kind == Resolution::Kind::module) {
-      const FileRec& mf = v_.files()[r.file];
-      for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i) {
-        if (ents[i].parent_index >= 0) continue;
-        if (auto* rw = row(i)) {
-          (*rw)[f_modattr] = 1;
-          bound_by.emplace(i, bound);
+  // Scope tiers: the target's class, its module, what the module imports, and members of visible classes.
+  void scope_tiers() {
+    const FileRec& tf = v.files()[file];
+    if (cls >= 0) class_members(cls, f_class_direct);
+    for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+      if (ents[i].parent_index < 0)
+        if (auto* r = row(i)) (*r)[f_module] = 1;
+    std::vector<int> visible_classes;
+    for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+      if (ents[i].parent_index < 0 && is_type(ents[i].kind)) visible_classes.push_back(i);
+    for (const Import& im : v.imports(file)) {
+      if (im.scope != -1 || im.star) continue;
+      std::string bound = im.bound_name();
+      Resolution r = g.module_member(file, bound);
+      if (r.kind == Resolution::Kind::entity) {
+        if (auto* rw = row(r.entity)) {
+          (*rw)[f_import] = 1;
+          bound_by.emplace(r.entity, bound);
+          if (is_type(ents[r.entity].kind)) visible_classes.push_back(r.entity);
+        }
+      } else if (r.kind == Resolution::Kind::module) {
+        const FileRec& mf = v.files()[r.file];
+        for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i) {
+          if (ents[i].parent_index >= 0) continue;
+          if (auto* rw = row(i)) {
+            (*rw)[f_modattr] = 1;
+            bound_by.emplace(i, bound);
+          }
         }
       }
     }
-  }
-  for (int c : visible_classes) {
-    int n = 0;
-    for (int m : g_.class_members(c)) {
-      if (n++ >= p.max_class_members) break;
-      if (auto* r = row(m)) (*r)[f_visible_member] = 1;
-    }
+    for (int c : visible_classes) class_members(c, f_visible_member);
   }
 
-  // BM25 over entities (statistics of the repository without the hidden body).
-  auto q = query_terms(query);
-  Bm25Overrides eov = ctx.entity_overrides();
-  const Bm25Index& eb = e_.entity_bm25();
-  auto scored = eb.score_all(q, p.bm25, &eov);
-  std::vector<Ranked> global;
-  global.reserve(scored.size());
-  for (const auto& s : scored)
-    if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
-  sort_docs(v_, global, static_cast<size_t>(p.bm25_candidates));
-  for (size_t i = 0; i < global.size(); ++i)
-    if (auto* r = row(global[i].doc)) {
-      (*r)[f_global_bm25] = 1;
-      (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
+  // How often each bound name and each entity is used in the target's file outside the hidden body.
+  void file_usage() {
+    std::unordered_set<int> units;
+    for (const auto& u : fb.usage(file).uses) {
+      if (u.scope >= 0 && v.is_within(u.scope, t)) continue;
+      ++name_uses[u.root];
+      if (u.unit >= 0) units.insert(u.unit);
+      for (int c : u.along) entity_units[c].insert(u.unit);
     }
-  {
-    auto files = g_.accessible_files(file, &ctx.hidden);
+    n_units = static_cast<int>(units.size());
+  }
+
+  // BM25 over entities (statistics of the repository without the hidden body): the global top and the top
+  // among the transitively importable files.
+  void bm25_tiers(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov) {
+    std::vector<Ranked> global;
+    for (const auto& s : eb.score_all(q, p.bm25, &eov))
+      if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
+    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
+    for (size_t i = 0; i < global.size(); ++i)
+      if (auto* r = row(global[i].doc)) {
+        (*r)[f_global_bm25] = 1;
+        (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
+      }
     std::vector<char> allowed(ents.size(), 0);
-    for (int f : files) {
-      const FileRec& fr = v_.files()[f];
+    for (int f : g.accessible_files(file, &ctx.hidden)) {
+      const FileRec& fr = v.files()[f];
       for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
         if (ents[i].parent_index < 0) allowed[i] = 1;
     }
-    auto acc = eb.score_all(q, p.bm25, &eov, &allowed);
     std::vector<Ranked> ar;
-    for (const auto& s : acc)
+    for (const auto& s : eb.score_all(q, p.bm25, &eov, &allowed))
       if (!ctx.is_hidden_entity(s.doc)) ar.push_back({s.doc, s.score});
-    sort_docs(v_, ar, static_cast<size_t>(p.accessible_candidates));
+    sort_docs(v, ar, static_cast<size_t>(p.accessible_candidates));
     for (const auto& a : ar)
       if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
   }
 
-  // Neighbours: the functions whose signature and docstring are most like the target's.
-  Bm25Overrides vov;
-  vov.removed = ctx.removed_entities;
-  auto ns = e_.visible_bm25().score_all(q, p.bm25, &vov);
-  std::vector<Ranked> nb;
-  for (const auto& s : ns)
-    if (s.doc != t && !ctx.is_hidden_entity(s.doc)) nb.push_back({s.doc, s.score});
-  sort_docs(v_, nb, static_cast<size_t>(p.neighbours));
-  std::unordered_map<int, double> vote, vote5;
-  std::unordered_map<int, int> vote_n;
-  double top = nb.empty() ? 1.0 : nb.front().score;
-  for (size_t i = 0; i < nb.size(); ++i) {
-    int n = nb[i].doc;
-    // A neighbour around the hidden target must not see its body: resolve it with the body hidden.
-    std::vector<int> refs = v_.is_within(t, n) ? g_.referenced_entities(n, &ctx.hidden) : refs_of(n);
-    double w = top > 0 ? nb[i].score / top : 0;
-    for (int c : refs) {
-      if (c == t) continue;
-      vote[c] += w;
-      vote_n[c] += 1;
-      if (i < 5) vote5[c] += w;
-      if (auto* r = row(c)) (*r)[f_neighbour] = 1;
+  // Neighbours: the functions whose signature and docstring are most like the target's vote for what
+  // they reference.
+  void neighbour_votes(const Bm25Index& visible, const QueryTerms& q) {
+    Bm25Overrides vov;
+    vov.removed = ctx.removed_entities;
+    std::vector<Ranked> nb;
+    for (const auto& s : visible.score_all(q, p.bm25, &vov))
+      if (s.doc != t && !ctx.is_hidden_entity(s.doc)) nb.push_back({s.doc, s.score});
+    sort_docs(v, nb, static_cast<size_t>(p.neighbours));
+    n_neighbours = static_cast<int>(nb.size());
+    double top = nb.empty() ? 1.0 : nb.front().score;
+    for (size_t i = 0; i < nb.size(); ++i) {
+      int n = nb[i].doc;
+      // A neighbour around the hidden target must not see its body: resolve it with the body hidden.
+      std::vector<int> refs = v.is_within(t, n) ? g.referenced_entities(n, &ctx.hidden) : fb.refs_of(n);
+      double w = top > 0 ? nb[i].score / top : 0;
+      for (int c : refs) {
+        if (c == t) continue;
+        vote[c] += w;
+        vote_n[c] += 1;
+        if (i < 5) vote5[c] += w;
+        if (auto* r = row(c)) (*r)[f_neighbour] = 1;
+      }
     }
   }
 
-  // Per-candidate features.
-  auto pq = eb.prepare(q, p.bm25, &eov);
-  std::unordered_map<int, const TermVec*> replaced;
-  for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
-  auto qids = identifiers(query);
-  std::unordered_set<std::string> qtoks;
-  for (auto& tok : tokenize_code(query)) qtoks.insert(tok);
-  std::unordered_set<std::string> ptoks;
-  for (const auto& prm : te.params) {
-    for (auto& tok : tokenize_code(prm.name)) ptoks.insert(tok);
-    for (auto& tok : tokenize_code(prm.annotation)) ptoks.insert(tok);
-  }
-  int class_units = 0;
-  if (cls >= 0)
-    for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
-      if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
-  double max_bm25 = 0;
-  std::vector<double> bm25(out.entities.size());
-  for (size_t k = 0; k < out.entities.size(); ++k) {
-    int c = out.entities[k];
-    auto it = replaced.find(c);
-    bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v_.entity_terms(c));
-    max_bm25 = std::max(max_bm25, bm25[k]);
-  }
-  int nn = std::max<int>(1, static_cast<int>(nb.size()));
-  for (size_t k = 0; k < out.entities.size(); ++k) {
-    int c = out.entities[k];
-    const EntityRec& ce = ents[c];
-    auto& x = out.features[k];
+  // What a candidate is (kind, naming), how its name matches the query and the target's parameters.
+  void name_features(std::vector<double>& x, const EntityRec& ce, const std::unordered_set<std::string>& qids,
+                     const std::unordered_set<std::string>& qtoks, const std::unordered_set<std::string>& ptoks) {
     x[f_kind_function] = ce.kind == EntityKind::function;
     x[f_kind_method] = ce.kind == EntityKind::method || ce.kind == EntityKind::constructor;
     x[f_kind_class] = is_type(ce.kind);
@@ -446,8 +433,6 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
     x[f_private] = !dunder && starts_with(ce.name, "_");
     x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(),
                                                   [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
-    x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
-    x[f_bm25_log] = std::log1p(bm25[k]);
     x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
     auto parts = name_parts(ce.name);
     int hit = 0, phit = 0;
@@ -457,9 +442,14 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
     }
     x[f_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
     x[f_param_match] = parts.empty() ? 0 : static_cast<double>(phit) / static_cast<double>(parts.size());
+  }
+
+  // Votes, usage in the file and in the class, import usage, proximity.
+  void usage_features(std::vector<double>& x, int c, int class_units) {
+    const EntityRec& ce = ents[c];
     if (auto it = vote.find(c); it != vote.end()) {
       x[f_vote] = it->second;
-      x[f_vote_count] = static_cast<double>(vote_n[c]) / nn;
+      x[f_vote_count] = static_cast<double>(vote_n[c]) / std::max(1, n_neighbours);
       x[f_vote_top5] = vote5.count(c) ? vote5[c] : 0;
     }
     if (auto it = entity_units.find(c); it != entity_units.end()) {
@@ -478,10 +468,58 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
       x[f_import_unused] = uses == 0;
       x[f_import_uses] = std::log1p(uses);
     }
-    if (ce.file == file) x[f_proximity] = 1.0 / (1.0 + std::abs(ce.start_line - te.start_line) / 100.0);
+    if (ce.file == file) x[f_proximity] = 1.0 / (1.0 + std::abs(ce.start_line - ents[t].start_line) / 100.0);
     x[f_method_of_own_class_private] = x[f_class_direct] * x[f_private];
   }
-  return out;
+
+  void candidate_features(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov,
+                          const std::string& query) {
+    auto pq = eb.prepare(q, p.bm25, &eov);
+    std::unordered_map<int, const TermVec*> replaced;
+    for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
+    auto qids = identifiers(query);
+    std::unordered_set<std::string> qtoks, ptoks;
+    for (auto& tok : tokenize_code(query)) qtoks.insert(tok);
+    for (const auto& prm : ents[t].params) {
+      for (auto& tok : tokenize_code(prm.name)) ptoks.insert(tok);
+      for (auto& tok : tokenize_code(prm.annotation)) ptoks.insert(tok);
+    }
+    int class_units = 0;
+    const FileRec& tf = v.files()[file];
+    if (cls >= 0)
+      for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
+        if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
+    double max_bm25 = 0;
+    std::vector<double> bm25(out.entities.size());
+    for (size_t k = 0; k < out.entities.size(); ++k) {
+      int c = out.entities[k];
+      auto it = replaced.find(c);
+      bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v.entity_terms(c));
+      max_bm25 = std::max(max_bm25, bm25[k]);
+    }
+    for (size_t k = 0; k < out.entities.size(); ++k) {
+      int c = out.entities[k];
+      auto& x = out.features[k];
+      name_features(x, ents[c], qids, qtoks, ptoks);
+      x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
+      x[f_bm25_log] = std::log1p(bm25[k]);
+      usage_features(x, c, class_units);
+    }
+  }
+};
+
+StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query,
+                                           const StructuralParams& p) {
+  CandidateBuild b(*this, v_, g_, ctx, p);
+  b.scope_tiers();
+  b.file_usage();
+  auto q = query_terms(query);
+  Bm25Overrides eov = ctx.entity_overrides();
+  const Bm25Index& eb = e_.entity_bm25();
+  b.bm25_tiers(eb, q, eov);
+  b.neighbour_votes(e_.visible_bm25(), q);
+  b.candidate_features(eb, q, eov, query);
+  return std::move(b.out);
 }
 
 class StructuralRetriever : public Retriever {
@@ -497,7 +535,8 @@ class StructuralRetriever : public Retriever {
     if (!q.target)
       throw Error(ExitCode::usage,
                   "the structural strategy needs --target (it ranks what a function's scope can reach)");
-    TargetContext ctx = e_.make_context(*q.target);
+    auto ctxp = context_of(e_, q);
+    const TargetContext& ctx = *ctxp;
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();
     std::vector<Hit> hits;
@@ -536,7 +575,7 @@ StructuralCandidates StructuralFeatures::build(const TargetContext& ctx, const s
   return impl_->build(ctx, query, p);
 }
 
-std::unique_ptr<Retriever> make_structural(const Engine& e, const RetrieverOptions& o) {
+std::unique_ptr<Retriever> make_structural(const Engine& e, const Models&, const RetrieverOptions& o) {
   return std::make_unique<StructuralRetriever>(e, o);
 }
 

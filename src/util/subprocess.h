@@ -1,12 +1,12 @@
-// Subprocesses, always through argv (never a shell): the evaluation runner's test commands, in their own
-// process group, with a wall-clock timeout and resource limits (the whole group is killed on timeout or
-// interrupt), and helper programs whose output is read. Hand-written on fork/exec because the limits must
-// be set in the child before exec (setrlimit, setpgid), which posix_spawn cannot do and no Debian-packaged
-// C++ process library offers with process-group kills.
+// Child processes, always from an argv (no shell is ever started here on a string of ours).
+// run_limited runs one command for the evaluation runner (the tests of a task) in its own process group, with a
+// wall-clock timeout and resource limits, killing the whole group on timeout or interrupt. Hand-written on
+// fork/exec because the limits must be set in the child before exec (setrlimit, setpgid, joining a cgroup,
+// the parent-death signal), which posix_spawn cannot do and no Debian-packaged C++ process library offers.
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,9 +14,11 @@
 namespace repoctx {
 
 struct CommandLimits {
-  double timeout_s = 600;    // wall clock; the process group is killed after it
-  int64_t memory_mb = 8192;  // RLIMIT_AS of the command (0 = none)
-  int64_t cpu_s = 0;         // RLIMIT_CPU (0 = timeout_s + 10)
+  double timeout_s = 600;       // wall clock; the process group is killed after it
+  int64_t memory_mb = 8192;     // RLIMIT_AS of each process (0 = none)
+  int64_t cpu_s = 0;            // RLIMIT_CPU (0 = timeout_s + 10)
+  int64_t file_size_mb = 1024;  // RLIMIT_FSIZE: the largest file a process may write (0 = none)
+  int64_t processes = 512;      // processes of one run; enforced by the sandbox (util/sandbox.h), not by rlimit here
 };
 
 struct CommandResult {
@@ -40,15 +42,22 @@ std::string join_command(const std::vector<std::string>& argv);
 // when `append` is set.
 std::vector<std::string> expand_tests(std::string_view tmpl, const std::vector<std::string>& tests, bool append);
 
-// Runs argv (no shell) in `cwd`, in its own process group, with `env_extra` ("NAME=value" entries added to
-// the environment; leading NAME=value words of argv are taken as such too, like env(1)), stdout and
-// stderr to `log_path`. argv[0] without a '/' is looked up in PATH; a program that cannot be started
-// gives exit code 127 and says why in the log. `on_start(pgid)` is called once the group exists (the
-// runner records it so that a guard can kill it if the runner itself dies).
-CommandResult run_command(const std::vector<std::string>& argv, const std::string& cwd,
-                          const std::vector<std::string>& env_extra, const std::string& log_path,
-                          const CommandLimits& lim, const std::atomic<bool>* stop,
-                          const std::function<void(int)>& on_start = {});
+// A word of the form NAME=value (NAME a shell variable name): leading such words of a test command set its
+// environment, as env(1) reads them.
+bool is_env_assignment(const std::string& word);
+
+struct ProcessSetup {
+  std::string cwd;                     // empty: this process's
+  std::vector<std::string> env_extra;  // "NAME=value" entries added to (or replacing in) the environment
+  std::string log_path;                // stdout and stderr go here
+  int cgroup_procs_fd = -1;            // >= 0: the child writes itself into this cgroup.procs before exec
+};
+
+// Runs argv (argv[0] an absolute path) with `setup` and `lim`, in its own session and process group (no
+// controlling terminal), stdin from /dev/null.
+// The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), however it dies. Polls `stop` (SIGINT/SIGTERM).
+CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
+                          const std::atomic<bool>* stop);
 
 // Runs argv (no shell, PATH lookup) to completion, its stdout into `out`, stderr inherited. Returns the
 // exit status (127: could not start; 128 + signal when killed by one).
@@ -62,5 +71,8 @@ int spawn_process(const std::vector<std::string>& argv);
 // children still running, once, so they stop cleanly. Returns their exit statuses (128 + signal when
 // killed by one), in the order of `pids`.
 std::vector<int> wait_processes(const std::vector<int>& pids, const std::atomic<bool>* stop);
+
+// The first executable file named `name` in $PATH (or `name` itself when it holds a '/'); "" when none.
+std::string find_program(const std::string& name);
 
 }  // namespace repoctx

@@ -8,48 +8,17 @@
 #include "helpers.h"
 #include "index/index.h"
 #include "indexed_repo.h"
+#include "report_repo.h"
 #include "retrieve/procedural/agent_tools.h"
 #include "util/error.h"
 #include "util/text.h"
 
 using namespace repoctx;
+using repoctx::testing::kCore;
+using repoctx::testing::kStore;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const char* kCore =
-    "import json\n"
-    "from .store import Store, load_rows\n"
-    "\n"
-    "class Report:\n"
-    "    \"\"\"A report over rows.\"\"\"\n"
-    "    def __init__(self, store):\n"
-    "        self.store = store\n"
-    "\n"
-    "    def summarize(self, key):\n"
-    "        \"\"\"Summarize rows by key into a json string.\"\"\"\n"
-    "        rows = load_rows(self.store)\n"
-    "        def zebra_unique_helper(r):\n"
-    "            return r[key]\n"
-    "\n"
-    "        counts = {}\n"
-    "        for r in rows:\n"
-    "            counts[zebra_unique_helper(r)] = counts.get(key, 0) + 1\n"
-    "        return json.dumps(self.format(counts))\n"
-    "\n"
-    "    def format(self, counts):\n"
-    "        \"\"\"Format counts as rows.\"\"\"\n"
-    "        return sorted(counts.items())\n";
-
-const char* kStore =
-    "class Store:\n"
-    "    \"\"\"Keeps rows.\"\"\"\n"
-    "    def rows(self):\n"
-    "        return []\n"
-    "\n"
-    "def load_rows(store):\n"
-    "    \"\"\"Load rows from a store.\"\"\"\n"
-    "    return store.rows()\n";
 
 const char* kDeep =
     "def load_rows(path):\n"

@@ -2,47 +2,16 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "report_repo.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
 
 using namespace repoctx;
+using repoctx::testing::kCore;
+using repoctx::testing::kStore;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const char* kCore =
-    "import json\n"
-    "from .store import Store, load_rows\n"
-    "\n"
-    "class Report:\n"
-    "    \"\"\"A report over rows.\"\"\"\n"
-    "    def __init__(self, store):\n"
-    "        self.store = store\n"
-    "\n"
-    "    def summarize(self, key):\n"
-    "        \"\"\"Summarize rows by key into a json string.\"\"\"\n"
-    "        rows = load_rows(self.store)\n"
-    "        def zebra_unique_helper(r):\n"
-    "            return r[key]\n"
-    "\n"
-    "        counts = {}\n"
-    "        for r in rows:\n"
-    "            counts[zebra_unique_helper(r)] = counts.get(key, 0) + 1\n"
-    "        return json.dumps(self.format(counts))\n"
-    "\n"
-    "    def format(self, counts):\n"
-    "        \"\"\"Format counts as rows.\"\"\"\n"
-    "        return sorted(counts.items())\n";
-
-const char* kStore =
-    "class Store:\n"
-    "    \"\"\"Keeps rows.\"\"\"\n"
-    "    def rows(self):\n"
-    "        return []\n"
-    "\n"
-    "def load_rows(store):\n"
-    "    \"\"\"Load rows from a store.\"\"\"\n"
-    "    return store.rows()\n";
 
 // The hidden form of core.py for Report.summarize (tests/integration/hidden_body.py does the same
 // transformation independently with Python's ast on real code).
@@ -83,7 +52,7 @@ std::vector<Row> run(const Engine& e, const std::string& strategy, const std::st
                      const std::string& target) {
   RetrieverOptions ro;
   ro.corpus = corpus;
-  auto r = make_retriever(strategy, e, ro);
+  auto r = make_retriever(strategy, e, {}, ro);
   RetrievalQuery q;
   q.target = e.resolve_target(target);
   q.top_k = 50;
@@ -169,7 +138,7 @@ TEST(Retrieval, DependencySnippetsSummariseImportedClassesAndFunctions) {
   repo.write("pkg/core.py", kCore);
   auto e = open(repo, tmp);
   RetrieverOptions ro;
-  auto r = make_retriever("aligncoder-snippets", *e, ro);
+  auto r = make_retriever("aligncoder-snippets", *e, {}, ro);
   RetrievalQuery q;
   q.target = e->resolve_target("pkg/core.py::Report.format");
   q.top_k = 100;

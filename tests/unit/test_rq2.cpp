@@ -163,7 +163,7 @@ TEST(Rq2, FilesRoundTripAndBadLinesAreNamed) {
   TempDir d;
   std::string pf = d.str() + "/pairs.jsonl", lf = d.str() + "/labels.jsonl";
   std::string text;
-  for (const auto& p : pairs()) text += rq2_pair_json(p) + "\n";
+  for (const auto& p : pairs()) text += p.to_jsonl() + "\n";
   text += "\n";  // blank lines are skipped
   d.write("pairs.jsonl", text);
   std::string ltext;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
+#include <variant>
 
 #include "index/embedding_store.h"
 #include "llm/prompts.h"
+#include "llm/structured.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -15,101 +17,84 @@ namespace repoctx {
 
 using nlohmann::json;
 
+namespace {
+
+// Every parameter by its name in traces and --param: one table serves to_json and apply.
+using ParamField = std::variant<int ProceduralParams::*, double ProceduralParams::*, bool ProceduralParams::*>;
+const std::vector<std::pair<const char*, ParamField>>& param_fields() {
+  using P = ProceduralParams;
+  static const std::vector<std::pair<const char*, ParamField>> f = {
+      {"retrieval", &P::retrieval},
+      {"selected_files", &P::selected_files},
+      {"batch_files", &P::batch_files},
+      {"tau_mu", &P::tau_mu},
+      {"tau_pc1", &P::tau_pc1},
+      {"rouge_threshold", &P::rouge_threshold},
+      {"snippet_cosine", &P::snippet_cosine},
+      {"full_search", &P::full_search},
+      {"max_context_functions", &P::max_context_functions},
+      {"reuse_offline", &P::reuse_offline},
+      {"seed_threshold", &P::seed_threshold},
+      {"seed_top", &P::seed_top},
+      {"redundancy", &P::redundancy},
+      {"expand_tau", &P::expand_tau},
+      {"expand_k", &P::expand_k},
+      {"verify_top", &P::verify_top},
+      {"verify_batch_tokens", &P::verify_batch_tokens},
+      {"max_rounds", &P::max_rounds},
+      {"agent", &P::agent},
+      {"agent_budget", &P::agent_budget},
+      {"agent_context_tokens", &P::agent_context_tokens},
+      {"max_steps", &P::max_steps},
+      {"description_chars", &P::description_chars},
+      {"snippet_chars", &P::snippet_chars},
+      {"decompose_tokens", &P::decompose_tokens},
+      {"judge_tokens", &P::judge_tokens},
+      {"agent_tokens", &P::agent_tokens},
+      {"projection_tokens", &P::projection_tokens},
+  };
+  return f;
+}
+
+}  // namespace
+
 json ProceduralParams::to_json() const {
-  return {{"selected_files", selected_files},
-          {"batch_files", batch_files},
-          {"tau_mu", tau_mu},
-          {"tau_pc1", tau_pc1},
-          {"rouge_threshold", rouge_threshold},
-          {"snippet_cosine", snippet_cosine},
-          {"full_search", full_search},
-          {"max_context_functions", max_context_functions},
-          {"seed_threshold", seed_threshold},
-          {"seed_top", seed_top},
-          {"redundancy", redundancy},
-          {"expand_tau", expand_tau},
-          {"expand_k", expand_k},
-          {"verify_top", verify_top},
-          {"verify_batch_tokens", verify_batch_tokens},
-          {"max_rounds", max_rounds},
-          {"agent", agent},
-          {"agent_budget", agent_budget},
-          {"agent_context_tokens", agent_context_tokens},
-          {"max_steps", max_steps},
-          {"description_chars", description_chars},
-          {"snippet_chars", snippet_chars},
-          {"decompose_tokens", decompose_tokens},
-          {"judge_tokens", judge_tokens},
-          {"agent_tokens", agent_tokens},
-          {"projection_tokens", projection_tokens}};
+  json j = json::object();
+  for (const auto& [name, field] : param_fields()) std::visit([&](auto m) { j[name] = this->*m; }, field);
+  return j;
 }
 
 void ProceduralParams::apply(const json& j) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const json& v = it.value();
-    auto num = [&](auto& field) {
-      try {
-        field = v.get<std::remove_reference_t<decltype(field)>>();
-      } catch (const std::exception&) {
-        throw Error(ExitCode::usage, "procedural parameter '" + k + "' has a value of the wrong type: " + v.dump());
-      }
-    };
-    if (k == "selected_files")
-      num(selected_files);
-    else if (k == "batch_files")
-      num(batch_files);
-    else if (k == "tau_mu")
-      num(tau_mu);
-    else if (k == "tau_pc1")
-      num(tau_pc1);
-    else if (k == "rouge_threshold")
-      num(rouge_threshold);
-    else if (k == "snippet_cosine")
-      num(snippet_cosine);
-    else if (k == "full_search")
-      num(full_search);
-    else if (k == "max_context_functions")
-      num(max_context_functions);
-    else if (k == "seed_threshold")
-      num(seed_threshold);
-    else if (k == "seed_top")
-      num(seed_top);
-    else if (k == "redundancy")
-      num(redundancy);
-    else if (k == "expand_tau")
-      num(expand_tau);
-    else if (k == "expand_k")
-      num(expand_k);
-    else if (k == "verify_top")
-      num(verify_top);
-    else if (k == "verify_batch_tokens")
-      num(verify_batch_tokens);
-    else if (k == "max_rounds")
-      num(max_rounds);
-    else if (k == "agent")
-      num(agent);
-    else if (k == "agent_budget")
-      num(agent_budget);
-    else if (k == "agent_context_tokens")
-      num(agent_context_tokens);
-    else if (k == "max_steps")
-      num(max_steps);
-    else if (k == "description_chars")
-      num(description_chars);
-    else if (k == "snippet_chars")
-      num(snippet_chars);
-    else if (k == "decompose_tokens")
-      num(decompose_tokens);
-    else if (k == "judge_tokens")
-      num(judge_tokens);
-    else if (k == "agent_tokens")
-      num(agent_tokens);
-    else if (k == "projection_tokens")
-      num(projection_tokens);
-    else
-      throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (see `repoctx retrieve --help`)");
+    auto f = std::find_if(param_fields().begin(), param_fields().end(), [&](const auto& p) { return k == p.first; });
+    if (f == param_fields().end()) {
+      std::string names;
+      for (const auto& p : param_fields()) names += (names.empty() ? "" : ", ") + std::string(p.first);
+      throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (parameters: " + names + ")");
+    }
+    std::visit(
+        [&](auto m) {
+          using T = std::remove_reference_t<decltype(this->*m)>;
+          bool ok = std::is_same_v<T, bool> ? v.is_boolean() : v.is_number();
+          if (std::is_same_v<T, int>) ok = v.is_number_integer();
+          if (!ok)
+            throw Error(ExitCode::usage, "procedural parameter '" + k + "' has a value of the wrong type: " + v.dump());
+          this->*m = v.get<T>();
+        },
+        f->second);
   }
+}
+
+std::string Rq2Pair::to_jsonl() const {
+  json j = {{"target_step", target_step},
+            {"context_step", context_step},
+            {"target_description", target_description},
+            {"context_description", context_description},
+            {"context_snippet", context_snippet},
+            {"seed_similarities", seed_similarities}};
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 json StepValidation::to_json() const {
@@ -121,42 +106,16 @@ json StepValidation::to_json() const {
   return j;
 }
 
-std::optional<json> parse_model_json(const std::string& text, std::string* why) {
-  // Models sometimes wrap JSON in a code fence; the object itself is what counts.
-  std::string_view t = trim(text);
-  size_t a = t.find('{'), b = t.rfind('}');
-  if (a == std::string_view::npos || b == std::string_view::npos || b < a) {
-    if (why) *why = "no JSON object in the model's answer: \"" + sanitize_utf8(std::string(t.substr(0, 120))) + "\"";
-    return std::nullopt;
-  }
-  json j = json::parse(t.substr(a, b - a + 1), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    if (why) *why = "invalid JSON from the model: \"" + sanitize_utf8(std::string(t.substr(0, 120))) + "\"";
-    return std::nullopt;
-  }
-  return j;
-}
-
-std::string json_string(const json& o, const char* key) {
-  if (!o.is_object()) return "";
-  auto it = o.find(key);
-  return it != o.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-std::string first_text(const GenerateResult& g) {
-  return g.choices.empty() ? "" : g.choices[0].text;
-}
-
-StepFactory::StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
-                         const ProceduralParams& p, const TargetContext* hidden)
-    : e_(e), llm_(llm), embedder_(embedder), hidden_states_(hidden_states), p_(p), hidden_(hidden) {}
+StepFactory::StepFactory(const Engine& e, const Models& m, const ProceduralParams& p, const TargetContext* hidden)
+    : e_(e), llm_(m.need_llm("step decomposition")), models_(m), p_(p), hidden_(hidden) {}
 
 const ReasoningSubspace& StepFactory::subspace() {
   if (!subspace_) {
-    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states_));
+    LlmBackend& hidden_states = models_.need_hidden("step projection");
+    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states));
     StepProjectionOptions po;
-    po.max_tokens = p_.projection_tokens;
-    projector_ = std::make_unique<StepProjector>(hidden_states_, *subspace_, po);
+    po.max_tokens = p_.projection_tokens;  // 0: every response token (the paper's pooling)
+    projector_ = std::make_unique<StepProjector>(hidden_states, *subspace_, po);
   }
   return *subspace_;
 }
@@ -181,70 +140,67 @@ std::string StepFactory::function_source(int function) const {
   return std::string(line_range(src, starts, en.decorated_start_line, en.end_line));
 }
 
+namespace {
+
+// A string property, bounded when `max_chars` > 0.
+json string_schema(int max_chars) {
+  json j = {{"type", "string"}};
+  if (max_chars > 0) j["maxLength"] = max_chars;
+  return j;
+}
+
+// {"steps": [item, ...]} with at least one step, at most `max_steps` when > 0. The paper bounds neither
+// the steps nor their texts; bounds keep a random test model's constrained decoding short.
+json steps_schema(json item_properties, json required, int max_steps) {
+  json steps = {{"type", "array"},
+                {"minItems", 1},
+                {"items", {{"type", "object"}, {"properties", std::move(item_properties)}, {"required", required}}}};
+  if (max_steps > 0) steps["maxItems"] = max_steps;
+  return {{"type", "object"}, {"properties", {{"steps", steps}}}, {"required", {"steps"}}};
+}
+
+}  // namespace
+
 json StepFactory::schema_context() const {
-  // Bounded: lengths and counts keep constrained decoding finite for any model.
-  return {{"type", "object"},
-          {"properties",
-           {{"steps",
-             {{"type", "array"},
-              {"minItems", 1},
-              {"maxItems", p_.max_steps},
-              {"items",
-               {{"type", "object"},
-                {"properties",
-                 {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}},
-                  {"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
-                {"required", {"description", "snippet"}}}}}}}},
-          {"required", {"steps"}}};
+  return steps_schema(
+      {{"description", string_schema(p_.description_chars)}, {"snippet", string_schema(p_.snippet_chars)}},
+      {"description", "snippet"}, p_.max_steps);
 }
 
 json StepFactory::schema_target() const {
-  return {{"type", "object"},
-          {"properties",
-           {{"steps",
-             {{"type", "array"},
-              {"minItems", 1},
-              {"maxItems", p_.max_steps},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}}}},
-                {"required", {"description"}}}}}}}},
-          {"required", {"steps"}}};
+  return steps_schema({{"description", string_schema(p_.description_chars)}}, {"description"}, p_.max_steps);
 }
 
 static std::string step_key(const Engine& e, int function, const std::string& d, const std::string& s) {
   return content_hash(e.target_name(function) + "\x1f" + d + "\x1f" + s);
 }
 
-std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vector<int>& functions) {
+std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vector<int>& functions,
+                                                                  const std::string& purpose) {
   static const PromptTemplate t = load_prompt("decompose_function");
   const auto& ents = e_.view().entities();
-  std::vector<GenerateRequest> rs;
+  std::vector<StructuredCall> calls;
   for (int f : functions) {
     const auto& en = ents[f];
-    GenerateRequest r;
-    r.purpose = "decompose_context";
-    r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path},
-                                   {"qualname", en.qualname},
-                                   {"signature", en.signature},
-                                   {"docstring", en.docstring},
-                                   {"body", function_body(f)}});
-    r.json_schema = schema_context().dump();
-    r.max_tokens = p_.decompose_tokens;
-    rs.push_back(std::move(r));
+    calls.push_back({purpose,
+                     render_prompt(t, {{"path", e_.view().files()[en.file].path},
+                                       {"qualname", en.qualname},
+                                       {"signature", en.signature},
+                                       {"docstring", en.docstring},
+                                       {"body", function_body(f)}}),
+                     schema_context(), p_.decompose_tokens});
   }
-  auto gs = llm_.generate_many(rs);
+  auto answers = ask_json_many(llm_, calls);
   std::vector<FunctionDecomposition> out;
   for (size_t i = 0; i < functions.size(); ++i) {
     FunctionDecomposition d;
     d.function = functions[i];
-    std::string why;
-    auto j = parse_model_json(first_text(gs[i]), &why);
-    if (!j || !(*j)["steps"].is_array()) {
-      d.error = j ? "the model's answer has no \"steps\" array" : why;
+    const json* steps = answers[i].array("steps");
+    if (!steps) {
+      d.error = answers[i].missing("\"steps\" array");
     } else {
       int ord = 0;
-      for (const auto& s : (*j)["steps"]) {
+      for (const auto& s : *steps) {
         if (!s.is_object()) continue;
         Step st;
         st.function = d.function;
@@ -306,25 +262,20 @@ void StepFactory::validate(FunctionDecomposition& d) {
         {"type", "object"},
         {"properties", {{"supported", {{"type", "boolean"}}}, {"reason", {{"type", "string"}, {"maxLength", 200}}}}},
         {"required", {"supported", "reason"}}};
-    std::vector<GenerateRequest> rs;
-    for (Step* s : need_judge) {
-      GenerateRequest r;
-      r.purpose = "validate_judge";
-      r.messages = render_prompt(t, {{"source", source}, {"claim", s->description}});
-      r.json_schema = schema.dump();
-      r.max_tokens = p_.judge_tokens;
-      rs.push_back(std::move(r));
-    }
-    auto gs = llm_.generate_many(rs);
+    std::vector<StructuredCall> calls;
+    for (Step* s : need_judge)
+      calls.push_back({"validate_judge", render_prompt(t, {{"source", source}, {"claim", s->description}}), schema,
+                       p_.judge_tokens});
+    auto answers = ask_json_many(llm_, calls);
     for (size_t i = 0; i < need_judge.size(); ++i) {
       Step* s = need_judge[i];
-      std::string why;
-      auto j = parse_model_json(first_text(gs[i]), &why);
-      bool ok = j && (*j).contains("supported") && (*j)["supported"].is_boolean() && (*j)["supported"].get<bool>();
-      s->validation.judge_reason = j ? json_string(*j, "reason") : why;
+      const StructuredAnswer& a = answers[i];
+      bool ok = a.boolean("supported").value_or(false);
+      s->validation.judge_reason = a.ok() ? a.string("reason") : a.error;
       s->validation.description_stage = ok ? "judge" : "rejected";
       if (!ok)
-        s->validation.rejection = j ? "the judge found the description unsupported by the function" : "judge: " + why;
+        s->validation.rejection =
+            a.ok() ? "the judge found the description unsupported by the function" : "judge: " + a.error;
     }
   }
   // Snippet validation: every line in the body, else the model re-identifies the snippet.
@@ -338,32 +289,25 @@ void StepFactory::validate(FunctionDecomposition& d) {
   }
   if (!reidentify.empty()) {
     static const PromptTemplate t = load_prompt("reidentify_snippet");
-    json schema = {{"type", "object"},
-                   {"properties", {{"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
-                   {"required", {"snippet"}}};
-    std::vector<GenerateRequest> rs;
-    for (Step* s : reidentify) {
-      GenerateRequest r;
-      r.purpose = "validate_reidentify";
-      r.messages = render_prompt(t, {{"body", body}, {"description", s->description}});
-      r.json_schema = schema.dump();
-      r.max_tokens = p_.decompose_tokens;
-      rs.push_back(std::move(r));
-    }
-    auto gs = llm_.generate_many(rs);
+    json schema = {
+        {"type", "object"}, {"properties", {{"snippet", string_schema(p_.snippet_chars)}}}, {"required", {"snippet"}}};
+    std::vector<StructuredCall> calls;
+    for (Step* s : reidentify)
+      calls.push_back({"validate_reidentify", render_prompt(t, {{"body", body}, {"description", s->description}}),
+                       schema, p_.decompose_tokens});
+    auto answers = ask_json_many(llm_, calls);
     for (size_t i = 0; i < reidentify.size(); ++i) {
       Step* s = reidentify[i];
-      std::string why;
-      auto j = parse_model_json(first_text(gs[i]), &why);
-      std::string snip = j ? json_string(*j, "snippet") : "";
-      if (j && !trim(snip).empty() && missing_lines(snip, body).empty()) {
+      std::string snip = answers[i].string("snippet");
+      if (answers[i].ok() && !trim(snip).empty() && missing_lines(snip, body).empty()) {
         s->snippet = snip;
         s->key = step_key(e_, s->function, s->description, s->snippet);
         s->validation.snippet_stage = "reidentified";
       } else {
         s->validation.snippet_stage = "rejected";
-        s->validation.rejection = j ? "snippet lines are not in the function body, also after re-identification"
-                                    : "re-identification: " + why;
+        s->validation.rejection = answers[i].ok()
+                                      ? "snippet lines are not in the function body, also after re-identification"
+                                      : "re-identification: " + answers[i].error;
       }
     }
   }
@@ -380,7 +324,8 @@ void StepFactory::validate(FunctionDecomposition& d) {
       qd.texts.push_back(s->description);
       dd.texts.push_back(s->snippet);
     }
-    auto qv = embedder_.embed(qd), dv = embedder_.embed(dd);
+    LlmBackend& embedder = models_.need_embedder("snippet validation (ProjAgent 4.1)");
+    auto qv = embedder.embed(qd), dv = embedder.embed(dd);
     for (size_t i = 0; i < embed.size(); ++i) {
       double c = cosine(qv.vectors[i], dv.vectors[i]);
       embed[i]->validation.snippet_cosine = c;
@@ -398,26 +343,22 @@ void StepFactory::validate(FunctionDecomposition& d) {
 FunctionDecomposition StepFactory::decompose_target(int function) {
   static const PromptTemplate t = load_prompt("decompose_target");
   const auto& en = e_.view().entities()[function];
-  GenerateRequest r;
-  r.purpose = "decompose_target";
-  r.messages = render_prompt(t, {{"path", e_.view().files()[en.file].path},
-                                 {"qualname", en.qualname},
-                                 {"signature", en.signature},
-                                 {"docstring", en.docstring}});
-  r.json_schema = schema_target().dump();
-  r.max_tokens = p_.decompose_tokens;
-  auto g = llm_.generate(r);
+  auto answer = ask_json(llm_, {"decompose_target",
+                                render_prompt(t, {{"path", e_.view().files()[en.file].path},
+                                                  {"qualname", en.qualname},
+                                                  {"signature", en.signature},
+                                                  {"docstring", en.docstring}}),
+                                schema_target(), p_.decompose_tokens});
   FunctionDecomposition d;
   d.function = function;
   d.is_target = true;
-  std::string why;
-  auto j = parse_model_json(first_text(g), &why);
-  if (!j || !(*j)["steps"].is_array()) {
-    d.error = j ? "the model's answer has no \"steps\" array" : why;
+  const json* steps = answer.array("steps");
+  if (!steps) {
+    d.error = answer.missing("\"steps\" array");
     return d;
   }
   int ord = 0;
-  for (const auto& s : (*j)["steps"]) {
+  for (const auto& s : *steps) {
     if (!s.is_object() || trim(json_string(s, "description")).empty()) continue;
     Step st;
     st.function = function;

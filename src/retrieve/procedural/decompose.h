@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "llm/backend.h"
+#include "llm/models.h"
+#include "llm/structured.h"
+
 #include "projection/step_projector.h"
 #include "projection/subspace.h"
 #include "retrieve/engine.h"
@@ -17,22 +20,17 @@
 
 namespace repoctx {
 
-// Parses a model's JSON answer; nullopt (and a reason) for anything that is not the expected object.
-std::optional<nlohmann::json> parse_model_json(const std::string& text, std::string* why);
-// A string field of a model's JSON object; "" when absent or of another type (models write numbers and
-// nulls where strings belong; that must cost the field, never the run).
-std::string json_string(const nlohmann::json& o, const char* key);
-// The text of a generation's first choice; "" when the backend returned none.
-std::string first_text(const GenerateResult& g);
-
 class StepFactory {
  public:
-  // `hidden_states`: the white-box model of the projections (subspace and hidden states).
-  StepFactory(const Engine& e, LlmBackend& llm, LlmBackend& embedder, LlmBackend& hidden_states,
-              const ProceduralParams& p, const TargetContext* hidden);
+  // models.llm decomposes and judges, models.embedder validates snippets (asked for at the first
+  // validation: Models::need_embedder), the white-box model (models.need_hidden) projects. `hidden`: the
+  // target whose body no stage may see (or null).
+  StepFactory(const Engine& e, const Models& models, const ProceduralParams& p, const TargetContext* hidden);
 
-  // Context functions: decomposed with their bodies, then validated; several functions at once.
-  std::vector<FunctionDecomposition> decompose_context(const std::vector<int>& functions);
+  // Context functions: decomposed with their bodies, then validated; several functions at once. `purpose`
+  // names the stage in the usage table (offline "decompose_context", the agent's "decompose_proposal").
+  std::vector<FunctionDecomposition> decompose_context(const std::vector<int>& functions,
+                                                       const std::string& purpose = "decompose_context");
   // The target: from its signature and docstring only (its body is never shown to any stage).
   FunctionDecomposition decompose_target(int function);
 
@@ -51,8 +49,7 @@ class StepFactory {
   void validate(FunctionDecomposition& d);
   const Engine& e_;
   LlmBackend& llm_;
-  LlmBackend& embedder_;
-  LlmBackend& hidden_states_;
+  Models models_;  // embedder and white-box model are asked for when first used (the target needs neither)
   ProceduralParams p_;
   const TargetContext* hidden_;
   std::unique_ptr<ReasoningSubspace> subspace_;

@@ -5,7 +5,7 @@
 //  2. Similarity search throughput of the exact flat store for 100k and 1M vectors at the subspace width,
 //     as vectors/s and GB/s, against this machine's memory read bandwidth measured in the same run.
 //  3. The approximate HNSW store on 100k vectors: build time, queries/s and recall@10 against flat.
-#include "eval/bench_projection.h"
+#include "bench/projection.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -27,6 +27,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/memory.h"
+#include "util/temp_dir.h"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -122,15 +123,8 @@ json internal_subspace(const std::string& gguf) {
 }
 
 json run_bench_projection(const BenchProjectionOptions& o) {
-  fs::path tmp = fs::temp_directory_path() / ("repoctx-bench-proj-" + std::to_string(getpid()));
-  fs::create_directories(tmp);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
+  TempDir scratch("repoctx-bench-proj-");
+  const fs::path& tmp = scratch.path();
   json rep;
   int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // 1. Subspace computation.

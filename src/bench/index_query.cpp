@@ -1,4 +1,4 @@
-#include "eval/bench.h"
+#include "bench/index_query.h"
 
 #include <fmt/core.h>
 #include <spawn.h>
@@ -18,6 +18,7 @@
 #include "retrieve/retriever.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/temp_dir.h"
 
 extern char** environ;
 
@@ -80,15 +81,8 @@ uint64_t dir_bytes(const fs::path& root) {
 }  // namespace
 
 json run_bench(const BenchOptions& o) {
-  fs::path tmp = fs::temp_directory_path() / ("repoctx-bench-" + std::to_string(getpid()));
-  fs::create_directories(tmp);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
+  TempDir scratch("repoctx-bench-");
+  const fs::path& tmp = scratch.path();
   json rep;
   rep["repo"] = o.repo;
   std::string threads = std::to_string(o.threads);

@@ -3,7 +3,7 @@
 // the llama backend, the overhead of capturing hidden states versus plain decoding (same model, same
 // prompt), and the openai backend's throughput against a real llama-server at several concurrencies.
 // Backends are used without the cache: this measures the runtime, not cache hits.
-#include "eval/bench_llm.h"
+#include "bench/llm.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -22,6 +22,7 @@
 #include "llm/test_model.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/temp_dir.h"
 
 extern char** environ;
 namespace fs = std::filesystem;
@@ -111,15 +112,8 @@ int pick_port() {
 }  // namespace
 
 json run_bench_llm(const BenchLlmOptions& o) {
-  fs::path tmp = fs::temp_directory_path() / ("repoctx-bench-llm-" + std::to_string(getpid()));
-  fs::create_directories(tmp);
-  struct Cleanup {
-    fs::path p;
-    ~Cleanup() {
-      std::error_code ec;
-      fs::remove_all(p, ec);
-    }
-  } cleanup{tmp};
+  TempDir scratch("repoctx-bench-llm-");
+  const fs::path& tmp = scratch.path();
   json rep;
   TestModelSpec tiny;
   tiny.vocab_path = default_vocab_path();

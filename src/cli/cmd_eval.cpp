@@ -1,0 +1,166 @@
+// eval, train-structural, rq2: retrieval quality without an LLM, the structural model's training, and
+// ProjAgent's RQ2 table.
+#include <fmt/core.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "eval/retrieval_eval.h"
+#include "eval/rq2.h"
+#include "eval/train_structural.h"
+#include "util/error.h"
+
+using nlohmann::json;
+
+namespace repoctx {
+namespace {
+
+struct EvalCmd {
+  OutputOptions out;
+  ModelOptions models;
+  std::vector<std::string> repos;
+  std::string strategies = "sparse,same-file,imports,structural";
+  EvalOptions eo;
+
+  int run() {
+    eo.strategies = split_list(strategies);
+    ModelNeeds needs;
+    for (const auto& s : eo.strategies) needs |= retriever_info(s).needs;
+    ModelSet ms = open_models(models, needs);
+    std::vector<EvalReport> reports;
+    json all = json::array();
+    for (const auto& repo : repos) {
+      RepoOptions r;
+      r.repo = repo;
+      auto eng = open_engine(r, out);
+      EvalReport rep = run_retrieval_eval(*eng, ms.models, eo);
+      json j = {{"repo", repo}, {"targets", rep.candidates}, {"mean_oracle_size", rep.mean_oracle}};
+      for (const auto& s : rep.scores) {
+        json sj = {{"strategy", s.strategy}, {"mrr", s.mrr}, {"ms_p50", s.ms_p50}, {"ms_mean", s.ms_mean}};
+        for (const auto& [k, r] : s.recall) sj["recall@" + std::to_string(k)] = r;
+        j["strategies"].push_back(sj);
+      }
+      all.push_back(j);
+      reports.push_back(std::move(rep));
+    }
+    if (out.json)
+      print_json(all);
+    else
+      std::cout << eval_markdown(reports, eo.ks);
+    return 0;
+  }
+};
+
+struct TrainCmd {
+  OutputOptions out;
+  std::vector<std::string> repos;
+  TrainOptions to;
+  std::string model_out = "models/structural.json";
+
+  int run() const {
+    std::vector<std::unique_ptr<Engine>> engines;
+    std::vector<const Engine*> ptrs;
+    for (const auto& repo : repos) {
+      RepoOptions r;
+      r.repo = repo;
+      engines.push_back(open_engine(r, out));
+      ptrs.push_back(engines.back().get());
+    }
+    TrainReport rep;
+    StructuralModel m = train_structural(ptrs, to, &rep);
+    write_file(model_out, m.to_json() + "\n");
+    if (out.json)
+      print_json({{"targets", rep.targets},
+                  {"rows", rep.rows},
+                  {"positives", rep.positives},
+                  {"repositories", rep.repos},
+                  {"log_loss", rep.log_loss},
+                  {"model", model_out}});
+    else if (!out.quiet)
+      fmt::print(stderr,
+                 "trained on {} targets ({} rows, {} positives) from {} repositories; log loss {:.4f}; wrote {}\n",
+                 rep.targets, rep.rows, rep.positives, rep.repos.size(), rep.log_loss, model_out);
+    return 0;
+  }
+};
+
+struct Rq2Cmd {
+  OutputOptions out;
+  std::string pairs, labels;
+  std::vector<std::string> configs;
+
+  int run() const {
+    std::vector<Rq2Config> cfgs;
+    for (const auto& c : configs) {
+      auto colon = c.find(':');
+      char* end = nullptr;
+      Rq2Config rc;
+      rc.name = c;
+      if (colon != std::string::npos) {
+        rc.tau = std::strtod(c.c_str(), &end);
+        rc.k = std::atoi(c.c_str() + colon + 1);
+      }
+      if (colon == std::string::npos || end != c.c_str() + colon || rc.k < 1)
+        throw Error(ExitCode::usage, "--config takes TAU:K, e.g. 0.65:2, got '" + c + "'");
+      cfgs.push_back(rc);
+    }
+    auto rep = evaluate_rq2(read_rq2_pairs(pairs), read_rq2_labels(labels), cfgs.empty() ? rq2_paper_configs() : cfgs);
+    if (!out.json) {
+      std::cout << rq2_markdown(rep);
+      return 0;
+    }
+    auto group = [](const Rq2Group& g) {
+      return json{{"pairs", g.pairs}, {"precision", g.precision}, {"recall", g.recall}, {"f1", g.f1}};
+    };
+    json rows = json::array();
+    for (const auto& r : rep.rows)
+      rows.push_back({{"config", r.config.name},
+                      {"tau", r.config.tau},
+                      {"k", r.config.k},
+                      {"promoted", group(r.promoted)},
+                      {"leftover", group(r.leftover)}});
+    print_json({{"pairs", rep.pairs}, {"labelled", rep.labelled}, {"best_row", rep.best_row}, {"rows", rows}});
+    return 0;
+  }
+};
+
+}  // namespace
+
+void add_eval_commands(CLI::App& app, Commands& out) {
+  auto e = std::make_shared<EvalCmd>();
+  auto* c =
+      app.add_subcommand("eval", "LLM-free retrieval quality: Recall@k and MRR against the symbols real bodies use");
+  c->add_option("repos", e->repos, "repositories to evaluate on")->required();
+  c->add_option("--strategies", e->strategies, "comma-separated strategies")->capture_default_str();
+  c->add_option("--samples", e->eo.samples, "targets per repository")->capture_default_str();
+  c->add_option("--seed", e->eo.seed, "sampling seed")->capture_default_str();
+  c->add_flag("--include-tests", e->eo.include_tests, "also sample functions from test files");
+  c->add_option("--structural-model", e->eo.retriever.model_path,
+                "structural: weights file (default: the shipped model)");
+  add_output_options(c, e->out);
+  add_model_options(c, e->models);
+  out.push_back({c, [e] { return e->run(); }});
+
+  auto t = std::make_shared<TrainCmd>();
+  c = app.add_subcommand("train-structural", "train the structural strategy's ranking model on repositories");
+  c->add_option("repos", t->repos, "training repositories (keep evaluation repositories out)")->required();
+  c->add_option("--samples", t->to.samples, "targets per repository")->capture_default_str();
+  c->add_option("--seed", t->to.seed, "sampling seed")->capture_default_str();
+  c->add_option("--l2", t->to.l2, "L2 regularisation")->capture_default_str();
+  c->add_option("-o,--out", t->model_out, "model file to write")->capture_default_str();
+  add_output_options(c, t->out);
+  out.push_back({c, [t] { return t->run(); }});
+
+  auto r = std::make_shared<Rq2Cmd>();
+  c = app.add_subcommand("rq2",
+                         "ProjAgent RQ2 (Table 3): precision, recall, F1 of (tau, k) configurations over labelled "
+                         "pairs written by `retrieve --strategy procedural --rq2-pairs`");
+  c->add_option("--pairs", r->pairs, "pairs file (JSONL)")->required();
+  c->add_option("--labels", r->labels, "labels file (JSONL: target_step, context_step, similar)")->required();
+  c->add_option("--config", r->configs, "TAU:K (repeatable; default: the paper's A-F)");
+  add_output_options(c, r->out);
+  out.push_back({c, [r] { return r->run(); }});
+}
+
+}  // namespace repoctx
