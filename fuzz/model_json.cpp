@@ -4,7 +4,7 @@
 #include <string>
 
 #include "retrieve/procedural/agent_tools.h"
-#include "retrieve/procedural/decompose.h"
+#include "llm/structured.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -21,7 +21,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DC
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link"
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" -DREPOCTX_FUZZ=ON \
-  -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_BUILD_BENCH=OFF -DREPOCTX_WITH_LLAMA=OFF -DREPOCTX_NATIVE=OFF \
+  -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF -DREPOCTX_NATIVE=OFF \
   "${launcher[@]}" >/dev/null
 cmake --build build-fuzz -j "$jobs" --target fuzz_all
 

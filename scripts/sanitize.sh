@@ -13,7 +13,7 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DC
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DREPOCTX_BUILD_TESTS=ON -DREPOCTX_BUILD_BENCH=OFF \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DREPOCTX_BUILD_TESTS=ON \
   -DREPOCTX_NATIVE=OFF "${launcher[@]}" >/dev/null
 cmake --build build-asan -j "$jobs" --target repoctx_tests repoctx
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
