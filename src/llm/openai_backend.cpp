@@ -459,7 +459,14 @@ class OpenAiBackend : public LlmBackend {
       if (r.curl != CURLE_OK) {
         last = ep + path + ": " + r.error;
         transient = true;
-      } else if (r.status == 429 || r.status >= 500) {
+      } else if (r.status == 501) {
+        // Not Implemented is permanent (llama-server answers it for /embeddings unless started with
+        // --embeddings): no retry can change it.
+        throw Error(ExitCode::llm, ep + path + " does not implement this request (HTTP 501): " + r.body.substr(0, 300) +
+                                       (path == "/embeddings" ? "; a llama-server must be started with --embeddings "
+                                                                "--pooling mean (docs/LLM.md)"
+                                                              : ""));
+      } else if (r.status == 408 || r.status == 429 || r.status >= 500) {
         last = ep + path + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200);
         transient = true;
       } else if (r.status >= 400) {

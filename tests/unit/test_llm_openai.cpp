@@ -182,6 +182,8 @@ class FaultServer {
     truncated,
     malformed,
     http400,
+    http501,
+    http408,
     null_content,
     no_choices,
     empty,
@@ -213,6 +215,14 @@ class FaultServer {
         case http400:
           res.status = 400;
           res.set_content(R"({"error":"bad request: unknown field"})", "application/json");
+          break;
+        case http501:
+          res.status = 501;
+          res.set_content(R"({"error":"not implemented"})", "application/json");
+          break;
+        case http408:
+          res.status = 408;
+          res.set_content(R"({"error":"request timeout"})", "application/json");
           break;
         case slow:
           std::this_thread::sleep_for(std::chrono::milliseconds(1500));
@@ -312,6 +322,19 @@ TEST(OpenAiFaults, PersistentFailuresEndInAClearError) {
     auto msg = error_of(*b, chat("x"));
     EXPECT_NE(msg.find("rejected the request (HTTP 400)"), std::string::npos) << msg;
     EXPECT_EQ(s.calls(), 1u);  // a client error is not retried
+  }
+  {
+    FaultServer s(std::vector<FaultServer::Behaviour>(10, FaultServer::http501));
+    auto b = make_openai_backend(opts({s.v1()}));
+    auto msg = error_of(*b, chat("x"));
+    EXPECT_NE(msg.find("HTTP 501"), std::string::npos) << msg;
+    EXPECT_EQ(s.calls(), 1u);  // Not Implemented is permanent: not retried
+  }
+  {
+    FaultServer s({FaultServer::http408, FaultServer::ok});
+    auto b = make_openai_backend(opts({s.v1()}));
+    EXPECT_EQ(b->generate(chat("x")).choices[0].text, "fine");  // Request Timeout is transient
+    EXPECT_EQ(s.calls(), 2u);
   }
   {
     auto o = opts({"http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});  // server down
