@@ -79,6 +79,7 @@ class RepoView {
 
  private:
   RepoView() = default;
+  void load_entities(const std::unordered_map<int64_t, int>& file_index);  // part of open()
   void index_files();  // the lookup tables by path and by module
   std::string root_, db_path_;
   bool complete_ = false;

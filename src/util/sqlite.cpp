@@ -23,10 +23,9 @@ Db::~Db() {
 
 void Db::fail(const std::string& what) const {
   std::string msg = what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database");
-  int code = db_ ? sqlite3_errcode(db_) : 0;
+  int code = db_ ? sqlite3_errcode(db_) & 0xff : 0;  // extended codes (SQLITE_CORRUPT_INDEX ...) share the low byte
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-    throw Error(ExitCode::bad_input,
-                msg + " (database '" + path_ + "' is damaged: delete it and re-run `repoctx index`)");
+    throw Error(ExitCode::bad_input, msg + " (the database '" + path_ + "' is damaged: " + damage_hint_ + ")");
   throw Error(ExitCode::failure, msg);
 }
 
