@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # libFuzzer targets of fuzz/ (extractors, tokenizer, agent tools, model-JSON and OpenAI-response readers,
-# command lines), built with clang -fsanitize=fuzzer,address,undefined into build-fuzz/, each run for a
+# command lines), built with clang -fsanitize=fuzzer,address,undefined into build-asan/, each run for a
 # bounded time. Seeds: real Python sources of this machine (the standard library) plus fuzz/seeds/; the
 # corpora grow in build-fuzz/corpus/. Crashes are written to build-fuzz/crashes/<target>/ and make the
 # script fail.
@@ -14,16 +14,7 @@ jobs="${REPOCTX_JOBS:-$(nproc)}"
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor tokenizer agent_tools model_json openai_response
                                      command_line)
-command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
-export CCACHE_BASEDIR="$PWD"
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link"
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" -DREPOCTX_FUZZ=ON \
-  -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF -DREPOCTX_NATIVE=OFF \
-  "${launcher[@]}" >/dev/null
-cmake --build build-fuzz -j "$jobs" --target fuzz_all
+scripts/sanitize.sh --build-only   # the fuzz targets are built with ASan + UBSan in build-asan/
 
 # Seeds from real files: a deterministic sample of the standard library (whole files up to 16 KiB, and
 # the first 16 KiB of larger ones); everything else from fuzz/seeds/.
@@ -56,7 +47,7 @@ for t in "${targets[@]}"; do
   case $t in python_extractor|java_extractor) maxlen=16384 ;; esac
   log=build-fuzz/$t.log
   rc=0
-  build-fuzz/fuzz/fuzz_$t "${inputs[@]}" "${dict[@]}" -max_total_time="$secs" -max_len=$maxlen -timeout=20 \
+  build-asan/fuzz/fuzz_$t "${inputs[@]}" "${dict[@]}" -max_total_time="$secs" -max_len=$maxlen -timeout=20 \
     -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$crashes/" -jobs="${REPOCTX_FUZZ_JOBS:-1}" \
     -workers="${REPOCTX_FUZZ_JOBS:-1}" >"$log" 2>&1 || rc=$?
   runs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')

@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# The unit tests under AddressSanitizer and UndefinedBehaviorSanitizer (clang), built into build-asan/:
-#   scripts/sanitize.sh [ctest arguments, default: -L unit]
-# llama.cpp's runtime (a shared library built by scripts/setup.sh) is linked as it is, uninstrumented;
-# the llm-labelled tests that run models stay in the regular build.
+# One clang build with AddressSanitizer + UndefinedBehaviorSanitizer (and libFuzzer's coverage hooks) in
+# build-asan/: the unit tests run under the sanitizers, and scripts/fuzz.sh runs the fuzz targets of the
+# same build. llama.cpp is left out (-DREPOCTX_WITH_LLAMA=OFF): its tests run models, in the regular build.
+#   scripts/sanitize.sh [--build-only] [ctest arguments, default: -L unit]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
 jobs="${REPOCTX_JOBS:-$(nproc)}"
-command -v clang++ >/dev/null || { echo "sanitize.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
+command -v clang++ >/dev/null || { echo "sanitize.sh: clang++ is missing (scripts/setup.sh --python-libs installs it)" >&2; exit 2; }
 export CCACHE_BASEDIR="$PWD"
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DREPOCTX_BUILD_TESTS=ON \
-  -DREPOCTX_NATIVE=OFF "${launcher[@]}" >/dev/null
-cmake --build build-asan -j "$jobs" --target repoctx_tests repoctx
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DREPOCTX_BUILD_TESTS=ON -DREPOCTX_FUZZ=ON \
+  -DREPOCTX_WITH_LLAMA=OFF -DREPOCTX_NATIVE=OFF "${launcher[@]}" >/dev/null
+cmake --build build-asan -j "$jobs" --target repoctx_tests fuzz_all -- --quiet
+[ "$build_only" = 1 ] && exit 0
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd build-asan

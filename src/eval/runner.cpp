@@ -333,20 +333,13 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
   ScratchTree tree(repo, scratch_root_ + "/" + next_scratch_name(), {{task.file, patched}}, policy_, exclude);
   const auto& st = tree.stats();
   rec["scratch"] = {{"linked", st.linked}, {"copied", st.copied}, {"seconds", st.seconds}};
-  // The task's command as argv, never through a shell; leading NAME=value words set its environment (env(1)).
-  std::vector<std::string> argv = task.test_argv.empty() ? split_command(task.test_command) : task.test_argv;
+  // The task's command as argv, never through a shell; leading NAME=value words set its environment.
+  PreparedCommand cmd = prepare_command(task.test_argv.empty() ? split_command(task.test_command) : task.test_argv);
+  std::vector<std::string> argv = std::move(cmd.argv);
   ProcessSetup setup;
   setup.log_path = log_path;
   setup.env_extra = {"PYTHONDONTWRITEBYTECODE=1"};
-  size_t first = 0;
-  while (first < argv.size() && is_env_assignment(argv[first])) setup.env_extra.push_back(argv[first++]);
-  argv.erase(argv.begin(), argv.begin() + static_cast<long>(first));
-  if (argv.empty()) throw Error(ExitCode::bad_input, "task " + task.id + ": the test command names no program");
-  // run_limited (and bubblewrap) exec argv[0] as a path; the sandbox sees the same system folders.
-  if (argv[0].find('/') == std::string::npos) {
-    std::string found = find_program(argv[0]);
-    if (!found.empty()) argv[0] = found;
-  }
+  setup.env_extra.insert(setup.env_extra.end(), cmd.env.begin(), cmd.env.end());
   if (sandbox_.enabled()) {
     SandboxMount m;
     m.tree = tree.path();

@@ -28,6 +28,7 @@
 #include "util/progress.h"
 #include "util/sqlite.h"
 #include "util/text.h"
+#include "util/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -41,10 +42,8 @@ std::string default_index_path(const std::string& repo) {
   std::string base;
   if (const char* d = std::getenv("REPOCTX_INDEX_DIR"); d && *d)
     base = d;
-  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    base = std::string(x) + "/repoctx/indexes";
   else
-    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/indexes";
+    base = user_cache_dir() + "/indexes";
   std::string name = root.filename().string();
   return base + "/" + name + "-" + content_hash(root.string()).substr(0, 12) + "/index.db";
 }

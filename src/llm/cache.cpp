@@ -5,6 +5,7 @@
 
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/paths.h"
 
 namespace repoctx {
 
@@ -12,12 +13,7 @@ using nlohmann::json;
 
 std::string LlmCache::default_path() {
   if (const char* p = std::getenv("REPOCTX_LLM_CACHE"); p && *p) return p;
-  std::string base;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    base = std::string(x) + "/repoctx";
-  else
-    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx";
-  return base + "/llm-cache.db";
+  return user_cache_dir() + "/llm-cache.db";
 }
 
 static const std::string& with_parent_dir(const std::string& path) {

@@ -24,6 +24,7 @@
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/text.h"
+#include "util/paths.h"
 
 namespace repoctx {
 
@@ -33,8 +34,7 @@ std::string model_file_identity(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
     throw Error(ExitCode::not_found, "model file '" + path + "' does not exist (pass a GGUF path with --model)");
-  std::string memo_path =
-      std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/model-ids.json";
+  std::string memo_path = user_cache_dir() + "/model-ids.json";
   std::string abs = std::filesystem::absolute(path).string();
   std::string memo_key = abs + "|" + std::to_string(st.st_size) + "|" +
                          std::to_string(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000LL + st.st_mtim.tv_nsec);

@@ -13,6 +13,7 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/paths.h"
 
 namespace repoctx {
 
@@ -105,8 +106,7 @@ constexpr uint32_t kMagic = 0x52535331;  // "RSS1"
 
 std::string cache_path(const std::string& dir, const std::string& id) {
   std::string base = dir;
-  if (base.empty())
-    base = std::string(std::getenv("HOME") ? std::getenv("HOME") : "/tmp") + "/.cache/repoctx/subspaces";
+  if (base.empty()) base = user_cache_dir() + "/subspaces";
   return base + "/" + content_hash(id) + ".bin";
 }
 }  // namespace

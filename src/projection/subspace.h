@@ -28,7 +28,7 @@ struct SubspaceOptions {
   double energy_threshold = 0.98;
   EnergyDefinition energy = EnergyDefinition::squared;
   int64_t block_rows = 2048;  // rows of W read at a time
-  std::string cache_dir;      // empty = ~/.cache/repoctx/subspaces
+  std::string cache_dir;      // empty = user_cache_dir()/subspaces (util/paths.h)
   bool use_cache = true;
 };
 

@@ -41,4 +41,10 @@ std::string helper_program(const std::string& name) {
   return fs::exists(p, ec) ? p.string() : std::string();
 }
 
+std::string user_cache_dir() {
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/repoctx";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/repoctx";
+  return "/tmp/repoctx-cache";
+}
+
 }  // namespace repoctx

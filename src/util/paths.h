@@ -19,4 +19,9 @@ std::string data_file(const std::string& rel);
 // what needs it, or say so).
 std::string helper_program(const std::string& name);
 
+// Where repoctx keeps what it can rebuild (XDG base directories): $XDG_CACHE_HOME/repoctx, else
+// ~/.cache/repoctx (/tmp/repoctx-cache without a home). Indexes of folders outside git work trees, the LLM
+// cache, reasoning subspaces and model ids live in their own entries below it (README "Files it writes").
+std::string user_cache_dir();
+
 }  // namespace repoctx

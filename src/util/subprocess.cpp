@@ -142,6 +142,7 @@ namespace {
 struct ChildPlan {
   std::vector<std::string> arg_store, env_store;
   std::vector<char*> argv, envp;
+  std::string exec_failed;  // written to the log when execve fails (prepared here: no allocation after fork)
   rlimit mem{}, cpu{}, fsize{};
   int log_fd = -1, cgroup_fd = -1;
   pid_t parent = 0;
@@ -191,10 +192,24 @@ void plan_limits(ChildPlan& p, const CommandLimits& lim) {
   ::dup2(p.log_fd, 2);
   if (!p.cwd.empty() && ::chdir(p.cwd.c_str()) != 0) ::_exit(126);
   ::execve(p.argv[0], p.argv.data(), p.envp.data());
+  (void)!::write(2, p.exec_failed.data(), p.exec_failed.size());
   ::_exit(127);
 }
 
 }  // namespace
+
+PreparedCommand prepare_command(std::vector<std::string> argv) {
+  PreparedCommand c;
+  size_t first = 0;
+  while (first < argv.size() && is_env_assignment(argv[first])) c.env.push_back(argv[first++]);
+  c.argv.assign(argv.begin() + static_cast<long>(first), argv.end());
+  if (c.argv.empty()) throw Error(ExitCode::bad_input, "the command names no program (only NAME=value words)");
+  if (c.argv[0].find('/') == std::string::npos) {
+    std::string found = find_program(c.argv[0]);
+    if (!found.empty()) c.argv[0] = found;  // else execve fails: exit 127, the log says why
+  }
+  return c;
+}
 
 CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
                           const std::atomic<bool>* stop) {
@@ -203,6 +218,7 @@ CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSet
   p.arg_store = argv;
   for (auto& a : p.arg_store) p.argv.push_back(a.data());
   p.argv.push_back(nullptr);
+  p.exec_failed = "repoctx: cannot execute '" + argv[0] + "' (not found, or not an executable file)\n";
   plan_environment(p, setup.env_extra);
   plan_limits(p, lim);
   p.cwd = setup.cwd;

@@ -46,6 +46,14 @@ std::vector<std::string> expand_tests(std::string_view tmpl, const std::vector<s
 // environment, as env(1) reads them.
 bool is_env_assignment(const std::string& word);
 
+// A command's argv made ready for run_limited: leading NAME=value words move to `env` (as env(1) reads
+// them) and argv[0] without a '/' is looked up in PATH (the sandbox sees the same system folders).
+// Error(bad_input) when no program is named.
+struct PreparedCommand {
+  std::vector<std::string> argv, env;
+};
+PreparedCommand prepare_command(std::vector<std::string> argv);
+
 struct ProcessSetup {
   std::string cwd;                     // empty: this process's
   std::vector<std::string> env_extra;  // "NAME=value" entries added to (or replacing in) the environment

@@ -165,6 +165,24 @@ def check_gitignore(ck, binary, work):
     st = subprocess.run(["git", "-C", repo, "status", "--porcelain", "--untracked-files=all"], capture_output=True,
                         text=True).stdout
     ck.check(".repoctx" not in st, "git status does not show .repoctx/", st)
+    # A folder outside git: its index goes to $XDG_CACHE_HOME/repoctx/indexes/, the LLM cache beside it, and
+    # nothing of either lands in the folder.
+    plain = os.path.join(work, "plain")
+    os.makedirs(plain)
+    with open(os.path.join(plain, "m.py"), "w") as f:
+        f.write("def f():\n    return 1\n")
+    xdg = os.path.join(work, "xdg")
+    env = dict(os.environ, XDG_CACHE_HOME=xdg)
+    env.pop("REPOCTX_INDEX_DIR", None)
+    env.pop("REPOCTX_LLM_CACHE", None)
+    p = subprocess.run([binary, "index", plain, "--json"], capture_output=True, text=True, env=env, timeout=120)
+    db = json.loads(p.stdout).get("db", "") if p.returncode == 0 else ""
+    ck.check(db.startswith(os.path.join(xdg, "repoctx", "indexes") + os.sep) and os.path.exists(db),
+             "outside git the index lives under $XDG_CACHE_HOME/repoctx/indexes/", db or tail(p.stderr))
+    p = subprocess.run([binary, "cache", "stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    ck.check(p.returncode == 0 and os.path.join(xdg, "repoctx", "llm-cache.db") in p.stdout,
+             "the LLM cache is $XDG_CACHE_HOME/repoctx/llm-cache.db, its own entry", tail(p.stdout + p.stderr))
+    ck.check(os.listdir(plain) == ["m.py"], "nothing is written into a folder outside git", str(os.listdir(plain)))
 
 
 def check_progress_and_summaries(ck, binary, work):

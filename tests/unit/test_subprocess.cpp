@@ -48,28 +48,37 @@ TEST(Subprocess, ExpandTestsGivesOneArgumentPerPath) {
   EXPECT_EQ(expand_tests("run --files={tests}", tests, false), (V{"run", "--files=" + tests[0] + " " + tests[1]}));
 }
 
-TEST(Subprocess, RunCommandRunsArgvAndNoShell) {
+TEST(Subprocess, CommandsRunAsArgvAndNoShell) {
   TempDir dir;
   std::string marker = dir.str() + "/PWNED";
   std::atomic<bool> stop{false};
   CommandLimits lim;
   lim.timeout_s = 30;
-  std::string log = dir.str() + "/log.txt";
+  ProcessSetup setup;
+  setup.cwd = dir.str();
+  setup.log_path = dir.str() + "/log.txt";
+  auto run = [&](const std::vector<std::string>& argv) {
+    PreparedCommand c = prepare_command(argv);
+    ProcessSetup s = setup;
+    s.env_extra = c.env;
+    return run_limited(c.argv, s, lim, &stop);
+  };
+  auto log = [&] {
+    std::ifstream in(setup.log_path);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
   // The whole `;touch` text is one argument of echo.
-  auto r = run_command({"echo", "a';touch " + marker + ";'b"}, dir.str(), {}, log, lim, &stop);
+  auto r = run({"echo", "a';touch " + marker + ";'b"});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(marker));
-  std::ifstream in(log);
-  std::string out((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_EQ(out, "a';touch " + marker + ";'b\n");
+  EXPECT_EQ(log(), "a';touch " + marker + ";'b\n");
   // Leading NAME=value words set the environment; PATH lookup finds the program.
-  r = run_command({"GREETING=hi there", "sh", "-c", "test \"$GREETING\" = 'hi there'"}, dir.str(), {}, log, lim, &stop);
+  r = run({"GREETING=hi there", "sh", "-c", "test \"$GREETING\" = 'hi there'"});
   EXPECT_EQ(r.exit_code, 0);
-  r = run_command({"no-such-program-repoctx"}, dir.str(), {}, log, lim, &stop);
+  r = run({"no-such-program-repoctx"});
   EXPECT_EQ(r.exit_code, 127);
-  std::ifstream in2(log);
-  std::string why((std::istreambuf_iterator<char>(in2)), {});
-  EXPECT_NE(why.find("command not found"), std::string::npos) << why;
+  EXPECT_NE(log().find("cannot execute 'no-such-program-repoctx'"), std::string::npos) << log();
+  EXPECT_THROW(prepare_command({"A=1"}), Error);
   std::string captured;
   EXPECT_EQ(run_capture({"printf", "%s", "x';touch " + marker + ";'y"}, captured), 0);
   EXPECT_EQ(captured, "x';touch " + marker + ";'y");
