@@ -518,6 +518,14 @@ TEST(OpenAiLimits, AServerWithoutATokenizerGetsInputsCutByBytes) {
   });
   int port = svr.bind_to_any_port("127.0.0.1");
   std::thread t([&] { svr.listen_after_bind(); });
+  struct Stop {  // also when an assertion throws
+    httplib::Server& svr;
+    std::thread& t;
+    ~Stop() {
+      svr.stop();
+      t.join();
+    }
+  } stop{svr, t};
   while (!svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   auto o = opts({"http://127.0.0.1:" + std::to_string(port) + "/v1"});
   o.model = "m";
@@ -539,8 +547,6 @@ TEST(OpenAiLimits, AServerWithoutATokenizerGetsInputsCutByBytes) {
   r.texts = {std::string(3000, 'y')};
   b->embed(r);
   EXPECT_EQ(refused.load(), before);  // the learnt limit cut it before sending
-  svr.stop();
-  t.join();
 }
 
 TEST(OpenAiConfig, EndpointsMayComeFromTheCommandLine) {
