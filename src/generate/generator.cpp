@@ -1,6 +1,7 @@
 #include "generate/generator.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "retrieve/retriever.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -281,6 +283,34 @@ void trace_benchmark_targets(const Engine& e, const std::vector<int>& targets, c
   trace["benchmark_targets_in_context"] = leaked;
 }
 
+// Lowers `fp`'s prompt budget and output tokens to what the LLM's context holds (fit_to_context), with one
+// warning per process; the trace records the fit.
+void fit_params_to_context(LlmBackend& llm, const std::vector<PromptTemplate>& templates,
+                           std::map<std::string, std::string> vars, GenerationParams& fp, json& trace) {
+  int context = llm.context_length();
+  if (context <= 0) return;
+  vars["contexts"] = vars["previous"] = vars["findings"] = "";
+  size_t fixed = 0;
+  for (const auto& tpl : templates) {
+    size_t chars = 0;
+    for (const auto& m : render_prompt(tpl, vars)) chars += m.content.size();
+    fixed = std::max(fixed, chars);
+  }
+  ContextFit f = fit_to_context(context, fp.prompt_budget_tokens, fp.max_tokens, fixed);
+  trace["context_fit"] = {{"context_length", context},
+                          {"fixed_chars", fixed},
+                          {"prompt_budget_tokens", f.budget_tokens},
+                          {"max_tokens", f.max_tokens}};
+  static std::atomic<bool> warned{false};
+  if (f.clamped && !warned.exchange(true))
+    log_warn(
+        "the LLM's context holds {} tokens: prompt budget {} -> {} estimated tokens, output {} -> {} tokens (give "
+        "the server a larger context: llama-server -c N, vLLM --max-model-len N; docs/LLM.md)",
+        context, fp.prompt_budget_tokens, f.budget_tokens, fp.max_tokens, f.max_tokens);
+  fp.prompt_budget_tokens = f.budget_tokens;
+  fp.max_tokens = f.max_tokens;
+}
+
 }  // namespace
 
 GenerationOutcome generate_function(const Engine& e, const Models& models, const TargetRef& t,
@@ -302,7 +332,8 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   out.method = p.method;
   json trace = {{"target", e.target_name(t.entity)}, {"params", p.to_json()}};
   LlmUsage retrieval_usage;
-  Run run{e, models, t, p, std::make_shared<const TargetContext>(e.make_context(t)), retrieval_usage, trace};
+  GenerationParams fp = p;  // the budget fitted to the LLM's context below
+  Run run{e, models, t, fp, std::make_shared<const TargetContext>(e.make_context(t)), retrieval_usage, trace};
 
   std::string location = "File `" + path + "`";
   if (te.parent_index >= 0 && is_type(ents[te.parent_index].kind))
@@ -313,8 +344,9 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   PromptTemplate gen_tpl;
   if (method.baseline) {
     gen_tpl = load_prompt("generate_baseline");
-    selected = baseline_contexts(run, vars["contexts"]);
     vars["steps"] = "(no plan)\n";
+    fit_params_to_context(llm, {gen_tpl}, vars, fp, trace);
+    selected = baseline_contexts(run, vars["contexts"]);
   } else {
     gen_tpl = load_prompt("generate_function");
     std::vector<StepPlan> steps = procedural_plan(run, method.procedural);
@@ -324,9 +356,10 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
       proc.push_back(st.procedural);
       sem.push_back(st.semantic);
     }
-    selected = assemble_contexts(proc, sem, p.prompt_budget_tokens);
-    vars["contexts"] = format_contexts(selected);
     vars["steps"] = steps_text(steps);
+    fit_params_to_context(llm, {gen_tpl, load_prompt("refine_function")}, vars, fp, trace);
+    selected = assemble_contexts(proc, sem, fp.prompt_budget_tokens);
+    vars["contexts"] = format_contexts(selected);
     json js = json::array();
     for (const auto& st : steps)
       js.push_back({{"id", st.id},
@@ -341,7 +374,7 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   trace["prompt_contexts"] = sel;
   trace_benchmark_targets(e, p.benchmark_targets, selected, trace);
   trace["syntax_check"] = syntax_checker(p.python);
-  generate_with_feedback(e, t, p, llm, method.feedback, gen_tpl, vars, out, trace);
+  generate_with_feedback(e, t, fp, llm, method.feedback, gen_tpl, vars, out, trace);
   out.diff = unified_diff(path, original, out.patched_file);
   {
     auto starts = line_starts(out.patched_file);

@@ -1,5 +1,6 @@
 #include "generate/prompt_assembly.h"
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -56,6 +57,25 @@ std::vector<PromptContext> assemble_contexts(const std::vector<std::vector<Promp
   fill(proc);
   fill(sem);
   return out;
+}
+
+namespace {
+// Characters a token spans, at the low end: indented Python with qwen2's BPE tokenizer runs about 2.5
+// (4,200 characters are 1,650 tokens), where PromptContext::tokens() counts 4.
+constexpr double kCharsPerTokenLow = 2.5;
+constexpr int kPromptOverheadTokens = 64;  // chat template and role markers
+}  // namespace
+
+ContextFit fit_to_context(int context_length, int budget_tokens, int max_tokens, size_t fixed_chars) {
+  ContextFit f{budget_tokens, max_tokens, false};
+  if (context_length <= 0) return f;
+  f.max_tokens = std::min(max_tokens, std::max(16, context_length / 4));
+  double free_tokens = context_length - 2.0 * f.max_tokens - kPromptOverheadTokens -
+                       static_cast<double>(fixed_chars) / kCharsPerTokenLow;
+  int cap = free_tokens > 0 ? static_cast<int>(free_tokens * kCharsPerTokenLow / 4.0) : 0;
+  f.budget_tokens = std::max(0, std::min(budget_tokens, cap));
+  f.clamped = f.budget_tokens != budget_tokens || f.max_tokens != max_tokens;
+  return f;
 }
 
 std::string format_contexts(const std::vector<PromptContext>& sel) {

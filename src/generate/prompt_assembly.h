@@ -28,6 +28,19 @@ std::vector<PromptContext> assemble_contexts(const std::vector<std::vector<Promp
                                              const std::vector<std::vector<PromptContext>>& semantic_by_step,
                                              int budget_tokens);
 
+// The prompt budget and the output tokens fitted to a model's context of `context_length` tokens (0 =
+// unknown: nothing changes). The defaults (12,000 estimated tokens of contexts, 4,096 output tokens) do not
+// fit a 2,048-token server, which rejects such a prompt. The context holds the prompt's fixed text
+// (`fixed_chars`: the longest prompt without its contexts), the contexts, the answer and, in a refinement
+// round, the previous answer once more: output is capped at a quarter of the context and the contexts get
+// what is left, counted at a low estimate of characters per token.
+struct ContextFit {
+  int budget_tokens = 0;  // estimated as PromptContext::tokens() does
+  int max_tokens = 0;
+  bool clamped = false;  // either was lowered
+};
+ContextFit fit_to_context(int context_length, int budget_tokens, int max_tokens, size_t fixed_chars);
+
 // The selection as the prompt shows it, each context labelled with its kind, step and confirmation.
 std::string format_contexts(const std::vector<PromptContext>& selected);
 

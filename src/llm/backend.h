@@ -130,6 +130,9 @@ class LlmBackend {
   // Calls sink(first_row, rows, data) for consecutive row blocks of W (float32, row-major).
   virtual void read_unembedding(int64_t block_rows, const std::function<void(int64_t, int64_t, const float*)>& sink);
   virtual int hidden_dim() const { return 0; }
+  // Tokens the model's context holds, prompt and output together, as the runtime or server reports it (or
+  // the configuration sets it); 0 = unknown. Callers fit their prompts to it (generate/prompt_assembly.h).
+  virtual int context_length() { return 0; }
 };
 
 }  // namespace repoctx

@@ -60,6 +60,7 @@ class CachedBackend : public LlmBackend {
     inner_->read_unembedding(block_rows, sink);
   }
   int hidden_dim() const override { return inner_->hidden_dim(); }
+  int context_length() override { return inner_->context_length(); }
   LlmBackend& inner() { return *inner_; }
   LlmCache& cache() { return *cache_; }
   std::string key_of(const nlohmann::json& request) const;

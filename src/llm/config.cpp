@@ -78,7 +78,8 @@ class ConfigObject {
 void model_from_json(ModelConfig& m, const json& j, const std::string& role, const std::string& file) {
   ConfigObject o(j, role, file,
                  {"backend", "model", "endpoints", "endpoint", "api_key_env", "timeout_s", "retries", "concurrency",
-                  "identity", "threads", "ctx", "batch", "gpu_layers", "query_prefix", "document_prefix", "max_response_mb"});
+                  "identity", "threads", "ctx", "batch", "gpu_layers", "query_prefix", "document_prefix",
+                  "max_response_mb", "context_length", "embed_max_tokens"});
   // A role that names a server and no backend is an openai one.
   bool has_endpoints = o.has("endpoints") || o.has("endpoint");
   m.backend = o.str("backend", !m.backend.empty() ? m.backend : has_endpoints ? std::string("openai") : "llama");
@@ -96,6 +97,10 @@ void model_from_json(ModelConfig& m, const json& j, const std::string& role, con
   m.openai.retries = o.num("retries", m.openai.retries);
   m.openai.concurrency = o.num("concurrency", m.openai.concurrency);
   m.openai.identity = o.str("identity", m.openai.identity);
+  m.openai.context_length = o.num("context_length", m.openai.context_length);
+  m.openai.embed_max_tokens = o.num("embed_max_tokens", m.openai.embed_max_tokens);
+  if (m.openai.context_length < 0 || m.openai.embed_max_tokens < 0)
+    o.fail("has a negative \"context_length\" or \"embed_max_tokens\" (0 = ask the server)");
   m.llama.threads = o.num("threads", m.llama.threads);
   m.llama.ctx = o.num("ctx", m.llama.ctx);
   m.llama.batch = o.num("batch", m.llama.batch);

@@ -144,6 +144,7 @@ class LlamaBackend : public LlmBackend {
     return c;
   }
   int hidden_dim() const override { return dim_; }
+  int context_length() override { return std::min(o_.ctx, llama_model_n_ctx_train(model_)); }  // ensure_gen_ctx's
 
   GenerateResult generate(const GenerateRequest& r) override {
     std::lock_guard lk(mu_);

@@ -43,6 +43,7 @@ class MeteredBackend : public LlmBackend {
     inner_.read_unembedding(block_rows, sink);
   }
   int hidden_dim() const override { return inner_.hidden_dim(); }
+  int context_length() override { return inner_.context_length(); }
   LlmUsage usage() const;
 
  private:

@@ -89,7 +89,77 @@ std::string trim_slash(std::string s) {
   return s;
 }
 
+// The server's root, where llama-server has /props, /tokenize and /detokenize beside /v1.
+std::string server_root(const std::string& endpoint) {
+  const std::string v1 = "/v1";
+  if (endpoint.size() >= v1.size() && endpoint.compare(endpoint.size() - v1.size(), v1.size(), v1) == 0)
+    return endpoint.substr(0, endpoint.size() - v1.size());
+  return endpoint;
+}
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The integer that follows `marker` in `text` (digits after optional spaces), else 0.
+int number_after(const std::string& text, const std::string& marker) {
+  size_t at = text.find(marker);
+  if (at == std::string::npos) return 0;
+  size_t i = at + marker.size();
+  while (i < text.size() && text[i] == ' ') ++i;
+  int n = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && n < 100000000; ++i)
+    n = n * 10 + (text[i] - '0');
+  return n;
+}
+
+// `text` cut to at most `bytes` bytes, not inside a UTF-8 sequence.
+std::string cut_utf8(const std::string& text, size_t bytes) {
+  if (text.size() <= bytes) return text;
+  while (bytes > 0 && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) --bytes;
+  return text.substr(0, bytes);
+}
+
+// Tokens a server adds to an embedding input (BOS, EOS, separators) beyond the text's own.
+constexpr int kSpecialTokens = 4;
+// Bytes a token of code spans, at the low end (indented Python with qwen2's BPE: 4,200 bytes are 1,650
+// tokens), for servers that do not tokenize for us.
+constexpr double kBytesPerTokenLow = 2.0;
+
 }  // namespace
+
+InputTooLarge openai_input_too_large(long status, const std::string& body) {
+  InputTooLarge out;
+  if (status != 400 && status != 413 && status != 500) return out;
+  std::string msg = body;
+  json j = json::parse(body, nullptr, false);
+  int n_ctx = 0;
+  if (j.is_object() && j.contains("error")) {
+    const json& e = j["error"];
+    if (e.is_object() && e.contains("message") && e["message"].is_string()) msg = e["message"].get<std::string>();
+    if (e.is_object() && e.contains("n_ctx") && e["n_ctx"].is_number_integer()) n_ctx = e["n_ctx"].get<int>();
+  } else if (j.is_object() && j.contains("message") && j["message"].is_string()) {
+    msg = j["message"].get<std::string>();  // vLLM's error shape
+  }
+  std::string m = lowercase(msg);
+  // llama-server: "input (878 tokens) is too large to process. increase the physical batch size (current batch
+  // size: 512)", "input (N tokens) is larger than the max context size (2048 tokens)", "request (3300 tokens)
+  // exceeds the available context size (2048 tokens)"; vLLM: "This model's maximum context length is 512 tokens.
+  // However, you requested 878 tokens ...".
+  for (const char* marker : {"too large to process", "larger than the max context size",
+                             "exceeds the available context size", "maximum context length"})
+    if (m.find(marker) != std::string::npos) out.too_large = true;
+  if (!out.too_large) return out;
+  for (const char* marker :
+       {"current batch size:", "max context size (", "available context size (", "maximum context length is"})
+    if (int n = number_after(m, marker); n > 0) {
+      out.limit = n;
+      break;
+    }
+  if (out.limit == 0) out.limit = n_ctx;
+  return out;
+}
 
 // choices[0] of a completion: its text must be a string (a null or missing one is an error, not an empty
 // answer that would be cached and served forever).
@@ -144,7 +214,23 @@ class OpenAiBackend : public LlmBackend {
     identity_ = o_.identity.empty() ? "openai:" + o_.model : o_.identity;
   }
 
+  ~OpenAiBackend() override {
+    if (size_t n = truncated_total_.load(); n > truncated_first_)
+      log_warn("{} embedding inputs in all were truncated to what {} accepts", n, o_.endpoints[0]);
+  }
+
   std::string identity() const override { return identity_; }
+
+  // Asked once: llama-server reports its per-slot context in /props, vLLM its max_model_len in /v1/models
+  // (llama-server there too, as meta.n_ctx). The config's "context_length" wins.
+  int context_length() override {
+    std::call_once(context_once_, [&] {
+      context_length_ = o_.context_length > 0 ? o_.context_length : ask_context_length();
+      log_debug("context length of {}: {} tokens", o_.endpoints[0], context_length_);
+    });
+    return context_length_;
+  }
+
   Capabilities capabilities() const override {
     Capabilities c;
     c.hidden_states = false;
@@ -297,13 +383,55 @@ class OpenAiBackend : public LlmBackend {
     return out;
   }
 
+  // Inputs longer than the server accepts are cut to its limit (known from the config, or learnt from its
+  // "too large" answer, which names it) and sent again: one long document never fails a whole command.
+  // The cache keeps the vector under the text as given, so a re-run is served from it.
   EmbedResult embed_unchecked(const EmbedRequest& r) {
     const std::string& prefix = r.task == EmbedTask::query      ? o_.query_prefix
                                 : r.task == EmbedTask::document ? o_.document_prefix
                                                                 : empty_;
-    json input = json::array();
-    for (const auto& t : r.texts) input.push_back(prefix + t);
-    json j = call("/embeddings", {{"model", o_.model}, {"input", input}});
+    std::vector<std::string> inputs;
+    for (const auto& t : r.texts) inputs.push_back(prefix + t);
+    std::vector<char> cut(inputs.size(), 0);
+    int limit = embed_limit_.load();
+    if (limit > 0) fit_inputs(inputs, cut, limit);
+    json j;
+    for (int round = 0;; ++round) {
+      HttpResponse resp = post_with_retries("/embeddings", {{"model", o_.model}, {"input", inputs}}, false, false);
+      if (resp.status < 400) {
+        j = json::parse(resp.body, nullptr, false);
+        if (j.is_object() && j.contains("error"))
+          throw Error(ExitCode::llm,
+                      o_.endpoints[0] + "/embeddings: " +
+                          j["error"].dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 400));
+        break;
+      }
+      InputTooLarge tl = openai_input_too_large(resp.status, resp.body);
+      if (!tl.too_large || round == 12)
+        throw Error(ExitCode::llm, o_.endpoints[0] + "/embeddings rejected the request (HTTP " +
+                                       std::to_string(resp.status) + "): " + resp.body.substr(0, 400));
+      // A limit the server names is taken as it is; when the inputs were already cut to it (the tokenizer
+      // estimate fell short) or it names none, the limit shrinks by a quarter.
+      int told = tl.limit > 0 && (limit == 0 || tl.limit < limit) ? tl.limit : 0;
+      int next = told > 0 ? told : limit > 0 ? limit * 3 / 4 : 0;
+      if (next == 0) {
+        // Nothing known: halve the longest input.
+        size_t longest = 0;
+        for (size_t i = 1; i < inputs.size(); ++i)
+          if (inputs[i].size() > inputs[longest].size()) longest = i;
+        inputs[longest] = cut_utf8(inputs[longest], inputs[longest].size() / 2);
+        cut[longest] = 1;
+        continue;
+      }
+      limit = std::max(8, next);
+      if (told > 0) learn_embed_limit(limit);
+      if (!fit_inputs(inputs, cut, limit) && told > 0) {
+        // Every input fits the named limit by our count: the server counts more (its special tokens).
+        limit = std::max(8, limit * 3 / 4);
+        fit_inputs(inputs, cut, limit);
+      }
+    }
+    if (size_t n = static_cast<size_t>(std::count(cut.begin(), cut.end(), 1)); n > 0) note_truncation(n, inputs.size());
     EmbedResult out;
     out.vectors.resize(r.texts.size());
     const json& data = j.at("data");
@@ -324,6 +452,96 @@ class OpenAiBackend : public LlmBackend {
       if (v.empty() || v.size() != out.vectors[0].size())
         throw Error(ExitCode::llm, o_.endpoints[0] + "/embeddings returned vectors of different sizes or indices");
     return out;
+  }
+
+  // Cuts every input longer than `limit` tokens; marks the ones cut. Returns whether any was cut now.
+  bool fit_inputs(std::vector<std::string>& inputs, std::vector<char>& cut, int limit) {
+    bool any = false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (fit_to_tokens(inputs[i], limit)) {
+        cut[i] = 1;
+        any = true;
+      }
+    return any;
+  }
+
+  // Cuts `text` to `limit` tokens less the server's special tokens: exactly with llama-server's /tokenize
+  // and /detokenize, else (a server without them) by a low estimate of bytes per token.
+  bool fit_to_tokens(std::string& text, int limit) {
+    size_t keep = static_cast<size_t>(std::max(1, limit - kSpecialTokens));
+    if (text.size() <= keep) return false;  // a token spans at least one byte
+    const std::string root = server_root(o_.endpoints[0]);
+    if (has_tokenizer_.load() != 0) {
+      json toks = post_json(root + "/tokenize", {{"content", text}, {"add_special", false}}, "tokens");
+      has_tokenizer_ = toks.is_array() ? 1 : 0;
+      if (toks.is_array()) {
+        if (toks.size() <= keep) return false;
+        json prefix(toks.begin(), toks.begin() + static_cast<std::ptrdiff_t>(keep));
+        json back = post_json(root + "/detokenize", {{"tokens", prefix}}, "content");
+        if (back.is_string() && back.get<std::string>().size() < text.size()) {
+          text = back.get<std::string>();
+          return true;
+        }
+      }
+    }
+    size_t bytes = static_cast<size_t>(static_cast<double>(keep) * kBytesPerTokenLow);
+    if (text.size() <= bytes) return false;
+    text = cut_utf8(text, bytes);
+    return true;
+  }
+
+  // POSTs to a helper endpoint outside the OpenAI API (no retries: its absence is an answer) and returns
+  // the answer's `field`, or null.
+  json post_json(const std::string& url, const json& body, const char* field) {
+    HttpResponse r = request("POST", url, body.dump(-1, ' ', false, json::error_handler_t::replace));
+    if (r.interrupted) check_final(r, url);
+    if (r.curl != CURLE_OK || r.status != 200) return nullptr;
+    json j = json::parse(r.body, nullptr, false);
+    return j.is_object() && j.contains(field) ? j[field] : json();
+  }
+
+  void learn_embed_limit(int limit) {
+    int cur = embed_limit_.load();
+    while ((cur == 0 || limit < cur) && !embed_limit_.compare_exchange_weak(cur, limit)) {
+    }
+  }
+
+  void note_truncation(size_t n, size_t of) {
+    if (truncated_total_.fetch_add(n) == 0) {
+      truncated_first_ = n;
+      log_warn(
+          "{} of {} embedding inputs are longer than {} accepts ({} tokens) and were cut to that length; to embed "
+          "them whole, start llama-server with a larger physical batch (-ub N -b N, N up to its -c) or set "
+          "\"embed_max_tokens\" (docs/LLM.md)",
+          n, of, o_.endpoints[0], embed_limit_.load() > 0 ? std::to_string(embed_limit_.load()) : std::string("?"));
+    }
+  }
+
+  int ask_context_length() {
+    const std::string props = server_root(o_.endpoints[0]) + "/props";
+    HttpResponse r = request("GET", props, "");
+    if (r.interrupted) check_final(r, props);
+    if (r.curl == CURLE_OK && r.status == 200) {
+      json j = json::parse(r.body, nullptr, false);
+      if (j.is_object() && j.contains("default_generation_settings") && j["default_generation_settings"].is_object()) {
+        const json& d = j["default_generation_settings"];
+        if (d.contains("n_ctx") && d["n_ctx"].is_number_integer() && d["n_ctx"].get<int>() > 0)
+          return d["n_ctx"].get<int>();
+      }
+    }
+    const std::string models = o_.endpoints[0] + "/models";
+    r = request("GET", models, "");
+    if (r.interrupted) check_final(r, models);
+    json j = r.curl == CURLE_OK && r.status == 200 ? json::parse(r.body, nullptr, false) : json();
+    if (!j.is_object() || !j.contains("data") || !j["data"].is_array()) return 0;
+    for (const auto& m : j["data"]) {
+      if (!m.is_object() || (j["data"].size() > 1 && m.value("id", json()) != json(o_.model))) continue;
+      if (m.contains("max_model_len") && m["max_model_len"].is_number_integer()) return m["max_model_len"].get<int>();
+      if (m.contains("meta") && m["meta"].is_object() && m["meta"].contains("n_ctx") &&
+          m["meta"]["n_ctx"].is_number_integer())
+        return m["meta"]["n_ctx"].get<int>();
+    }
+    return 0;
   }
 
   std::string discover_model() {
@@ -466,6 +684,15 @@ class OpenAiBackend : public LlmBackend {
                                        (path == "/embeddings" ? "; a llama-server must be started with --embeddings "
                                                                 "--pooling mean (docs/LLM.md)"
                                                               : ""));
+      } else if (InputTooLarge tl = openai_input_too_large(r.status, r.body); tl.too_large) {
+        // Longer than the server accepts: the same request fails again on every retry.
+        if (!throw_4xx) return r;
+        throw Error(ExitCode::llm,
+                    ep + path + " rejected an input longer than it accepts (HTTP " + std::to_string(r.status) +
+                        "): " + r.body.substr(0, 300) +
+                        (path == "/embeddings" ? std::string()
+                                               : "; give the server a larger context (llama-server -c N, vLLM "
+                                                 "--max-model-len N) or lower --budget (docs/LLM.md)"));
       } else if (r.status == 408 || r.status == 429 || r.status >= 500) {
         last = ep + path + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200);
         transient = true;
@@ -525,6 +752,12 @@ class OpenAiBackend : public LlmBackend {
   OpenAiOptions o_;
   std::string api_key_, identity_, empty_;
   std::atomic<size_t> rr_{0};
+  std::once_flag context_once_;
+  int context_length_ = 0;
+  std::atomic<int> embed_limit_{o_.embed_max_tokens};  // tokens of one embedding input; 0 = not known yet
+  std::atomic<int> has_tokenizer_{-1};                 // /tokenize answers: -1 not asked yet, 0 no, 1 yes
+  std::atomic<size_t> truncated_total_{0};
+  size_t truncated_first_ = 0;
 };
 
 }  // namespace

@@ -25,7 +25,20 @@ struct OpenAiOptions {
   size_t max_response_bytes = 64ull << 20;    // a larger response body is refused (the transfer is aborted)
   std::string identity;                       // cache identity override; default "openai:<model>"
   std::string query_prefix, document_prefix;  // embedding task prompts
+  // The server's limits, in tokens; 0 = ask the server (llama-server's /props, vLLM's max_model_len in
+  // /v1/models) and learn from its "input too large" answers.
+  int context_length = 0;    // prompt + output
+  int embed_max_tokens = 0;  // one embedding input (llama-server: the physical batch, -ub, default 512)
 };
+
+// What a server's error answer says about an input that is longer than it accepts: `limit` is the number
+// of tokens it accepts when the message names it (llama-server's "current batch size: 512" and "context size
+// (2048 tokens)", vLLM's "maximum context length is 512 tokens"), else 0. Exposed for tests.
+struct InputTooLarge {
+  bool too_large = false;
+  int limit = 0;
+};
+InputTooLarge openai_input_too_large(long status, const std::string& body);
 
 std::unique_ptr<LlmBackend> make_openai_backend(const OpenAiOptions& o);
 

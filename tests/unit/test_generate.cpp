@@ -397,3 +397,32 @@ TEST(Generate, SpecAgentIsNamedAndExplainedNotSilentlyUnknown) {
     EXPECT_TRUE(has(e.what(), "docs/DEVIATIONS.md")) << e.what();
   }
 }
+
+// A prompt fitted to a small context: ProjAgent's defaults (12,000 estimated tokens of contexts, 4,096
+// output tokens) against a 2,048-token server; nothing changes when the context is unknown or large.
+TEST(PromptFit, TheBudgetAndOutputAreFittedToTheContext) {
+  ContextFit unknown = fit_to_context(0, 12000, 4096, 2000);
+  EXPECT_EQ(unknown.budget_tokens, 12000);
+  EXPECT_EQ(unknown.max_tokens, 4096);
+  EXPECT_FALSE(unknown.clamped);
+
+  ContextFit large = fit_to_context(131072, 12000, 4096, 2000);
+  EXPECT_EQ(large.budget_tokens, 12000);
+  EXPECT_EQ(large.max_tokens, 4096);
+  EXPECT_FALSE(large.clamped);
+
+  ContextFit small = fit_to_context(2048, 12000, 4096, 1000);
+  EXPECT_TRUE(small.clamped);
+  EXPECT_EQ(small.max_tokens, 512);
+  // Fixed text (1,000 chars at 2.5 a token) + contexts (4 chars an estimated token, at 2.5 real) + the answer
+  // twice (refinement) + the template's overhead fit in 2,048 tokens.
+  double real = 1000 / 2.5 + small.budget_tokens * 4 / 2.5 + 2 * small.max_tokens + 64;
+  EXPECT_LE(real, 2048);
+  EXPECT_GT(real, 2048 - 2);  // and the rest of the context is the contexts'
+  EXPECT_GT(small.budget_tokens, 0);
+
+  // A fixed text that leaves nothing: no contexts, never a negative budget.
+  EXPECT_EQ(fit_to_context(2048, 12000, 4096, 100000).budget_tokens, 0);
+  // A budget smaller than the room is kept.
+  EXPECT_EQ(fit_to_context(32768, 500, 256, 1000).budget_tokens, 500);
+}

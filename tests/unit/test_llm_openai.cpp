@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -29,7 +30,8 @@ LlamaServer& chat_server() {
   return s;
 }
 LlamaServer& embed_server() {
-  static LlamaServer s({"--embeddings", "--pooling", "mean", "-ub", "2048", "-b", "2048"});
+  // docs/LLM.md's embedding server: the physical batch (-ub) stays at its default of 512 tokens.
+  static LlamaServer s({"--embeddings", "--pooling", "mean"});
   return s;
 }
 
@@ -114,6 +116,18 @@ TEST(OpenAiBackend, ChatCompletionEmbeddingsAndLogprobsFromLlamaServer) {
   }
   EXPECT_NEAR(std::sqrt(n), 1.0, 1e-5);
   EXPECT_GT(dot, 0.99);  // same mean pooling of the same model
+
+  // An input longer than the server's physical batch (512 tokens) is cut to it, not a failed request; the
+  // server's context is read from /props.
+  std::string long_text;
+  for (int i = 0; i < 150; ++i)
+    long_text += "def f" + std::to_string(i) + "(x):\n    return x + " + std::to_string(i) + "\n";
+  EmbedRequest lr2;
+  lr2.texts = {long_text, "short"};
+  auto lv2 = eb->embed(lr2);
+  ASSERT_EQ(lv2.vectors.size(), 2u);
+  EXPECT_EQ(lv2.vectors[0].size(), ev.vectors[0].size());
+  EXPECT_EQ(eb->context_length(), 4096);
 
   auto h = chat("x");
   h.hidden_states = true;
@@ -442,12 +456,105 @@ TEST(OpenAiFaults, AnInterruptStopsAHungRequest) {
   EXPECT_EQ(s.calls(), 1u);  // no retry after the interrupt
 }
 
+// What servers say about an input longer than they accept, and the limit their message names.
+TEST(OpenAiLimits, TooLargeAnswersAreRecognisedWithTheirLimit) {
+  auto llama_batch = openai_input_too_large(
+      500, R"J({"error":{"code":500,"message":"input (1650 tokens) is too large to process. increase the )J"
+           R"J(physical batch size (current batch size: 512)","type":"server_error"}})J");
+  EXPECT_TRUE(llama_batch.too_large);
+  EXPECT_EQ(llama_batch.limit, 512);
+  auto llama_ctx = openai_input_too_large(
+      400, R"J({"error":{"code":400,"message":"request (3300 tokens) exceeds the available context size )J"
+           R"J((2048 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":3300,)J"
+           R"J("n_ctx":2048}})J");
+  EXPECT_TRUE(llama_ctx.too_large);
+  EXPECT_EQ(llama_ctx.limit, 2048);
+  auto vllm = openai_input_too_large(
+      400, R"J({"object":"error","message":"This model's maximum context length is 512 tokens. However, you )J"
+           R"J(requested 878 tokens in the input for embedding generation.","type":"BadRequestError","code":400})J");
+  EXPECT_TRUE(vllm.too_large);
+  EXPECT_EQ(vllm.limit, 512);
+  EXPECT_FALSE(openai_input_too_large(500, R"J({"error":{"message":"out of memory"}})J").too_large);
+  EXPECT_FALSE(openai_input_too_large(200, "input is too large to process").too_large);
+}
+
+// A server shaped like vLLM: no /props and no llama-server /tokenize, max_model_len in /v1/models, and a
+// 400 naming its limit for an input over 64 tokens (counted here as 4 bytes a token). The long input is
+// cut (by bytes) until accepted, the short one is sent whole, and the limit is learnt once: the second
+// call needs no refused request.
+TEST(OpenAiLimits, AServerWithoutATokenizerGetsInputsCutByBytes) {
+  httplib::Server svr;
+  std::atomic<int> refused{0}, accepted{0};
+  std::vector<size_t> last_sizes;
+  std::mutex mu;
+  svr.Get("/v1/models", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"({"object":"list","data":[{"id":"m","object":"model","max_model_len":640}]})",
+                    "application/json");
+  });
+  svr.Post("/v1/embeddings", [&](const httplib::Request& req, httplib::Response& res) {
+    json in = json::parse(req.body)["input"];
+    json data = json::array();
+    std::lock_guard lk(mu);
+    last_sizes.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      size_t bytes = in[i].get<std::string>().size();
+      last_sizes.push_back(bytes);
+      if ((bytes + 3) / 4 > 64) {
+        ++refused;
+        res.status = 400;
+        res.set_content(
+            json{{"object", "error"},
+                 {"message", "This model's maximum context length is 64 tokens. However, you requested " +
+                                 std::to_string((bytes + 3) / 4) + " tokens in the input for embedding generation."},
+                 {"code", 400}}
+                .dump(),
+            "application/json");
+        return;
+      }
+      data.push_back({{"index", i}, {"embedding", {1.0, static_cast<double>(bytes)}}});
+    }
+    ++accepted;
+    res.set_content(json{{"data", data}}.dump(), "application/json");
+  });
+  int port = svr.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { svr.listen_after_bind(); });
+  struct Stop {  // also when an assertion throws
+    httplib::Server& svr;
+    std::thread& t;
+    ~Stop() {
+      svr.stop();
+      t.join();
+    }
+  } stop{svr, t};
+  while (!svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto o = opts({"http://127.0.0.1:" + std::to_string(port) + "/v1"});
+  o.model = "m";
+  auto b = make_openai_backend(o);
+  EXPECT_EQ(b->context_length(), 640);
+  EmbedRequest r;
+  r.texts = {std::string(2000, 'x'), "short"};
+  auto v = b->embed(r);
+  ASSERT_EQ(v.vectors.size(), 2u);
+  EXPECT_GE(refused.load(), 1);
+  {
+    std::lock_guard lk(mu);
+    ASSERT_EQ(last_sizes.size(), 2u);
+    EXPECT_LE(last_sizes[0], 256u);  // 64 tokens
+    EXPECT_GE(last_sizes[0], 64u);   // not cut to nothing
+    EXPECT_EQ(last_sizes[1], 5u);    // the short input whole
+  }
+  int before = refused.load();
+  r.texts = {std::string(3000, 'y')};
+  b->embed(r);
+  EXPECT_EQ(refused.load(), before);  // the learnt limit cut it before sending
+}
+
 TEST(OpenAiConfig, EndpointsMayComeFromTheCommandLine) {
   LlmConfig c;
   c.apply_json(json::parse(R"({"llm": {"backend": "openai", "model": "m"}})"));
-  EXPECT_THROW(c.validate(), Error);                   // nothing gives an endpoint yet
+  EXPECT_THROW(c.llm.validate("the LLM", ""), Error);  // nothing gives an endpoint yet
   c.llm.openai.endpoints = {"http://127.0.0.1:1/v1"};  // what --endpoint does
-  EXPECT_NO_THROW(c.validate());
+  EXPECT_NO_THROW(c.llm.validate("the LLM", ""));
   LlmConfig bad;
   try {
     bad.apply_json(json::parse(R"({"llm": {"backend": "openai", "endpoints": "not-a-list"}})"));
