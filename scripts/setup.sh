@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # repoctx setup: installs what is missing, never anything into the checkout.
 #
-#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
+#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs] [--test-tools]
 #
 # 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them.
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
-#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx).
+#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
+#    the MCP client SDK for tests and benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
 # 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused.
 #
 # Re-running is cheap: every step checks a stamp file first. Exit codes: 0 ok, 2 bad usage,
@@ -17,11 +18,13 @@ DEPS="${REPOCTX_DEPS:-$HOME/.cache/repoctx}"
 do_apt=1
 do_llama=1
 python_libs=0
+test_tools=0
 for arg in "$@"; do
   case "$arg" in
     --no-apt) do_apt=0 ;;
     --no-llama) do_llama=0 ;;
     --python-libs) python_libs=1 ;;
+    --test-tools) test_tools=1 ;;  # apt.lock's "test" group: headless Chromium, ripgrep
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -40,6 +43,7 @@ apt_install() {
     local group="${line%%:*}" spec="${line#*:}"
     spec="$(echo "$spec" | xargs)"
     [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
+    [ "$group" = "test" ] && [ "$test_tools" = 0 ] && continue
     want+=("$spec")
   done < "$lock"
   for spec in "${want[@]}"; do
@@ -80,9 +84,32 @@ npm_fetch() {  # name version integrity -> $DEPS/src/<name>-<version>/
   touch "$dest/.repoctx-ok"
   rm -rf "$tmp"
 }
+# An npm tool with dependencies (the MCP client SDK): the whole tree from a committed lock file whose entry for
+# the package must carry the integrity pinned in deps.lock; `npm ci` checks every package's integrity.
+node_install() {  # name version integrity -> $DEPS/node/<lock folder>-<version>/node_modules
+  local name="$1" ver="$2" integrity="$3" lockdir="$here/npm/mcp-client"
+  local dest="$DEPS/node/mcp-client-$ver"
+  [ -f "$dest/.repoctx-ok" ] && return 0
+  command -v npm >/dev/null || { log "npm: not installed (needed for $name)"; exit 4; }
+  local locked
+  locked="$(node -e 'const l=require(process.argv[1]); const p=l.packages["node_modules/"+process.argv[2]];
+    console.log(p.version+" "+p.integrity)' "$lockdir/package-lock.json" "$name")"
+  if [ "$locked" != "$ver $integrity" ]; then
+    log "npm: $lockdir/package-lock.json pins $name as '$locked', deps.lock as '$ver $integrity'"; exit 4
+  fi
+  log "npm: installing $name@$ver and its dependencies (npm ci)"
+  rm -rf "$dest"; mkdir -p "$dest"
+  cp "$lockdir/package.json" "$lockdir/package-lock.json" "$dest/"
+  (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --silent) \
+    || { log "npm ci for $name@$ver failed: is the npm registry reachable?"; exit 4; }
+  touch "$dest/.repoctx-ok"
+}
 while read -r name ver integ; do
-  case "$name" in ''|'#'*) continue ;; esac
-  npm_fetch "$name" "$ver" "$integ"
+  case "$name" in
+    ''|'#'*) continue ;;
+    @*) node_install "$name" "$ver" "$integ" ;;
+    *) npm_fetch "$name" "$ver" "$integ" ;;
+  esac
 done < "$here/deps.lock"
 
 # ---------------------------------------------------------------- llama.cpp

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, npm sources, the Debian-packaged libraries the tests run
-# on), builds repoctx with its tests, and runs every test with ctest. Exit status = ctest's.
+# on, the test tools: headless Chromium, ripgrep, the MCP client SDK), builds repoctx with its tests, and
+# runs every test with ctest. Exit status = ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --python-libs
+scripts/setup.sh --python-libs --test-tools
 scripts/build.sh -DREPOCTX_BUILD_TESTS=ON
 cd build
 ctest --output-on-failure -j "${REPOCTX_TEST_JOBS:-2}" "$@"

@@ -23,5 +23,6 @@ void add_evaluate_commands(CLI::App& app, Commands& out);  // evaluate, table, m
 void add_eval_commands(CLI::App& app, Commands& out);      // eval, train-structural, rq2
 void add_llm_commands(CLI::App& app, Commands& out);       // llm *, cache *, subspace, make-test-model
 void add_bench_commands(CLI::App& app, Commands& out);     // bench, bench-agent-tools, bench-llm, bench-projection
+void add_serve_commands(CLI::App& app, Commands& out);     // serve, mcp, report, bench-serve
 
 }  // namespace repoctx

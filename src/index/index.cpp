@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "index/query_image.h"
 #include "index/schema.h"
 #include "repo/documents.h"
 #include "repo/modules.h"
@@ -231,6 +232,9 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     todo.push_back(i);
   }
 
+  // The query image stops matching before the first change (index/query_image.h).
+  const bool changing = !todo.empty() || !removed.empty() || !module_updates.empty();
+  if (changing) invalidate_query_image(*db);
   meta_set(*db, "root", root.string());
   {
     nlohmann::json sk = nlohmann::json::array();
@@ -251,6 +255,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   }
   if (todo.empty()) {
     meta_set(*db, "complete", "1");
+    refresh_query_image(*db, st.db_path, changing);
     st.complete = true;
     st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return st;
@@ -470,8 +475,10 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.complete = !g_interrupted;
   meta_set(*db, "complete", st.complete ? "1" : "0");
-  // Fold the write-ahead log into the database so readers start from a compact file.
-  if (st.complete) db->exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  if (st.complete) refresh_query_image(*db, st.db_path, true);
+  // Fold the write-ahead log into the database so readers start from a compact file (without waiting for a
+  // reader of an older snapshot, e.g. a server still answering from the index it loaded).
+  if (st.complete) db->checkpoint_if_idle();
   log_debug("checkpoint done at {:.3f}s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;

@@ -12,7 +12,7 @@
 
 namespace repoctx {
 
-std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
+std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_image) {
   std::error_code ec;
   if (!std::filesystem::exists(db_path, ec))
     throw Error(ExitCode::not_found, "no index at '" + db_path + "': run `repoctx index <repo>` first");
@@ -20,6 +20,10 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   v->db_path_ = db_path;
   v->db_ = std::make_unique<sql::Db>(db_path, true);
   sql::Db& db = *v->db_;
+  // One read transaction for the view's whole life: everything it loads now and later (contents, references,
+  // term vectors) comes from one snapshot of the index, also while an indexer commits (WAL), so a reader
+  // never mixes two states of the index. Closing the connection ends it.
+  db.exec("BEGIN");
   if (!is_repoctx_database(db))
     throw Error(
         ExitCode::bad_input,
@@ -31,6 +35,8 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   }
   v->root_ = meta_get(db, "root");
   v->complete_ = meta_get(db, "complete") == "1";
+  // The fast path: the tables and inverted lists from the query image written with this state of the index.
+  if (use_image && v->load_image(meta_get(db, "query_image"))) return v;
 
   std::unordered_map<int64_t, int> file_index;
   {
@@ -200,6 +206,11 @@ const std::string& RepoView::content(int file) const {
 void RepoView::load_all_terms() const {
   std::lock_guard lk(mu_);
   if (terms_loaded_) return;
+  if (image_) {  // file by file: vectors already handed out stay where they are
+    for (size_t f = 0; f < files_.size(); ++f) load_file_terms(static_cast<int>(f));
+    terms_loaded_ = true;
+    return;
+  }
   entity_terms_.assign(entities_.size(), {});
   snippet_terms_.assign(snippets_.size(), {});
   std::unordered_map<int64_t, int> fidx;
@@ -222,11 +233,21 @@ void RepoView::load_all_terms() const {
 }
 
 const TermVec& RepoView::entity_terms(int entity) const {
+  if (image_) {
+    std::lock_guard lk(mu_);
+    load_file_terms(entities_[entity].file);
+    return entity_terms_[entity];
+  }
   load_all_terms();
   return entity_terms_[entity];
 }
 
 const TermVec& RepoView::snippet_terms(int snippet) const {
+  if (image_) {
+    std::lock_guard lk(mu_);
+    load_file_terms(snippets_[snippet].file);
+    return snippet_terms_[snippet];
+  }
   load_all_terms();
   return snippet_terms_[snippet];
 }

@@ -30,6 +30,17 @@ void Db::fail(const std::string& what) const {
   throw Error(ExitCode::failure, msg);
 }
 
+bool Db::checkpoint_if_idle() {
+  // A TRUNCATE checkpoint waits (busy handler) for readers of older snapshots; with no wait it reports busy.
+  sqlite3_busy_timeout(db_, 0);
+  int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  if (rc == SQLITE_BUSY)
+    rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) == SQLITE_OK ? SQLITE_BUSY
+                                                                                                           : rc;
+  sqlite3_busy_timeout(db_, 30000);
+  return rc == SQLITE_OK;
+}
+
 void Db::exec(const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {

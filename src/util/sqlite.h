@@ -55,6 +55,10 @@ class Db {
   Db(const Db&) = delete;
 
   void exec(const char* sql);
+  // Folds the write-ahead log into the database and truncates it, unless a reader still holds an older
+  // snapshot (a server's loaded index): then it folds what it can without waiting and returns false; the
+  // log is folded by a later checkpoint once that reader is gone.
+  bool checkpoint_if_idle();
   int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   sqlite3* raw() const { return db_; }
   const std::string& path() const { return path_; }

@@ -25,11 +25,6 @@ class ProceduralRetriever : public Retriever {
       throw Error(ExitCode::usage, "the procedural strategy needs --target (it decomposes the function to write)");
     ProceduralPipeline pipe(e_, m_, o_.procedural);
     auto out = pipe.run(*q.target, q.context);
-    if (!o_.trace_path.empty()) {
-      std::ofstream f(o_.trace_path);
-      if (!f) throw Error(ExitCode::bad_input, "cannot write the trace to '" + o_.trace_path + "'");
-      f << out.trace.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    }
     if (!o_.rq2_pairs_path.empty()) {
       std::ofstream f(o_.rq2_pairs_path, std::ios::app);
       if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + o_.rq2_pairs_path + "'");
@@ -53,6 +48,24 @@ class ProceduralRetriever : public Retriever {
         r.hits.push_back(std::move(h));
       }
       r.plan.push_back(std::move(ps));
+    }
+    // The final context, as the hits rank it (what a report shows beside the stages that found it).
+    nlohmann::json fc = nlohmann::json::array();
+    for (size_t i = 0; i < r.hits.size(); ++i) {
+      const Hit& h = r.hits[i];
+      fc.push_back({{"rank", i + 1},
+                    {"function", e_.target_name(h.entity)},
+                    {"step", static_cast<int>(h.features.at("step"))},
+                    {"confirmed", h.features.at("confirmed") > 0},
+                    {"similarity", h.score},
+                    {"label", h.label},
+                    {"description", h.description}});
+    }
+    out.trace["final_context"] = std::move(fc);
+    if (!o_.trace_path.empty()) {
+      std::ofstream f(o_.trace_path);
+      if (!f) throw Error(ExitCode::bad_input, "cannot write the trace to '" + o_.trace_path + "'");
+      f << out.trace.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     }
     r.trace = std::move(out.trace);
     r.usage = out.usage;
