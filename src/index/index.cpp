@@ -475,7 +475,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   st.complete = !g_interrupted;
   meta_set(*db, "complete", st.complete ? "1" : "0");
-  if (st.complete) refresh_query_image(*db, st.db_path, true);
+  if (st.complete) refresh_query_image(*db, st.db_path, true, force);
   // Fold the write-ahead log into the database so readers start from a compact file (without waiting for a
   // reader of an older snapshot, e.g. a server still answering from the index it loaded).
   if (st.complete) db->checkpoint_if_idle();

@@ -9,8 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <unordered_map>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "index/repo_view.h"
 #include "index/schema.h"
@@ -73,13 +75,18 @@ std::string new_token() {
   return fmt::format("{:016x}{:016x}", g(), g());
 }
 
-void add_postings(Writer& w, const PostingsData& p, Section& terms, Section& postings, Section& doclen,
-                  Section& present) {
-  terms = w.add(p.terms);
-  postings = w.add(p.postings);
-  doclen = w.add(p.doc_len);
-  present = w.add(p.present);
-}
+// An image's contents before they are laid out: built from a view (a full rebuild) or from the previous
+// image and the files that changed (an update).
+struct ImageBuild {
+  Writer w;
+  std::vector<image::File> files;
+  std::vector<image::Entity> ents;
+  std::vector<image::Str> strlist;
+  std::vector<image::Param> params;
+  std::vector<image::Snippet> snips;
+  std::vector<image::Import> imports;
+  PostingsData ent_post, snip_post;
+};
 
 image::Entity entity_row(Writer& w, const EntityRec& e, std::vector<image::Str>& strlist,
                          std::vector<image::Param>& params) {
@@ -119,30 +126,98 @@ image::Entity entity_row(Writer& w, const EntityRec& e, std::vector<image::Str>&
   return r;
 }
 
-void write_tables(Writer& w, const RepoView& v, Header& h) {
-  std::vector<image::File> files;
-  for (const auto& f : v.files())
-    files.push_back({f.id, w.str(f.path), w.str(f.module), w.str(f.package), w.str(f.hash),
-                     static_cast<int32_t>(f.language), f.line_count, f.n_errors, f.first_entity, f.n_entities,
-                     f.first_snippet, f.n_snippets, 0});
-  std::vector<image::Str> strlist;
-  std::vector<image::Param> params;
-  std::vector<image::Entity> ents;
-  ents.reserve(v.entities().size());
-  for (const auto& e : v.entities()) ents.push_back(entity_row(w, e, strlist, params));
-  std::vector<image::Snippet> snips;
-  for (const auto& s : v.snippets()) snips.push_back({s.file, s.ord, s.start_line, s.end_line, s.doc_len, 0});
-  std::vector<image::Import> imports;
+image::File file_row(Writer& w, const FileRec& f) {
+  return {f.id,
+          w.str(f.path),
+          w.str(f.module),
+          w.str(f.package),
+          w.str(f.hash),
+          static_cast<int32_t>(f.language),
+          f.line_count,
+          f.n_errors,
+          f.first_entity,
+          f.n_entities,
+          f.first_snippet,
+          f.n_snippets,
+          0};
+}
+
+void build_from_view(ImageBuild& b, const RepoView& v) {
+  v.load_all_terms();
+  for (const auto& f : v.files()) b.files.push_back(file_row(b.w, f));
+  b.ents.reserve(v.entities().size());
+  for (const auto& e : v.entities()) b.ents.push_back(entity_row(b.w, e, b.strlist, b.params));
+  for (const auto& s : v.snippets()) b.snips.push_back({s.file, s.ord, s.start_line, s.end_line, s.doc_len, 0});
   for (size_t f = 0; f < v.files().size(); ++f)
     for (const auto& im : v.imports(static_cast<int>(f)))
-      imports.push_back({static_cast<int32_t>(f), im.line, im.scope, im.level, w.str(im.module), w.str(im.name),
-                         w.str(im.alias), im.star ? 1 : 0, im.conditional ? 1 : 0});
-  h.files = w.add(files);
-  h.entities = w.add(ents);
-  h.strlist = w.add(strlist);
-  h.params = w.add(params);
-  h.snippets = w.add(snips);
-  h.imports = w.add(imports);
+      b.imports.push_back({static_cast<int32_t>(f), im.line, im.scope, im.level, b.w.str(im.module), b.w.str(im.name),
+                           b.w.str(im.alias), im.star ? 1 : 0, im.conditional ? 1 : 0});
+  std::vector<const TermVec*> docs(v.entities().size());
+  for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.entity_terms(static_cast<int>(i));
+  b.ent_post = build_postings(docs);
+  docs.assign(v.snippets().size(), nullptr);
+  for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.snippet_terms(static_cast<int>(i));
+  b.snip_post = build_postings(docs);
+}
+
+void write_file_atomically(const std::string& path, const std::string& buf) {
+  // Written beside the database, synced, then renamed over the old image: a reader maps either image whole.
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
+  size_t done = 0;
+  while (done < buf.size()) {
+    ssize_t k = ::write(fd, buf.data() + done, buf.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(k);
+  }
+  fdatasync(fd);
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(ExitCode::bad_input, "cannot rename the query image into '" + path + "': " + std::strerror(errno));
+  }
+}
+
+// Lays the build out (header, tables, lists, strings), writes it and names it in meta.
+std::string write_image(sql::Db& db, const std::string& db_path, ImageBuild& b) {
+  Header h{};
+  std::memcpy(h.magic, kMagic, 8);
+  h.version = kVersion;
+  h.header_size = sizeof(Header);
+  std::string token = new_token();
+  std::memcpy(h.token, token.data(), 32);
+  Writer& w = b.w;
+  h.files = w.add(b.files);
+  h.entities = w.add(b.ents);
+  h.strlist = w.add(b.strlist);
+  h.params = w.add(b.params);
+  h.snippets = w.add(b.snips);
+  h.imports = w.add(b.imports);
+  h.ent_terms = w.add(b.ent_post.terms);
+  h.ent_postings = w.add(b.ent_post.postings);
+  h.ent_doclen = w.add(b.ent_post.doc_len);
+  h.ent_present = w.add(b.ent_post.present);
+  h.ent_n_docs = b.ent_post.n_docs;
+  h.ent_total_len = b.ent_post.total_len;
+  h.snip_terms = w.add(b.snip_post.terms);
+  h.snip_postings = w.add(b.snip_post.postings);
+  h.snip_doclen = w.add(b.snip_post.doc_len);
+  h.snip_present = w.add(b.snip_post.present);
+  h.snip_n_docs = b.snip_post.n_docs;
+  h.snip_total_len = b.snip_post.total_len;
+  h.strings = w.add(w.strings().data(), w.strings().size());
+  std::string& buf = w.buffer();
+  h.file_size = buf.size();
+  std::memcpy(buf.data(), &h, sizeof h);
+  write_file_atomically(QueryImage::path_for(db_path), buf);
+  meta_set(db, "query_image", token);
+  return token;
 }
 
 bool fits(const Section& s, size_t elem, size_t file_size) {
@@ -226,69 +301,271 @@ std::string_view QueryImage::str(image::Str s) const {
 }
 
 std::string publish_query_image(sql::Db& db, const RepoView& v) {
-  v.load_all_terms();
-  Writer w;
-  Header h{};
-  std::memcpy(h.magic, kMagic, 8);
-  h.version = kVersion;
-  h.header_size = sizeof(Header);
-  std::string token = new_token();
-  std::memcpy(h.token, token.data(), 32);
-  write_tables(w, v, h);
-  {
-    std::vector<const TermVec*> docs(v.entities().size());
-    for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.entity_terms(static_cast<int>(i));
-    PostingsData p = build_postings(docs);
-    add_postings(w, p, h.ent_terms, h.ent_postings, h.ent_doclen, h.ent_present);
-    h.ent_n_docs = p.n_docs;
-    h.ent_total_len = p.total_len;
-  }
-  {
-    std::vector<const TermVec*> docs(v.snippets().size());
-    for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.snippet_terms(static_cast<int>(i));
-    PostingsData p = build_postings(docs);
-    add_postings(w, p, h.snip_terms, h.snip_postings, h.snip_doclen, h.snip_present);
-    h.snip_n_docs = p.n_docs;
-    h.snip_total_len = p.total_len;
-  }
-  h.strings = w.add(w.strings().data(), w.strings().size());
-  std::string& buf = w.buffer();
-  h.file_size = buf.size();
-  std::memcpy(buf.data(), &h, sizeof h);
-  // Written beside the database, synced, then renamed over the old image: a reader maps either image whole.
-  const std::string path = QueryImage::path_for(v.db_path()), tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < buf.size()) {
-    ssize_t k = ::write(fd, buf.data() + done, buf.size() - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(k);
-  }
-  fdatasync(fd);
-  ::close(fd);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(ExitCode::bad_input, "cannot rename the query image into '" + path + "': " + std::strerror(errno));
-  }
-  meta_set(db, "query_image", token);
-  return token;
+  ImageBuild b;
+  build_from_view(b, v);
+  return write_image(db, v.db_path(), b);
 }
 
+namespace {
+
+// ---------------------------------------------------------------------------- updating an image
+// A run that re-parsed a few files rewrites the image from the previous one: records of files whose row is
+// unchanged (same id and content hash: the indexer replaces the rows of every file it re-parses) are copied,
+// the others read from the database, and the inverted lists merged (old postings renumbered, postings of
+// the new documents inserted), so that a one-file change costs a pass over the image, not a full load.
+
+struct Added {
+  uint64_t term;
+  uint32_t doc, tf;
+};
+
+// The old lists with documents renumbered by `remap` (-1: gone), merged with the new documents' terms.
+PostingsData merge_postings(const PostingsView& old, const std::vector<int32_t>& remap,
+                            const std::vector<std::pair<int, TermVec>>& added, size_t n_docs) {
+  PostingsData d;
+  d.doc_len.assign(n_docs, 0);
+  d.present.assign(n_docs, 0);
+  for (size_t o = 0; o < remap.size(); ++o)
+    if (remap[o] >= 0 && o < old.present.size() && old.present[o]) {
+      d.present[remap[o]] = 1;
+      d.doc_len[remap[o]] = old.doc_len[o];
+    }
+  std::vector<Added> adds;
+  for (const auto& [doc, tv] : added) {
+    d.present[doc] = 1;
+    d.doc_len[doc] = tv.length;
+    for (const auto& [t, tf] : tv.terms) adds.push_back({t, static_cast<uint32_t>(doc), tf});
+  }
+  std::sort(adds.begin(), adds.end(),
+            [](const Added& a, const Added& b) { return a.term != b.term ? a.term < b.term : a.doc < b.doc; });
+  d.postings.reserve(old.postings.size() + adds.size());
+  size_t ai = 0;
+  auto flush_new_terms_below = [&](uint64_t limit, bool all) {
+    while (ai < adds.size() && (all || adds[ai].term < limit)) {
+      uint64_t term = adds[ai].term;
+      uint32_t off = static_cast<uint32_t>(d.postings.size());
+      for (; ai < adds.size() && adds[ai].term == term; ++ai) d.postings.push_back({adds[ai].doc, adds[ai].tf});
+      d.terms.push_back({term, off, static_cast<uint32_t>(d.postings.size() - off)});
+    }
+  };
+  for (const auto& t : old.terms) {
+    flush_new_terms_below(t.term, false);
+    uint32_t off = static_cast<uint32_t>(d.postings.size());
+    auto list = old.postings.subspan(t.offset, t.count);
+    size_t li = 0;
+    while (true) {
+      while (li < list.size() && (list[li].doc >= remap.size() || remap[list[li].doc] < 0)) {
+        if (list[li].doc >= remap.size()) throw Error(ExitCode::bad_input, "the previous query image is damaged");
+        ++li;
+      }
+      bool have_old = li < list.size(), have_new = ai < adds.size() && adds[ai].term == t.term;
+      if (!have_old && !have_new) break;
+      uint32_t od = have_old ? static_cast<uint32_t>(remap[list[li].doc]) : UINT32_MAX;
+      if (have_old && (!have_new || od < adds[ai].doc)) {
+        d.postings.push_back({od, list[li++].tf});
+      } else {
+        d.postings.push_back({adds[ai].doc, adds[ai].tf});
+        ++ai;
+      }
+    }
+    if (d.postings.size() > off) d.terms.push_back({t.term, off, static_cast<uint32_t>(d.postings.size() - off)});
+  }
+  flush_new_terms_below(0, true);
+  for (size_t i = 0; i < n_docs; ++i)
+    if (d.present[i]) {
+      ++d.n_docs;
+      d.total_len += d.doc_len[i];
+    }
+  return d;
+}
+
+image::Str copy_str(Writer& w, const QueryImage& old, image::Str s) {
+  return w.str(old.str(s));
+}
+
+// The records of an unchanged file, copied from the previous image under its new file index.
+void copy_file_records(ImageBuild& b, const QueryImage& old, const image::File& of, int32_t nf,
+                       std::vector<int32_t>& ent_map, std::vector<int32_t>& snip_map,
+                       std::span<const image::Import> old_imports) {
+  Writer& w = b.w;
+  if (static_cast<uint64_t>(of.first_entity) + of.n_entities > old.entities().size() ||
+      static_cast<uint64_t>(of.first_snippet) + of.n_snippets > old.snippets().size())
+    throw Error(ExitCode::bad_input, "the previous query image is damaged");
+  for (int i = of.first_entity; i < of.first_entity + of.n_entities; ++i) {
+    image::Entity e = old.entities()[i];
+    e.file = nf;
+    for (image::Str* f : {&e.name, &e.qualname, &e.signature, &e.docstring}) *f = copy_str(w, old, *f);
+    auto list = [&](uint32_t& first, uint32_t n) {
+      if (static_cast<uint64_t>(first) + n > old.strlist().size())
+        throw Error(ExitCode::bad_input, "the previous query image is damaged");
+      uint32_t at = static_cast<uint32_t>(b.strlist.size());
+      for (uint32_t k = 0; k < n; ++k) b.strlist.push_back(copy_str(w, old, old.strlist()[first + k]));
+      first = at;
+    };
+    list(e.decorators, e.n_decorators);
+    list(e.bases, e.n_bases);
+    if (static_cast<uint64_t>(e.params) + e.n_params > old.params().size())
+      throw Error(ExitCode::bad_input, "the previous query image is damaged");
+    uint32_t at = static_cast<uint32_t>(b.params.size());
+    for (uint32_t k = 0; k < e.n_params; ++k) {
+      image::Param pa = old.params()[e.params + k];
+      pa.name = copy_str(w, old, pa.name);
+      pa.annotation = copy_str(w, old, pa.annotation);
+      b.params.push_back(pa);
+    }
+    e.params = at;
+    ent_map[i] = static_cast<int32_t>(b.ents.size());
+    b.ents.push_back(e);
+  }
+  for (int i = of.first_snippet; i < of.first_snippet + of.n_snippets; ++i) {
+    image::Snippet sn = old.snippets()[i];
+    sn.file = nf;
+    snip_map[i] = static_cast<int32_t>(b.snips.size());
+    b.snips.push_back(sn);
+  }
+  for (image::Import im : old_imports) {
+    im.file = nf;
+    for (image::Str* f : {&im.module, &im.name, &im.alias}) *f = copy_str(w, old, *f);
+    b.imports.push_back(im);
+  }
+}
+
+// The records of a file the run re-parsed, read from the database; its documents' terms go to `ents`/`snips`.
+void read_file_records(ImageBuild& b, sql::Db& db, int64_t file_id, int32_t nf, image::File& fr,
+                       std::vector<std::pair<int, TermVec>>& ents, std::vector<std::pair<int, TermVec>>& snips) {
+  Writer& w = b.w;
+  sql::Stmt e(db,
+              "SELECT id, ord, parent_ord, name, qualname, kind, start_line, end_line, decorated_start_line, "
+              "header_end_line, doc_start_line, doc_end_line, body_start_line, body_end_line, start_byte, end_byte, "
+              "body_start_byte, signature, docstring, decorators, bases, params, is_async, doc_len, terms "
+              "FROM entities WHERE file_id=? ORDER BY ord");
+  e.bind(1, file_id);
+  while (e.step()) {
+    EntityRec r;
+    r.id = e.i64(0);
+    r.file = nf;
+    r.ord = e.i32(1);
+    r.parent = e.i32(2);
+    r.name = e.str(3);
+    r.qualname = e.str(4);
+    r.kind = kind_from_name(e.str(5)).value_or(EntityKind::function);
+    int* lines[] = {&r.start_line,     &r.end_line,     &r.decorated_start_line, &r.header_end_line,
+                    &r.doc_start_line, &r.doc_end_line, &r.body_start_line,      &r.body_end_line};
+    for (int k = 0; k < 8; ++k) *lines[k] = e.i32(6 + k);
+    r.start_byte = static_cast<uint32_t>(e.i64(14));
+    r.end_byte = static_cast<uint32_t>(e.i64(15));
+    r.body_start_byte = static_cast<uint32_t>(e.i64(16));
+    r.signature = e.str(17);
+    r.docstring = e.str(18);
+    r.decorators = decode_strings(e.str(19));
+    r.bases = decode_strings(e.str(20));
+    r.params = decode_params(e.str(21));
+    r.is_async = e.i32(22) != 0;
+    r.doc_len = static_cast<uint32_t>(e.i64(23));
+    ents.emplace_back(static_cast<int>(b.ents.size()), TermVec::deserialize(e.blob(24), r.doc_len));
+    b.ents.push_back(entity_row(w, r, b.strlist, b.params));
+    ++fr.n_entities;
+  }
+  sql::Stmt s(db, "SELECT ord, start_line, end_line, doc_len, terms FROM snippets WHERE file_id=? ORDER BY ord");
+  s.bind(1, file_id);
+  while (s.step()) {
+    uint32_t len = static_cast<uint32_t>(s.i64(3));
+    snips.emplace_back(static_cast<int>(b.snips.size()), TermVec::deserialize(s.blob(4), len));
+    b.snips.push_back({nf, s.i32(0), s.i32(1), s.i32(2), len, 0});
+    ++fr.n_snippets;
+  }
+  sql::Stmt im(db,
+               "SELECT line, scope_ord, module, level, name, alias, star, conditional FROM imports WHERE file_id=? "
+               "ORDER BY line");
+  im.bind(1, file_id);
+  while (im.step())
+    b.imports.push_back({nf, im.i32(0), im.i32(1), im.i32(3), w.str(im.str(2)), w.str(im.str(4)), w.str(im.str(5)),
+                         im.i32(6), im.i32(7)});
+}
+
+// Fills `b` from the previous image and the database; false when nothing is left to reuse.
+bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
+  std::unordered_map<std::string, int> old_by_path;
+  for (size_t i = 0; i < old.files().size(); ++i)
+    old_by_path.emplace(old.str(old.files()[i].path), static_cast<int>(i));
+  std::vector<std::pair<size_t, size_t>> old_imports(old.files().size(), {0, 0});  // per old file: [begin, end)
+  for (size_t i = 0; i < old.imports().size(); ++i) {
+    int32_t f = old.imports()[i].file;
+    if (f < 0 || static_cast<size_t>(f) >= old_imports.size()) throw Error(ExitCode::bad_input, "damaged image");
+    if (old_imports[f].second == 0) old_imports[f].first = i;
+    old_imports[f].second = i + 1;
+  }
+  std::vector<int32_t> ent_map(old.entities().size(), -1), snip_map(old.snippets().size(), -1);
+  std::vector<std::pair<int, TermVec>> new_ents, new_snips;
+  size_t reused = 0;
+  sql::Stmt s(db, "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path");
+  while (s.step()) {
+    FileRec f;
+    f.id = s.i64(0);
+    f.path = s.str(1);
+    f.module = s.str(2);
+    f.package = s.str(3);
+    std::string lang = s.str(4);
+    f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
+    f.hash = s.str(5);
+    f.line_count = s.i32(6);
+    auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
+    f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
+    f.first_entity = static_cast<int>(b.ents.size());
+    f.first_snippet = static_cast<int>(b.snips.size());
+    const int32_t nf = static_cast<int32_t>(b.files.size());
+    auto it = old_by_path.find(f.path);
+    const image::File* of = it == old_by_path.end() ? nullptr : &old.files()[it->second];
+    if (of && of->id == f.id && old.str(of->hash) == f.hash) {
+      f.n_entities = of->n_entities;
+      f.n_snippets = of->n_snippets;
+      auto [ib, ie] = old_imports[it->second];
+      copy_file_records(b, old, *of, nf, ent_map, snip_map, old.imports().subspan(ib, ie - ib));
+      b.files.push_back(file_row(b.w, f));
+      ++reused;
+    } else {
+      image::File fr = file_row(b.w, f);
+      read_file_records(b, db, f.id, nf, fr, new_ents, new_snips);
+      b.files.push_back(fr);
+    }
+  }
+  if (reused == 0) return false;
+  b.ent_post = merge_postings(old.entity_postings(), ent_map, new_ents, b.ents.size());
+  b.snip_post = merge_postings(old.snippet_postings(), snip_map, new_snips, b.snips.size());
+  return true;
+}
+
+}  // namespace
+
 void invalidate_query_image(sql::Db& db) {
+  // The image on disk stays, named as the base the next complete run updates from.
+  std::string token = meta_get(db, "query_image");
+  if (!token.empty()) meta_set(db, "query_image_base", token);
   meta_set(db, "query_image", "");
 }
 
-void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed) {
+void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, bool full) {
   std::string token = meta_get(db, "query_image");
   if (!changed && !token.empty() && QueryImage::open(db_path, token)) return;
+  auto t0 = std::chrono::steady_clock::now();
   try {
-    auto t0 = std::chrono::steady_clock::now();
+    if (!full) {
+      std::string base = token.empty() ? meta_get(db, "query_image_base") : token;
+      if (auto old = QueryImage::open(db_path, base)) {
+        ImageBuild b;
+        if (build_update(b, db, *old)) {
+          old.reset();  // unmapped before the new image replaces its file
+          write_image(db, db_path, b);
+          log_debug("query image updated in {:.3f}s",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          return;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    log_debug("updating the query image failed ({}); rebuilding it", e.what());
+  }
+  try {
     auto v = RepoView::open(db_path, false);
     publish_query_image(db, *v);
     log_debug("query image written in {:.3f}s",

@@ -104,8 +104,9 @@ std::string publish_query_image(sql::Db& db, const RepoView& v);
 // Called by the indexer: before a run's first change (the image no longer matches) ...
 void invalidate_query_image(sql::Db& db);
 // ... and after a complete run: writes a new image when the run changed anything or the current one is
-// missing or does not match (an index built before images existed). Failures only warn: queries then
-// load through SQL.
-void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed);
+// missing or does not match (an index built before images existed), updating the previous image when it
+// can (`full`: rebuild from the whole index, e.g. after a forced re-parse). Failures only warn: queries
+// then load through SQL.
+void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, bool full = false);
 
 }  // namespace repoctx
