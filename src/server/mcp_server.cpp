@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -249,17 +250,21 @@ int McpServer::serve(int in_fd, std::FILE* out) {
           }
         });
   }
+  // A client that goes away mid-request closes the pipe we answer on: the write fails (EPIPE, not a signal
+  // that would kill the server) and the server ends as at end of input.
+  std::signal(SIGPIPE, SIG_IGN);
+  bool gone = false;
   auto answer = [&](const std::string& a) {
-    if (a.empty()) return;
+    if (a.empty() || gone) return;
     std::fputs(a.c_str(), out);
     std::fputc('\n', out);
-    std::fflush(out);
+    if (std::fflush(out) != 0 || std::ferror(out)) gone = true;
   };
   std::string buf;
   bool discarding = false;  // inside a line longer than the limit
   char chunk[65536];
   bool eof = false;
-  while (!interrupted()) {
+  while (!interrupted() && !gone) {
     pollfd p{in_fd, POLLIN, 0};
     int r = poll(&p, 1, 200);
     if (r < 0 && errno != EINTR) break;

@@ -140,6 +140,18 @@ def main():
             m2.p.send_signal(signal.SIGTERM)
             rc = m2.p.wait(timeout=60)
             ck.check(rc == 0, "SIGTERM ends the server with exit 0", f"exit {rc}: {tail(m2.p.stderr.read().decode())}")
+            # A client that disconnects mid-request: it sends a request and closes the pipe the answer goes to.
+            m3 = Mcp(a.repoctx, a.repo, db)
+            m3.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                "clientInfo": {"name": "t", "version": "0"}}})
+            m3.p.stdout.close()
+            m3.send(call(2, "retrieve", {"target": "app.py::Flask.add_url_rule", "strategy": "structural", "k": 50}))
+            m3.send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+            m3.p.stdin.close()
+            rc = m3.p.wait(timeout=60)
+            ck.check(rc == 0, "a client gone mid-request ends the server cleanly (exit 0, no SIGPIPE death)",
+                     f"exit {rc}: {tail(m3.p.stderr.read().decode())}")
         finally:
             for x in (m, m2):
                 if x and x.p.poll() is None:
