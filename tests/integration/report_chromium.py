@@ -12,6 +12,7 @@ deliberate script error must be caught by the same collector (so that a clean re
 Bad input: a missing trace (exit 3), a file that is not JSON or not a trace (exit 4).
 """
 import argparse
+import fcntl
 import json
 import os
 import subprocess
@@ -20,9 +21,10 @@ import time
 
 from _util import Checker, Failure, TempDir, main_wrapper, run, run_ok, tail
 
-PARAMS = ["max_context_functions=4", "max_steps=2", "description_chars=40", "snippet_chars=60",
-          "decompose_tokens=200", "judge_tokens=160", "agent_tokens=160", "projection_tokens=8",
-          "max_rounds=2", "agent_budget=2", "snippet_cosine=-1", "seed_threshold=-1"]
+# As procedural_e2e.py's, cut further: the page needs every stage to run once, not much model output.
+PARAMS = ["max_context_functions=2", "max_steps=1", "description_chars=32", "snippet_chars=48",
+          "decompose_tokens=120", "judge_tokens=96", "agent_tokens=120", "projection_tokens=4",
+          "max_rounds=1", "agent_budget=1", "snippet_cosine=-1", "seed_threshold=-1"]
 TARGET = "helpers.py::get_root_path"
 RETRIEVAL_SECTIONS = ["target", "context-steps", "selection", "seeds", "agent", "expansion", "confirmation",
                       "final-context", "llm-usage", "params", "other"]
@@ -40,14 +42,19 @@ class Browser:
         self.out_r, out_w = os.pipe()
 
         def fds():
-            os.dup2(cmd_r, 3)
-            os.dup2(out_w, 4)
+            # Through descriptors >= 10 first: the pipes may themselves be 3 or 4, and dup2 onto itself would
+            # leave close-on-exec set.
+            a, b = fcntl.fcntl(cmd_r, fcntl.F_DUPFD, 10), fcntl.fcntl(out_w, fcntl.F_DUPFD, 10)
+            os.dup2(a, 3)
+            os.dup2(b, 4)
 
         self.proc = subprocess.Popen(
             [chromium, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
              "--no-first-run", "--no-default-browser-check", f"--user-data-dir={os.path.join(work, 'profile')}",
              "about:blank"],
-            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            preexec_fn=fds, close_fds=False, stdout=subprocess.DEVNULL,
+            stderr=open(os.path.join(work, "chromium.log"), "w"))
+        self.log = os.path.join(work, "chromium.log")
         os.close(cmd_r)
         os.close(out_w)
         self.next_id, self.buf, self.events = 0, b"", []
@@ -63,7 +70,7 @@ class Browser:
                 raise Failure("Chromium did not answer within the time limit")
             chunk = os.read(self.out_r, 1 << 20)
             if not chunk:
-                raise Failure("Chromium closed the DevTools pipe")
+                raise Failure(f"Chromium closed the DevTools pipe: {tail(open(self.log).read())}")
             self.buf += chunk
         msg, self.buf = self.buf.split(b"\0", 1)
         return json.loads(msg)
@@ -73,7 +80,10 @@ class Browser:
         msg = {"id": self.next_id, "method": method, "params": params or {}}
         if session:
             msg["sessionId"] = self.session
-        os.write(self.cmd_w, json.dumps(msg).encode() + b"\0")
+        try:
+            os.write(self.cmd_w, json.dumps(msg).encode() + b"\0")
+        except BrokenPipeError:
+            raise Failure(f"Chromium exited (exit {self.proc.poll()}): {tail(open(self.log).read())}")
         while True:
             m = self._read(timeout)
             if m.get("id") == self.next_id:
@@ -109,7 +119,8 @@ class Browser:
         for e in self.events:
             m, p = e.get("method"), e.get("params", {})
             if m == "Runtime.exceptionThrown":
-                out.append("exception: " + json.dumps(p.get("exceptionDetails", {}))[:300])
+                d = p.get("exceptionDetails", {})
+                out.append("exception: " + d.get("exception", {}).get("description", d.get("text", "?"))[:300])
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
                 out.append("console.error: " + json.dumps(p.get("args", []))[:300])
             elif m == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
@@ -137,9 +148,9 @@ def make_traces(binary, repo, work):
         common += ["--param", p]
     retr, gen = os.path.join(work, "retrieval.json"), os.path.join(work, "generation.json")
     run_ok(binary, ["retrieve", repo, "--target", TARGET, "--strategy", "procedural", "--trace", retr, "-q"] + common,
-           timeout=900)
+           timeout=1500)
     run_ok(binary, ["generate", repo, "--target", TARGET, "--method", "projagent", "--trace", gen, "--max-tokens",
-                    "48", "--max-rounds", "1", "-q"] + common, timeout=900)
+                    "48", "--max-rounds", "1", "-q"] + common, timeout=1500)
     return retr, gen
 
 
