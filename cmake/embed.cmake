@@ -1,11 +1,18 @@
-# Writes a C++ file with the data built into repoctx: models/structural.json (empty string when missing)
-# and every prompts/*.txt, as raw string literals with a delimiter no such file contains.
+# Writes a C++ file with the data built into repoctx: models/structural.json and models/aligncoder.json
+# (empty strings when missing) and every prompts/*.txt, as raw string literals with a delimiter no such
+# file contains.
 set(text "")
 if(EXISTS "${MODEL}")
   file(READ "${MODEL}" text)
 endif()
+set(align "")
+if(DEFINED ALIGN_MODEL AND EXISTS "${ALIGN_MODEL}")
+  file(READ "${ALIGN_MODEL}" align)
+endif()
 set(out "#include <map>\n#include <string>\nnamespace repoctx {\nextern const char* const kDefaultStructuralModel;\n")
+string(APPEND out "extern const char* const kDefaultAlignModel;\n")
 string(APPEND out "const char* const kDefaultStructuralModel = R\"repoctx_data(${text})repoctx_data\";\n")
+string(APPEND out "const char* const kDefaultAlignModel = R\"repoctx_data(${align})repoctx_data\";\n")
 string(APPEND out "const std::map<std::string, std::string>& embedded_prompts() {\n  static const std::map<std::string, std::string> m = {\n")
 file(GLOB prompt_files "${PROMPTS_DIR}/*.txt")
 list(SORT prompt_files)

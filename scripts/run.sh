@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 repo="${1:-/usr/lib/python3/dist-packages/flask}"
 target="${2:-}"
 scripts/setup.sh --python-libs >/dev/null
-scripts/build.sh
+scripts/build.sh --target repoctx -DREPOCTX_BUILD_TESTS=OFF
 bin=build/bin/repoctx
 echo "== repoctx index $repo"
 $bin index "$repo"

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # repoctx setup: installs what is missing, never anything into the checkout.
 #
-#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs] [--test-tools]
+#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
 #
-# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them.
+# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
+#    groups `python` and `test` (libraries the tests run on, a Slurm cluster, headless Chromium, ripgrep)
+#    only with --python-libs.
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
 #    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
 #    the MCP client SDK for tests and benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
@@ -18,13 +20,11 @@ DEPS="${REPOCTX_DEPS:-$HOME/.cache/repoctx}"
 do_apt=1
 do_llama=1
 python_libs=0
-test_tools=0
 for arg in "$@"; do
   case "$arg" in
     --no-apt) do_apt=0 ;;
     --no-llama) do_llama=0 ;;
     --python-libs) python_libs=1 ;;
-    --test-tools) test_tools=1 ;;  # apt.lock's "test" group: headless Chromium, ripgrep
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
@@ -42,8 +42,7 @@ apt_install() {
     line="${line%%#*}"; [ -n "${line// }" ] || continue
     local group="${line%%:*}" spec="${line#*:}"
     spec="$(echo "$spec" | xargs)"
-    [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
-    [ "$group" = "test" ] && [ "$test_tools" = 0 ] && continue
+    { [ "$group" = "python" ] || [ "$group" = "test" ]; } && [ "$python_libs" = 0 ] && continue
     want+=("$spec")
   done < "$lock"
   for spec in "${want[@]}"; do

@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "retrieve/procedural/agent_tools.h"
+#include "retrieve/study/acr_search.h"
+#include "retrieve/study/chunks.h"
 #include "util/error.h"
 
 namespace repoctx {
@@ -33,6 +35,56 @@ json summary(const std::vector<double>& ms, const std::vector<size_t>& chars) {
           {"p99_ms", pct(ms, 0.99)},
           {"max_ms", pct(ms, 1.0)},
           {"mean_output_chars", chars.empty() ? 0 : total / chars.size()}};
+}
+
+// The context-retrieval study's tools: AutoCodeRover's search APIs on the index and the BM25 chunk search
+// (its index built once, timed separately).
+void time_study_tools(const Engine& e, const BenchToolsOptions& o, const std::vector<int>& callables, std::mt19937& rng,
+                      json& out) {
+  const auto& ents = e.view().entities();
+  const auto& files = e.view().files();
+  auto pick = [&] { return callables[std::uniform_int_distribution<size_t>(0, callables.size() - 1)(rng)]; };
+  auto timed = [&](const std::string& name, const std::function<std::string()>& call) {
+    std::vector<double> ms;
+    std::vector<size_t> chars;
+    for (int i = 0; i < o.calls; ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      std::string r = call();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      chars.push_back(r.size());
+    }
+    out["tools"][name] = summary(ms, chars);
+  };
+  AcrSearch acr(e, {});
+  auto klass = [&](int f) {
+    for (int p = ents[static_cast<size_t>(f)].parent_index; p >= 0; p = ents[static_cast<size_t>(p)].parent_index)
+      if (is_type(ents[static_cast<size_t>(p)].kind)) return ents[static_cast<size_t>(p)].name;
+    return std::string("Missing");
+  };
+  timed("acr search_class", [&] { return acr.search_class(klass(pick())).text; });
+  timed("acr search_method", [&] { return acr.search_method(ents[static_cast<size_t>(pick())].name).text; });
+  timed("acr search_method_in_class", [&] {
+    int f = pick();
+    return acr.search_method_in_class(ents[static_cast<size_t>(f)].name, klass(f)).text;
+  });
+  timed("acr search_code (whole repository)",
+        [&] { return acr.search_code(ents[static_cast<size_t>(pick())].name + "(").text; });
+  timed("acr search_code_in_file", [&] {
+    int f = pick();
+    return acr.search_code_in_file("return", files[ents[static_cast<size_t>(f)].file].path).text;
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  const StudyChunkIndex& chunks = study_chunks(e, {});
+  out["study_chunk_index"] = {
+      {"chunks", chunks.chunks().size()},
+      {"build_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}};
+  timed("study code_search (BM25 over chunks, top 10)", [&] {
+    const auto& en = ents[static_cast<size_t>(pick())];
+    std::string q = en.name + " " + en.docstring.substr(0, 200);
+    std::string r;
+    for (const auto& sc : chunks.top(q, 10)) r += chunks.document(sc.chunk);
+    return r;
+  });
 }
 
 }  // namespace
@@ -84,6 +136,7 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
     auto last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
     return tools.search_func(last.substr(0, std::max<size_t>(3, last.size() / 2)));
   });
+  time_study_tools(e, o, callables, rng, out);
   // grep: fixed names of functions (what the agent searches most), and regexes.
   std::vector<json> patterns;
   for (int i = 0; i < o.calls; ++i) {
@@ -144,6 +197,9 @@ std::string bench_agent_tools_markdown(const json& r) {
     s += fmt::format("| {} | {} | {:.3f} | {:.3f} | {:.3f} | {} |\n", name, t["calls"].get<int>(),
                      t["p50_ms"].get<double>(), t["p99_ms"].get<double>(), t["max_ms"].get<double>(),
                      t["mean_output_chars"].get<size_t>());
+  if (r.contains("study_chunk_index"))
+    s += fmt::format("\nStudy BM25 chunk index: {} chunks built in {:.0f} ms (once per index)\n",
+                     r["study_chunk_index"]["chunks"].get<size_t>(), r["study_chunk_index"]["build_ms"].get<double>());
   if (r.contains("reference_grep") && r["reference_grep"].contains("p50_ms"))
     s += fmt::format(
         "\nPython reference grep (re, files in memory): p50 {:.2f} ms, p99 {:.2f} ms; repoctx grep is {:.1f}x faster "

@@ -2,9 +2,13 @@
 // reference in the same run (docs/BENCHMARKS.md).
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <memory>
 
 #include "bench/agent_tools.h"
 #include "bench/index_query.h"
+#include "bench/sandbox.h"
+#include "bench/syntax.h"
 #ifdef REPOCTX_WITH_LLAMA
 #include "bench/llm.h"
 #include "bench/projection.h"
@@ -12,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "util/error.h"
+#include "util/paths.h"
 
 namespace fs = std::filesystem;
 
@@ -39,7 +44,7 @@ void add_index_bench(CLI::App& app, Commands& out) {
   auto* c = app.add_subcommand("bench", "index and query speed against the Python reference, in the same run");
   c->add_option("repo", b->bo.repo, "repository to benchmark on")->required();
   c->add_option("--reference", b->bo.reference,
-                "reference implementation (default: bench/reference/ref_index.py of this source tree)");
+                "reference implementation (default: share/repoctx/reference/ref_index.py beside the binary)");
   c->add_flag("--no-reference", b->no_reference, "skip the reference implementation");
   c->add_option("--queries", b->bo.queries, "BM25 queries")->capture_default_str();
   c->add_option("--repeat", b->bo.repeat, "full index runs (median reported)")->capture_default_str();
@@ -49,8 +54,7 @@ void add_index_bench(CLI::App& app, Commands& out) {
   out.push_back({c, [b] {
                    auto& bo = b->bo;
                    bo.self_exe = self_exe();
-                   if (bo.reference.empty() && !b->no_reference)
-                     bo.reference = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_index.py";
+                   if (bo.reference.empty() && !b->no_reference) bo.reference = data_file("reference/ref_index.py");
                    if (b->no_reference) bo.reference.clear();
                    if (!bo.reference.empty() && !fs::exists(bo.reference))
                      throw Error(ExitCode::not_found, "reference implementation '" + bo.reference +
@@ -76,9 +80,63 @@ void add_agent_tools_bench(CLI::App& app, Commands& out) {
   c->add_option("--calls", b->bto.calls, "calls per tool")->capture_default_str();
   out.push_back({c, [b] {
                    auto eng = open_engine(b->repo, b->out);
-                   b->bto.reference_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/reference/ref_grep.py";
+                   b->bto.reference_script = data_file("reference/ref_grep.py");
                    auto r = run_bench_agent_tools(*eng, b->bto);
                    return report(r, b->out, "", bench_agent_tools_markdown(r));
+                 }});
+}
+
+// ---- bench-sandbox (issue 22): the sandbox's cost per test run, sandboxed vs unconfined in the same run.
+void add_sandbox_bench(CLI::App& app, Commands& out) {
+  struct Bench {
+    OutputOptions out;
+    BenchSandboxOptions o;
+    std::string out_path;
+    std::map<std::string, std::unique_ptr<Engine>> engines;
+  };
+  auto b = std::make_shared<Bench>();
+  auto* c = app.add_subcommand("bench-sandbox",
+                               "test-run time sandboxed (bubblewrap) vs unconfined, alternating, same tasks, same run");
+  c->add_option("tasks", b->o.tasks_path, "tasks (as for evaluate); each task's gold body is tested")->required();
+  c->add_option("--repeat", b->o.repeat, "rounds per task (median reported)")->capture_default_str();
+  c->add_option("--timeout", b->o.tests.limits.timeout_s, "seconds per test run")->capture_default_str();
+  c->add_option("--out", b->out_path, "also write the JSON report here");
+  add_output_options(c, b->out);
+  out.push_back({c, [b] {
+                   auto engine_for = [b](const std::string& repo) -> Engine& {
+                     auto& e = b->engines[repo];
+                     if (!e) {
+                       RepoOptions r;
+                       r.repo = repo;
+                       e = open_engine(r, b->out);
+                     }
+                     return *e;
+                   };
+                   auto r = run_bench_sandbox(b->o, engine_for);
+                   return report(r, b->out, b->out_path, bench_sandbox_markdown(r));
+                 }});
+}
+
+
+// bench-syntax: the syntax check's cost per candidate (issue 18).
+void add_syntax_bench(CLI::App& app, Commands& out) {
+  struct Bench {
+    RepoOptions repo;
+    OutputOptions out;
+    BenchSyntaxOptions o;
+  };
+  auto b = std::make_shared<Bench>();
+  auto* c = app.add_subcommand(
+      "bench-syntax",
+      "the feedback loop's syntax check per candidate: python3 helper vs a process each vs tree-sitter");
+  add_repo_options(c, b->repo);
+  add_output_options(c, b->out);
+  c->add_option("--candidates", b->o.candidates, "functions whose files are checked")->capture_default_str();
+  c->add_option("--python", b->o.python, "python3 to compile with (default: $REPOCTX_PYTHON, python3 on PATH)");
+  out.push_back({c, [b] {
+                   auto eng = open_engine(b->repo, b->out);
+                   auto r = run_bench_syntax(*eng, b->o);
+                   return report(r, b->out, "", bench_syntax_markdown(r));
                  }});
 }
 
@@ -102,7 +160,13 @@ void add_model_benches(CLI::App& app, Commands& out) {
   add_output_options(c, l->out);
   out.push_back({c, [l] {
                    l->o.large = !l->small;
-                   if (!l->no_server) l->o.server_bin = REPOCTX_LLAMA_SERVER;
+                   if (!l->no_server) {
+                     l->o.server_bin = helper_program("llama-server");
+                     if (l->o.server_bin.empty())
+                       throw Error(ExitCode::not_found,
+                                   "llama-server is not installed beside repoctx (libexec/repoctx/llama-server): "
+                                   "pass --no-server, or set REPOCTX_LIBEXEC_DIR");
+                   }
                    auto r = run_bench_llm(l->o);
                    return report(r, l->out, l->out_path, bench_llm_markdown(r));
                  }});
@@ -141,6 +205,8 @@ void add_model_benches(CLI::App& app, Commands& out) {
 void add_bench_commands(CLI::App& app, Commands& out) {
   add_index_bench(app, out);
   add_agent_tools_bench(app, out);
+  add_sandbox_bench(app, out);
+  add_syntax_bench(app, out);
 #ifdef REPOCTX_WITH_LLAMA
   add_model_benches(app, out);
 #endif

@@ -20,7 +20,7 @@ struct EvalCmd {
   OutputOptions out;
   ModelOptions models;
   std::vector<std::string> repos;
-  std::string strategies = "sparse,same-file,imports";
+  std::string strategies = "sparse,same-file,imports,structural";
   EvalOptions eo;
 
   int run() {

@@ -1,8 +1,9 @@
-// evaluate, table, make-tasks, _guard: REPOCOD-style Pass@1 runs over task files, their tables, and task
-// construction from a repository's own tests.
+// evaluate, table, make-tasks: REPOCOD-style Pass@1 runs over task files, their tables, and task construction
+// from a repository's own tests. Test runs are sandboxed on scratch copies (eval/runner.h, util/sandbox.h).
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -23,6 +24,16 @@ using nlohmann::json;
 namespace repoctx {
 namespace {
 
+// The last lines of a test log, indented (pytest's summary, a traceback's last frames, "No module named").
+std::string indent_lines(const std::string& text, const std::string& pad) {
+  auto lines = split_lines(text);
+  while (!lines.empty() && trim(lines.back()).empty()) lines.pop_back();
+  std::string out;
+  for (size_t i = lines.size() > 12 ? lines.size() - 12 : 0; i < lines.size(); ++i)
+    out += pad + std::string(lines[i]) + "\n";
+  return out.empty() ? pad + "(empty log)\n" : out;
+}
+
 void write_tables(const std::string& out_dir, const std::vector<std::string>& dirs) {
   std::string md = results_table(dirs, false);
   write_file(out_dir + "/table.md", md);
@@ -30,14 +41,53 @@ void write_tables(const std::string& out_dir, const std::vector<std::string>& di
   std::cout << md;
 }
 
+// The options of test runs, shared by evaluate and make-tasks --validate.
+void add_test_run_options(CLI::App* c, TestRunOptions& t, const char* g) {
+  c->add_option("--timeout", t.limits.timeout_s, "seconds per test run (the run is killed after)")
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--mem-mb", t.limits.memory_mb, "address-space limit of each test process in MiB (0 = none)")
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--max-procs", t.limits.processes, "processes of one test run (0 = no limit)")
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--max-write-mb", t.limits.file_size_mb, "largest file a test run may write, in MiB (0 = none)")
+      ->capture_default_str()
+      ->group(g);
+  c->add_flag_callback(
+       "--no-sandbox", [&t] { t.sandbox.enabled = false; },
+       "run the tests without bubblewrap: with your privileges, network and whole filesystem (still on a "
+       "scratch copy, never on your tree)")
+      ->group(g);
+  c->add_option("--sandbox-ro", t.sandbox.expose,
+                "a folder the sandbox shows read-only although it hides its parent (e.g. a virtualenv under your "
+                "home; repeatable)")
+      ->group(g);
+  c->add_option("--tmp-mb", t.sandbox.tmp_mb, "size of the sandbox's private /tmp in MiB (held in memory)")
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--scratch", t.scratch_root,
+                "folder for the per-run scratch copies of the repository (default: <out>/scratch; on the "
+                "repository's filesystem, files the test cannot write are hard links)")
+      ->group(g);
+}
+
+std::string getenv_str(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
 struct EvaluateCmd {
   OutputOptions out;
   ModelOptions models;
   std::string tasks_path, methods = "gold,stub", shard;
-  int jobs = 1;
+  int jobs = 1, shard_count = 0;
+  std::vector<std::string> done_in;
   std::vector<std::string> repo_map;
   TaskLoadOptions tl;
   RunnerOptions ro;
+  std::vector<std::string> params;
 
   // `--jobs N`: N copies of this command, each a shard of this one's share (shard i/n becomes i + n*k of
   // n*N) writing to <out>/jobs/<k>, skipping what any folder already finished (so a re-run with another N
@@ -48,17 +98,19 @@ struct EvaluateCmd {
     std::vector<std::string> base{self_exe()};
     for (size_t i = 1; i < g_argv.size(); ++i) {
       const std::string& a = g_argv[i];
-      if (a == "--jobs" || a == "--shard" || a == "--out" || a == "--done-in") {
+      if (a == "--jobs" || a == "--shard" || a == "--out" || a == "--done-in" || a == "--shard-count") {
         ++i;
         continue;
       }
       if (starts_with(a, "--jobs=") || starts_with(a, "--shard=") || starts_with(a, "--out=") ||
-          starts_with(a, "--done-in="))
+          starts_with(a, "--done-in=") || starts_with(a, "--shard-count="))
         continue;
       base.push_back(a);
     }
     std::vector<std::string> dirs{ro.out_dir};
     for (int k = 0; k < jobs; ++k) dirs.push_back(ro.out_dir + "/jobs/" + std::to_string(k));
+    for (const auto& d : ro.done_dirs)  // other shards' folders (a scheduler's earlier submission)
+      if (std::find(dirs.begin(), dirs.end(), d) == dirs.end()) dirs.push_back(d);
     if (fs::exists(ro.out_dir + "/jobs"))  // folders of an earlier run with more jobs
       for (const auto& d : fs::directory_iterator(ro.out_dir + "/jobs"))
         if (std::find(dirs.begin(), dirs.end(), d.path().string()) == dirs.end()) dirs.push_back(d.path().string());
@@ -79,11 +131,42 @@ struct EvaluateCmd {
       if (st != 0 && rc != static_cast<int>(ExitCode::interrupted)) rc = st;
     std::vector<std::string> with_results;
     for (const auto& d : dirs)
-      if (fs::exists(d + "/results.jsonl")) with_results.push_back(d);
+      if (fs::exists(d + "/results.jsonl") &&
+          std::find(ro.done_dirs.begin(), ro.done_dirs.end(), d) == ro.done_dirs.end())
+        with_results.push_back(d);
     if (with_results.empty()) throw Error(ExitCode::failure, "no job wrote results; see the messages above");
     write_tables(ro.out_dir, with_results);
     if (rc != 0) log_warn("a job ended with status {}; re-run the same command to resume", rc);
     return rc;
+  }
+
+  void parse_shard() {
+    if (shard_count > 0) throw Error(ExitCode::usage, "--shard-count goes with JOB_COMPLETION_INDEX, not --shard i/n");
+    auto sl = shard.find('/');
+    if (sl == std::string::npos) throw Error(ExitCode::usage, "--shard takes i/n, e.g. 0/4");
+    try {
+      ro.shard = std::stoi(shard.substr(0, sl));
+      ro.shards = std::stoi(shard.substr(sl + 1));
+    } catch (const std::exception&) {
+      throw Error(ExitCode::usage, "--shard takes i/n with integers, got '" + shard + "'");
+    }
+  }
+
+  // A Slurm array task or a Kubernetes Indexed Job pod: its shard, into <out>/shard-<i>-of-<n> (one folder per
+  // shard: appends from several machines to one file on a shared filesystem would interleave). Pairs finished in
+  // any other shard folder are skipped, so a re-submission with another count resumes.
+  void shard_from_scheduler() {
+    auto sc = shard_from_environment(getenv_str, shard_count);
+    if (sc.count == 0) return;
+    ro.shard = sc.index;
+    ro.shards = sc.count;
+    std::string base = ro.out_dir;
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    ro.out_dir = fmt::format("{}/shard-{}-of-{}", base, sc.index, sc.count);
+    if (fs::exists(base))
+      for (const auto& d : results_folders(base))
+        if (d != ro.out_dir && !starts_with(d, ro.out_dir + "/")) ro.done_dirs.push_back(d);
+    if (!out.quiet) log_info("shard {}/{} from {}: results in {}", sc.index, sc.count, sc.source, ro.out_dir);
   }
 
   int run() {
@@ -94,24 +177,21 @@ struct EvaluateCmd {
     }
     ro.methods = split_list(methods);
     if (ro.methods.empty()) throw Error(ExitCode::usage, "--methods is empty");
-    if (!shard.empty()) {
-      auto sl = shard.find('/');
-      if (sl == std::string::npos) throw Error(ExitCode::usage, "--shard takes i/n, e.g. 0/4");
-      try {
-        ro.shard = std::stoi(shard.substr(0, sl));
-        ro.shards = std::stoi(shard.substr(sl + 1));
-      } catch (const std::exception&) {
-        throw Error(ExitCode::usage, "--shard takes i/n with integers, got '" + shard + "'");
-      }
-    }
+    apply_params(ro.gen.procedural, params);
+    ro.done_dirs = done_in;
+    if (!shard.empty())
+      parse_shard();
+    else
+      shard_from_scheduler();
     auto tasks = load_tasks(tasks_path, tl);
     if (jobs < 1) throw Error(ExitCode::usage, "--jobs takes a count >= 1");
     if (jobs > 1) return run_parallel_jobs();
-    ro.self_exe = self_exe();
     ro.quiet = out.quiet;
     ModelNeeds needs;
     for (const auto& m : ro.methods) needs |= evaluation_method_needs(m);
     ModelSet ms = open_models(models, needs);
+    if (ro.gen.python.empty() && !std::getenv("REPOCTX_PYTHON") && ms.session)
+      ro.gen.python = ms.session->config().python;
     std::map<std::string, std::unique_ptr<Engine>> engines;
     auto engine_for = [&](const std::string& repo) -> Engine& {
       auto& e = engines[repo];
@@ -124,7 +204,7 @@ struct EvaluateCmd {
     };
     int n = run_evaluation(tasks, ro, ms.models, engine_for);
     if (!out.quiet) log_info("{} result(s) written to {}/results.jsonl", n, ro.out_dir);
-    if (!ro.done_dirs.empty()) return 0;  // a job of --jobs: the parent writes the table
+    if (!done_in.empty()) return 0;  // a job of --jobs: the parent writes the table
     write_tables(ro.out_dir, {ro.out_dir});
     return 0;
   }
@@ -136,7 +216,7 @@ struct MakeTasksCmd {
   OutputOptions out;
   std::string out_path, validate_dir;
   TaskBuildOptions tbo;
-  CommandLimits limits;
+  TestRunOptions tests;
 
   int run() {
     auto eng = open_engine(repo, out);
@@ -144,20 +224,31 @@ struct MakeTasksCmd {
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     auto tasks = build_tasks(*eng, root, tbo);
     if (!out.quiet) log_info("{} candidate task(s) from the test files of {}", tasks.size(), root);
+    if (tasks.empty())
+      throw Error(ExitCode::not_found,
+                  fmt::format("no candidate task: no function the test files reference has {}-{} body lines "
+                              "(see --min-lines, --max-lines)",
+                              tbo.min_body_lines, tbo.max_body_lines));
     if (validate_dir.empty()) {
       write_tasks(out_path, tasks);
       if (!out.quiet)
         log_info("wrote {} (not validated: run with --validate DIR to keep only tasks gold passes and stub fails)",
                  out_path);
-      return tasks.empty() ? 1 : 0;
+      return 0;
     }
     RunnerOptions ro;
     ro.out_dir = validate_dir;
-    ro.limits = limits;
-    ro.self_exe = self_exe();
+    ro.tests = tests;
     ro.quiet = out.quiet;
     auto tv = validate_tasks(tasks, ro, [&](const std::string&) -> Engine& { return *eng; });
     write_tasks(out_path, tv.kept);
+    for (const auto& [id, why] : tv.gold_failures)
+      log_warn("{}: the tests fail with the real body; the end of its log:\n{}", id, indent_lines(why, "    "));
+    if (tv.gold_failed > 0 && tv.gold_failed == static_cast<int>(tasks.size()))
+      log_warn(
+          "every task failed with its real body: the test command itself does not work here (`{}` in {}); "
+          "the logs are under {}/logs/gold/",
+          tbo.test_template, root, validate_dir);
     if (out.json)
       print_json({{"candidates", tasks.size()},
                   {"kept", tv.kept.size()},
@@ -168,7 +259,12 @@ struct MakeTasksCmd {
     else
       fmt::print("{} task(s) kept of {} candidates ({} fail with the real body, {} pass without it); written to {}\n",
                  tv.kept.size(), tasks.size(), tv.gold_failed, tv.stub_passed, out_path);
-    return tv.kept.empty() ? 1 : 0;
+    if (tv.kept.empty())
+      throw Error(ExitCode::bad_input,
+                  fmt::format("no task validated ({} fail with the real body, {} pass without it): the reasons are "
+                              "above; {} holds the logs",
+                              tv.gold_failed, tv.stub_passed, validate_dir));
+    return 0;
   }
 };
 
@@ -176,32 +272,33 @@ void add_evaluate(CLI::App& app, Commands& out) {
   auto e = std::make_shared<EvaluateCmd>();
   auto* c = app.add_subcommand("evaluate",
                                "REPOCOD-style Pass@1: hide each task's body, generate it with each method, run the "
-                               "tests, restore the file");
+                               "tests on a scratch copy in a sandbox (your tree is never edited)");
   c->add_option("tasks", e->tasks_path,
                 "tasks (JSONL or JSON array; REPOCOD fields or repo/file/function/test_command)")
       ->required();
   c->add_option("--methods", e->methods,
                 "comma-separated: projagent, projagent-no-procedural, projagent-no-semantic, projagent-no-feedback, "
-                "sparse, dense, same-file, gold, stub")
+                "sparse, dense, same-file, gold, stub; given (the task's `given_body` verbatim: harness tests)")
       ->capture_default_str();
   c->add_option("--out", e->ro.out_dir,
                 "results folder (results.jsonl, logs/, artifacts/, table.md, table.csv); re-running resumes")
       ->required();
   const char* g = "Scale-out";
-  c->add_option("--shard", e->shard, "i/n: run the tasks whose position mod n is i (0 <= i < n)")->group(g);
+  c->add_option("--shard", e->shard,
+                "i/n: run the tasks whose position mod n is i (0 <= i < n); default: from a Slurm array job "
+                "(SLURM_ARRAY_TASK_ID/COUNT) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX), into "
+                "<out>/shard-<i>-of-<n>")
+      ->group(g);
+  c->add_option("--shard-count", e->shard_count,
+                "shards of a Kubernetes Indexed Job (its `completions`; or env REPOCTX_SHARD_COUNT)")
+      ->group(g);
   c->add_option("--jobs", e->jobs,
-                "parallel runner processes on this machine (generation in parallel, test runs of one repository "
-                "one at a time)")
+                "parallel runner processes on this machine (each a shard writing <out>/jobs/<k>; one table)")
       ->capture_default_str()
       ->group(g);
-  c->add_option("--done-in", e->ro.done_dirs, "")->group("");  // internal: results folders of sibling jobs
+  c->add_option("--done-in", e->done_in, "")->group("");  // internal: results folders of sibling jobs
   g = "Tests";
-  c->add_option("--timeout", e->ro.limits.timeout_s, "seconds per test run (the process group is killed after)")
-      ->capture_default_str()
-      ->group(g);
-  c->add_option("--mem-mb", e->ro.limits.memory_mb, "address-space limit of a test run in MiB (0 = none)")
-      ->capture_default_str()
-      ->group(g);
+  add_test_run_options(c, e->ro.tests, g);
   c->add_option("--repo", e->repo_map, "NAME=PATH: local path of a REPOCOD repository (repeatable)")->group(g);
   c->add_option("--repos-dir", e->tl.repos_dir, "folder holding REPOCOD repositories by name")->group(g);
   c->add_option("--test-template", e->tl.test_template, "REPOCOD tasks: command running the test files ({tests})")
@@ -212,6 +309,11 @@ void add_evaluate(CLI::App& app, Commands& out) {
   c->add_option("--max-rounds", e->ro.gen.max_rounds, "refinement rounds")->capture_default_str()->group(g);
   c->add_option("--budget", e->ro.gen.prompt_budget_tokens, "estimated tokens of context per prompt")
       ->capture_default_str()
+      ->group(g);
+  c->add_option("--param", e->params, "procedural retrieval NAME=VALUE (as `retrieve --param`)")->group(g);
+  c->add_option("--python", e->ro.gen.python,
+                "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, the config's \"python\", "
+                "python3 on PATH; none = tree-sitter)")
       ->group(g);
   add_output_options(c, e->out, false);
   add_model_options(c, e->models);
@@ -238,9 +340,7 @@ void add_make_tasks(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_option("--validate", m->validate_dir,
                 "run gold and stub into this folder (resumable) and write only the tasks they validate");
-  c->add_option("--timeout", m->limits.timeout_s, "validation: seconds per test run")->capture_default_str();
-  c->add_option("--mem-mb", m->limits.memory_mb, "validation: address-space limit of a test run in MiB (0 = none)")
-      ->capture_default_str();
+  add_test_run_options(c, m->tests, "Validation test runs");
   out.push_back({c, [m] { return m->run(); }});
 }
 
@@ -257,18 +357,12 @@ void add_evaluate_commands(CLI::App& app, Commands& out) {
   auto t = std::make_shared<TableCmd>();
   auto* c = app.add_subcommand(
       "table", "Pass@1 table (Markdown or CSV) of the results of one or more evaluate --out folders (shards)");
-  c->add_option("dirs", t->dirs, "results folders")->required();
+  c->add_option("dirs", t->dirs, "results folders (their shard-*/ and jobs/*/ folders are read too)")->required();
   c->add_flag("--csv", t->csv, "CSV instead of Markdown");
   out.push_back({c, [t] {
                    std::cout << results_table(t->dirs, t->csv);
                    return 0;
                  }});
-
-  auto journal = std::make_shared<std::string>();
-  c = app.add_subcommand("_guard", "");  // internal: the evaluate runner's restore guard
-  c->group("");
-  c->add_option("journal", *journal)->required();
-  out.push_back({c, [journal] { return guard_main(*journal); }});
 }
 
 }  // namespace repoctx

@@ -2,6 +2,7 @@
 // a repository's real bodies.
 #include <fmt/core.h>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -23,7 +24,7 @@ struct GenerateCmd {
   OutputOptions out;
   ModelOptions models;
   GenerationParams gp;
-  std::string target, output = "function", trace;
+  std::string target, output = "function", trace, benchmark_targets_file;
   std::vector<std::string> params;
 
   int run() {
@@ -34,7 +35,11 @@ struct GenerateCmd {
     if (out.json) output = "json";
     auto eng = open_engine(repo, out);
     auto t = eng->resolve_target(target);
+    if (!benchmark_targets_file.empty())
+      for (const auto& spec : read_target_specs(benchmark_targets_file))
+        gp.benchmark_targets.push_back(eng->resolve_target(spec).entity);
     ModelSet ms = open_models(models, generation_method_needs(gp.method));
+    if (gp.python.empty() && !std::getenv("REPOCTX_PYTHON") && ms.session) gp.python = ms.session->config().python;
     auto res = generate_function(*eng, ms.models, t, gp);
     if (!trace.empty()) write_file(trace, res.trace.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
     if (output == "json") {
@@ -66,9 +71,10 @@ struct CheckBodiesCmd {
   OutputOptions out;
   int max = 0, inject = 0;
   bool show_misses = false;
+  CheckOptions check;
 
   int detection(const Engine& eng) const {
-    auto d = injected_error_detection(eng, inject);
+    auto d = injected_error_detection(eng, inject, check);
     json j = json::object();
     for (const auto& [k, v] : d.by_kind) {
       j[k] = {{"caught", v.first}, {"injected", v.second}, {"share", v.second ? double(v.first) / v.second : 0.0}};
@@ -93,7 +99,7 @@ struct CheckBodiesCmd {
   int run() const {
     auto eng = open_engine(repo, out);
     if (inject > 0) return detection(*eng);
-    auto rep = check_all_real_bodies(*eng, max);
+    auto rep = check_all_real_bodies(*eng, max, check);
     if (out.json) {
       json f = json::array();
       for (const auto& [fn, x] : rep.findings) f.push_back({{"function", fn}, {"finding", x.to_json()}});
@@ -139,6 +145,11 @@ void add_generate_commands(CLI::App& app, Commands& out) {
   c->add_option("--budget", g->gp.prompt_budget_tokens, "estimated tokens of context in the prompt")
       ->capture_default_str();
   c->add_option("--param", g->params, "procedural retrieval NAME=VALUE (as `retrieve --param`)");
+  c->add_option("--benchmark-targets", g->benchmark_targets_file,
+                "file of the benchmark's other targets (path::Qual.name a line): never context of projagent");
+  c->add_option("--python", g->gp.python,
+                "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, the config's \"python\", "
+                "python3 on PATH; none = tree-sitter)");
   add_model_options(c, g->models);
   out.push_back({c, [g] { return g->run(); }});
 
@@ -152,6 +163,9 @@ void add_generate_commands(CLI::App& app, Commands& out) {
                 "instead: inject errors into every N-th real body and report the share caught per kind");
   c->add_flag("--show-misses", cb->show_misses,
               "with --inject: list the functions where an injected error was not caught");
+  c->add_option("--python", cb->check.python,
+                "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, python3 on PATH; none = "
+                "tree-sitter)");
   out.push_back({c, [cb] { return cb->run(); }});
 }
 

@@ -7,9 +7,11 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "index/schema.h"
+#include "index/totals.h"
 #include "repo/parser.h"
 #include "retrieve/aligncoder_snippets.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/memory.h"
 #include "util/text.h"
 
@@ -27,6 +29,8 @@ struct IndexCmd {
     IndexOptions io = index_options(repo, !out.quiet);
     io.force = force;
     IndexStats st = build_index(repo.repo, io);
+    IndexTotals tot = index_totals(st.db_path);
+    warn_if_empty(st, repo.repo);
     if (out.json) {
       print_json({{"db", st.db_path},
                   {"files", st.files_seen},
@@ -42,13 +46,22 @@ struct IndexCmd {
                   {"snippets", st.snippets},
                   {"seconds", st.seconds},
                   {"complete", st.complete},
-                  {"peak_rss_mb", peak_rss_mb()}});
+                  {"peak_rss_mb", peak_rss_mb()},
+                  {"totals",
+                   {{"files", tot.files},
+                    {"entities", tot.entities},
+                    {"references", tot.references},
+                    {"snippets", tot.snippets}}}});
     } else if (!out.quiet) {
+      std::string what = st.parsed == 0 && st.removed == 0
+                             ? fmt::format("up to date: {} files unchanged", st.unchanged)
+                             : fmt::format("{} files parsed ({} entities, {} references), {} unchanged, {} removed",
+                                           st.parsed, st.entities, st.references, st.unchanged, st.removed);
       fmt::print(stderr,
-                 "indexed {} in {:.2f}s: {} files ({} parsed, {} unchanged, {} removed, {} skipped), {} entities, "
-                 "{} references, {} snippets{}\n  index: {}\n",
-                 repo.repo, st.seconds, st.files_seen, st.parsed, st.unchanged, st.removed, st.skipped, st.entities,
-                 st.references, st.snippets, st.complete ? "" : " (interrupted: run again to finish)", st.db_path);
+                 "{} in {:.2f}s: {}{}{}\n  the index holds {} files, {} entities, {} references, {} snippets: {}\n",
+                 repo.repo, st.seconds, what, st.skipped ? fmt::format(", {} skipped", st.skipped) : "",
+                 st.complete ? "" : " (interrupted: run again to finish)", tot.files, tot.entities, tot.references,
+                 tot.snippets, st.db_path);
     }
     return st.complete ? 0 : static_cast<int>(ExitCode::interrupted);
   }

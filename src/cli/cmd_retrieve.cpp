@@ -6,8 +6,10 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "util/text.h"
 
 using nlohmann::json;
@@ -19,33 +21,65 @@ struct RetrieveCmd {
   RepoOptions repo;
   OutputOptions out;
   ModelOptions models;
-  std::string target, query, strategy = "sparse";
+  std::string target, query, strategy;
   int top_k = 20;
-  bool with_text = false;
+  bool with_text = false, exclude_tests = false;
   RetrieverOptions ro;
   std::vector<std::string> params;
+  std::string benchmark_targets_file;
+
+  // A completion cursor (AlignCoder and its baselines): --file F --line N [--column C].
+  std::string file;
+  int line = 0, column = 0;
+  std::string completion;  // --completion: a given candidate completion (an oracle) for aligncoder
 
   int run() {
-    apply_params(ro.procedural, params);
+    apply_params(ro, params);
+    // The best measured strategy for each kind of query (docs/EVAL.md): structural ranks what a function's
+    // scope reaches; a free-text query has no scope, and BM25 serves it.
+    // A completion cursor gets AlignCoder's LLM-free codebase retrieval (III-A).
+    if (strategy.empty()) strategy = !target.empty() ? "structural" : !file.empty() ? "aligncoder-snippets" : "sparse";
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     auto eng = open_engine(repo, out);
-    ModelSet ms = open_models(models, info.needs);
+    ModelSet ms = open_models(models, retriever_needs(strategy, ro));
     RetrievalQuery q;
     q.top_k = top_k;
     q.text = query;
     if (!target.empty()) q.target = eng->resolve_target(target);
-    if (!q.target && q.text.empty()) throw Error(ExitCode::usage, "give --target path::Qual.name or --query TEXT");
+    if (!file.empty()) {
+      auto f = eng->view().file_by_path(file);
+      if (!f) throw Error(ExitCode::not_found, "file '" + file + "' is not in the index");
+      if (line < 1) throw Error(ExitCode::usage, "--file needs --line N (1-based)");
+      q.cursor = make_cursor_context(*eng, Cursor{*f, line, column});
+    }
+    if (!completion.empty()) q.completions = {completion};
+    if (!q.target && q.text.empty() && !q.cursor)
+      throw Error(ExitCode::usage, "give --target path::Qual.name, --query TEXT or a cursor (--file F --line N)");
     if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
-    auto result = make_retriever(strategy, *eng, ms.models, ro)->run(q);
+    if (!benchmark_targets_file.empty())
+      for (const auto& spec : read_target_specs(benchmark_targets_file))
+        q.benchmark_targets.push_back(eng->resolve_target(spec).entity);
+    auto retriever = make_retriever(strategy, *eng, ms.models, ro);
+    auto result =
+        exclude_tests
+            ? run_filtered(*retriever, q,
+                           [&](const Hit& h) { return h.file >= 0 && is_test_path(eng->view().files()[h.file].path); })
+            : retriever->run(q);
     const TargetContext* ctx = q.context.get();
+    // An empty result says why (procedural: "no grounded context step: ...").
+    if (result.hits.empty() && !result.empty_reason.empty()) log_warn("no result: {}", result.empty_reason);
     if (out.json) {
       json j;
       j["strategy"] = strategy;
+      j["score"] = info.score;
       if (q.target) j["target"] = eng->target_name(q.target->entity);
-      j["query"] = sanitize_utf8(query_text(*eng, q, ctx));
+      j["query"] =
+          sanitize_utf8(q.cursor && q.text.empty() ? query_window(q.cursor->unfinished, ro.completion.query_lines)
+                                                   : query_text(*eng, q, ctx));
       j["results"] = json::array();
       int rank = 1;
       for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
+      if (result.hits.empty() && !result.empty_reason.empty()) j["empty_reason"] = result.empty_reason;
       if (!result.plan.empty()) {
         j["plan"] = json::array();
         for (const auto& st : result.plan)
@@ -57,11 +91,17 @@ struct RetrieveCmd {
       print_json(j);
       return 0;
     }
+    if (!out.quiet) {
+      fmt::print("{} results of `{}`{}; score = {}\n", result.hits.size(), strategy,
+                 q.target ? " for " + eng->target_name(q.target->entity) + " (its body hidden)" : "", info.score);
+      if (result.hits.empty()) return 0;
+      fmt::print("{:>4}  {:>8}  {}\n", "rank", "score", "location and name");
+    }
     int rank = 1;
     for (const auto& h : result.hits) {
       json j = hit_json(*eng, h, rank, with_text, ctx);
       std::string name = j.contains("qualname") ? j["qualname"].get<std::string>() : j["type"].get<std::string>();
-      fmt::print("{:>3}. {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
+      fmt::print("{:>3}.  {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
                  h.end_line, name, h.label.empty() ? "" : " [" + h.label + "]");
       if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
       ++rank;
@@ -79,12 +119,8 @@ struct SelectCmd {
 
   int run() {
     auto eng = open_engine(repo, out);
-    if (!targets_file.empty()) {
-      std::ifstream in(targets_file);
-      if (!in) throw Error(ExitCode::not_found, "cannot read targets file '" + targets_file + "'");
-      for (std::string line; std::getline(in, line);)
-        if (!trim(line).empty() && line[0] != '#') targets.emplace_back(trim(line));
-    }
+    if (!targets_file.empty())
+      for (auto& spec : read_target_specs(targets_file)) targets.push_back(std::move(spec));
     std::vector<int> ids;
     for (const auto& t : targets) ids.push_back(eng->resolve_target(t).entity);
     auto sel = select_functions(*eng, ids, top_files);
@@ -119,8 +155,11 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   add_output_options(c, r->out);
   c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
   c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
-  c->add_option("-s,--strategy", r->strategy, "retrieval strategy (see `repoctx strategies`)")->capture_default_str();
+  c->add_option("-s,--strategy", r->strategy,
+                "retrieval strategy (see `repoctx strategies`); default: structural for --target, aligncoder-snippets for a cursor, sparse for --query");
   c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
+  c->add_flag("--exclude-tests", r->exclude_tests,
+              "leave test files (tests/, test_*.py, conftest.py) out of the results");
   c->add_flag("--with-text", r->with_text, "include each result's text")->group("Output");
   const char* g = "Strategy";
   c->add_option("--corpus", r->ro.corpus, "sparse: entities or snippets")->capture_default_str()->group(g);
@@ -136,8 +175,20 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
                 "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")
       ->group(g);
   c->add_option("--param", r->params,
-                "procedural: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, expand_k=2, "
-                "max_rounds=5, agent_budget=15, full_search=true, agent=false (all: the trace's \"params\")")
+                "procedural and completion: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, "
+                "agent=false (all: the trace's \"params\"); samples=4, candidates=none, pool=50, dependency_snippets=1")
+      ->group(g);
+  g = "Completion cursor";
+  c->add_option("--file", r->file, "completion strategies: the file being written (relative path)")->group(g);
+  c->add_option("--line", r->line, "cursor line (1-based); the text from the cursor on is treated as absent")->group(g);
+  c->add_option("--column", r->column, "cursor column in bytes")->capture_default_str()->group(g);
+  c->add_option("--model-file", r->ro.completion.model_path,
+                "aligncoder/rlcoder: AlignRetriever model (default: the built-in one)")
+      ->group(g);
+  c->add_option("--completion", r->completion, "aligncoder: a candidate completion to enhance the query with")
+      ->group(g);
+  c->add_option("--benchmark-targets", r->benchmark_targets_file,
+                "procedural, imports: file of the benchmark's other targets (path::Qual.name a line), never context")
       ->group(g);
   add_model_options(c, r->models);
   out.push_back({c, [r] { return r->run(); }});

@@ -15,6 +15,7 @@
 #include "server/report.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/paths.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -212,7 +213,7 @@ void add_bench_serve(CLI::App& app, Commands& out) {
                      throw Error(ExitCode::usage, "--cold-runs, --requests, --clients and --mcp-calls must be >= 1");
                    if (b->o.mcp_sdk.empty()) b->o.mcp_sdk = REPOCTX_MCP_SDK_DIR;
                    b->o.binary = self_exe();
-                   b->o.mcp_script = std::string(REPOCTX_SOURCE_DIR) + "/bench/mcp_roundtrip.mjs";
+                   b->o.mcp_script = data_file("bench/mcp_roundtrip.mjs");
                    json r = run_bench_serve(b->o);
                    if (!b->out_path.empty()) write_file(b->out_path, r.dump(2) + "\n");
                    if (b->out.json)

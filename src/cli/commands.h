@@ -22,7 +22,14 @@ void add_generate_commands(CLI::App& app, Commands& out);  // generate, check-bo
 void add_evaluate_commands(CLI::App& app, Commands& out);  // evaluate, table, make-tasks, _guard
 void add_eval_commands(CLI::App& app, Commands& out);      // eval, train-structural, rq2
 void add_llm_commands(CLI::App& app, Commands& out);       // llm *, cache *, subspace, make-test-model
-void add_bench_commands(CLI::App& app, Commands& out);     // bench, bench-agent-tools, bench-llm, bench-projection
-void add_serve_commands(CLI::App& app, Commands& out);     // serve, mcp, report, bench-serve
+// bench, bench-agent-tools, bench-sandbox, bench-syntax, bench-llm, bench-projection
+void add_bench_commands(CLI::App& app, Commands& out);
+// localize, localize-eval, localize-table, make-lca-tasks (the context-retrieval study)
+void add_localize_commands(CLI::App& app, Commands& out);
+// complete, complete-eval, complete-table, make-completion-tasks, train-aligncoder, complete-retrieval-eval,
+// bench-completion
+void add_complete_commands(CLI::App& app, Commands& out);
+// serve, mcp, report, bench-serve (cli/cmd_serve.cpp)
+void add_serve_commands(CLI::App& app, Commands& out);
 
 }  // namespace repoctx

@@ -72,10 +72,19 @@ std::string db_path_for(const RepoOptions& o) {
 std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out) {
   if (!fs::exists(o.repo)) throw Error(ExitCode::not_found, "repository path '" + o.repo + "' does not exist");
   if (!o.no_refresh) {
-    IndexStats st = build_index(o.repo, index_options(o, false));
+    IndexStats st = build_index(o.repo, index_options(o, !out.quiet));
+    warn_if_empty(st, o.repo);
     if (st.parsed > 0 && !out.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
   }
   return Engine::open(db_path_for(o));
+}
+
+void warn_if_empty(const IndexStats& st, const std::string& repo) {
+  if (st.files_seen > 0) return;
+  log_warn(
+      "no Python or Java source files under '{}'{}: the index is empty (`repoctx files {} --skipped` lists "
+      "what the walk skipped)",
+      repo, st.skipped ? fmt::format(" ({} skipped)", st.skipped) : "", repo);
 }
 
 void add_model_options(CLI::App* c, ModelOptions& f) {
@@ -142,14 +151,42 @@ json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const Tar
   return j;
 }
 
-void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs) {
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion) {
   for (const auto& kv : kvs) {
     auto eq = kv.find('=');
     if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
     json v = json::parse(kv.substr(eq + 1), nullptr, false);
     if (v.is_discarded()) v = kv.substr(eq + 1);
-    p.apply(json{{kv.substr(0, eq), v}});
+    std::string name = kv.substr(0, eq);
+    if (completion && CompletionParams::has(name))
+      completion->apply(json{{name, v}});
+    else
+      p.apply(json{{name, v}});
   }
+}
+
+void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
+  std::vector<std::string> procedural;
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || !StudyParams::has(kv.substr(0, eq))) {
+      procedural.push_back(kv);
+      continue;
+    }
+    json v = json::parse(kv.substr(eq + 1), nullptr, false);
+    if (v.is_discarded()) v = kv.substr(eq + 1);
+    ro.study.apply(json{{kv.substr(0, eq), v}});
+  }
+  apply_params(ro.procedural, procedural, &ro.completion);
+}
+
+std::vector<std::string> read_target_specs(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ExitCode::not_found, "cannot read targets file '" + path + "'");
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);)
+    if (!trim(line).empty() && trim(line)[0] != '#') out.emplace_back(trim(line));
+  return out;
 }
 
 std::vector<std::string> split_list(const std::string& csv) {

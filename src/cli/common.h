@@ -46,6 +46,8 @@ std::string db_path_for(const RepoOptions& o);
 // Queries see the tree as it is now: an incremental index run first (cheap when nothing changed), then
 // the index is opened.
 std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out);
+// A warning when the walk found no source file (an empty index answers every query with nothing).
+void warn_if_empty(const IndexStats& st, const std::string& repo);
 
 // ----------------------------------------------------------------------------------------- models
 using ModelOptions = ModelFlags;  // llm/config.h
@@ -66,7 +68,14 @@ ModelSet open_models(const ModelOptions& o, const ModelNeeds& needs);
 // --------------------------------------------------------------------------------------- results
 nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const TargetContext* ctx);
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
-void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs);
+// With `completion`, names of completion parameters (samples, candidates, pool, ...) set those instead.
+void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion = nullptr);
+// The same for every strategy: a name of the context-retrieval study's parameters (StudyParams) sets that,
+// any other name a procedural one.
+void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs);
+// A file of target specs, one path::Qual.name a line ('#' comments and blank lines skipped); throws
+// Error(not_found) naming the file when it cannot be read.
+std::vector<std::string> read_target_specs(const std::string& path);
 // "a,b, c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 // Writes `text` to `path`, or throws Error(bad_input) naming the file.

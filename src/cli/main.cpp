@@ -6,6 +6,8 @@
 #include <fmt/core.h>
 #include <mimalloc.h>
 
+#include <unistd.h>
+
 #include <csignal>
 #include <iostream>
 
@@ -24,8 +26,13 @@ int main(int argc, char** argv) {
   // 4 KiB pages the page faults were most of a cold query's time (sympy: 11k faults -> 1k, 3x less CPU).
   mi_option_enable(mi_option_large_os_pages);
   g_argv.assign(argv, argv + argc);
-  std::signal(SIGINT, [](int) { g_interrupted = true; });
-  std::signal(SIGTERM, [](int) { g_interrupted = true; });
+  // The first Ctrl-C (or SIGTERM) asks every long loop to stop, keeping what is finished; a second one
+  // ends the process at once.
+  auto on_signal = [](int) {
+    if (g_interrupted.exchange(true)) _exit(static_cast<int>(ExitCode::interrupted));
+  };
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
 
   CLI::App app{"repoctx: finds the repository context an LLM needs to write code"};
   app.set_version_flag("--version", "repoctx 0.1.0");
@@ -40,7 +47,9 @@ int main(int argc, char** argv) {
   add_eval_commands(app, commands);
   add_llm_commands(app, commands);
   add_bench_commands(app, commands);
-  add_serve_commands(app, commands);  // serving: cli/cmd_serve.cpp
+  add_localize_commands(app, commands);  // context-retrieval study (cli/cmd_localize.cpp)
+  add_complete_commands(app, commands);  // AlignCoder: cli/cmd_complete.cpp
+  add_serve_commands(app, commands);     // serving: cli/cmd_serve.cpp
 
   try {
     app.parse(argc, argv);

@@ -6,18 +6,12 @@
 #include <chrono>
 #include <unordered_set>
 
+#include "util/cancel.h"
 #include "util/hash.h"
 #include "util/progress.h"
 #include "util/text.h"
 
 namespace repoctx {
-
-bool is_test_path(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return path.find("tests/") != std::string::npos || path.find("test/") != std::string::npos ||
-         path.find("testing/") != std::string::npos || starts_with(base, "test_") || ends_with(base, "_test.py") ||
-         base == "conftest.py";
-}
 
 std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o) {
   const auto& v = e.view();
@@ -60,6 +54,7 @@ EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalO
     std::vector<double> ms;
     Progress prog("eval " + name, targets.size());
     for (const auto& t : targets) {
+      throw_if_interrupted("nothing is written before the table");
       RetrievalQuery q;
       q.target = TargetRef{e.view().entities()[t.entity].file, t.entity};
       q.top_k = depth;

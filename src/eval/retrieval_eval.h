@@ -14,7 +14,7 @@
 namespace repoctx {
 
 struct EvalOptions {
-  std::vector<std::string> strategies = {"sparse", "same-file", "imports"};
+  std::vector<std::string> strategies = {"sparse", "same-file", "imports", "structural"};
   int samples = 200;
   uint64_t seed = 1;
   std::vector<int> ks = {1, 5, 10, 20};
@@ -46,7 +46,6 @@ struct EvalReport {
 // Documented, non-nested functions and methods with a body, outside test files (unless asked), whose
 // body references at least one repository symbol; a deterministic sample of `samples` of them.
 std::vector<EvalTarget> sample_targets(const Engine& e, const EvalOptions& o);
-bool is_test_path(const std::string& path);
 
 // `models`: what the strategies need (an embedder for dense/hybrid; none for the LLM-free ones).
 EvalReport run_retrieval_eval(const Engine& e, const Models& models, const EvalOptions& o);

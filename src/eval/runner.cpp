@@ -2,27 +2,28 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
 
+#include "eval/scratch_tree.h"
 #include "generate/splice.h"
 #include "index/index.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/text.h"
-
-extern char** environ;
 
 namespace repoctx {
 
@@ -87,6 +88,7 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
     if (t.repo_id.empty()) t.repo_id = fs::path(t.repo).filename().string();
     t.id = str_field(j, "id", where, false);
     if (t.id.empty()) t.id = t.repo_id + "::" + t.file + "::" + t.function;
+    t.given_body = str_field(j, "given_body", where, false);
   }
   return t;
 }
@@ -125,123 +127,92 @@ const std::vector<std::string>& evaluation_methods() {
     auto v = generation_methods();
     v.push_back("gold");
     v.push_back("stub");
+    v.push_back("given");
     return v;
   }();
   return m;
 }
 
 ModelNeeds evaluation_method_needs(const std::string& method) {
-  if (method == "gold" || method == "stub") return {};
+  const auto& all = evaluation_methods();
+  if (std::find(all.begin(), all.end(), method) == all.end()) {
+    check_not_unreproducible(method);
+    std::string names;
+    for (const auto& x : all) names += (names.empty() ? "" : ", ") + x;
+    throw Error(ExitCode::usage, "unknown method '" + method + "'; methods: " + names);
+  }
+  if (method == "gold" || method == "stub" || method == "given") return {};
   return generation_method_needs(method);
 }
 
-// ----------------------------------------------------------------------------- journal and guard
+// ------------------------------------------------------------------------------------------ shards
 namespace {
 
-void write_atomic(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".repoctx-tmp";
-  {
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-      throw Error(ExitCode::bad_input, "cannot write '" + tmp + "' (is the repository writable? copy it first)");
-    size_t off = 0;
-    while (off < data.size()) {
-      ssize_t w = ::write(fd, data.data() + off, data.size() - off);
-      if (w <= 0) {
-        ::close(fd);
-        throw Error(ExitCode::failure, "write failed for '" + tmp + "'");
-      }
-      off += static_cast<size_t>(w);
-    }
-    ::fsync(fd);
-    ::close(fd);
+bool parse_int(const std::string& s, int& out) {
+  if (s.empty()) return false;
+  try {
+    size_t used = 0;
+    long v = std::stol(s, &used);
+    if (used != s.size() || v < INT32_MIN || v > INT32_MAX) return false;
+    out = static_cast<int>(v);
+    return true;
+  } catch (const std::exception&) {
+    return false;
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) throw Error(ExitCode::failure, "cannot replace '" + path + "'");
 }
 
-// Puts the original back with its mode and modification time, so the index sees the file unchanged.
-void restore_entry(const std::string& dir) {
-  std::string entry = dir + "/pending.json", orig = dir + "/pending.orig";
-  if (!fs::exists(entry)) return;
-  json j = json::parse(read_all(entry), nullptr, false);
-  if (j.is_discarded() || !fs::exists(orig)) {  // crashed while writing the journal: the file was not touched yet
-    fs::remove(entry);
-    fs::remove(orig);
-    return;
-  }
-  if (j.contains("pgid") && j["pgid"].get<int>() > 0) ::kill(-j["pgid"].get<int>(), SIGKILL);
-  std::string path = j["path"].get<std::string>();
-  write_atomic(path, read_all(orig));
-  ::chmod(path.c_str(), static_cast<mode_t>(j["mode"].get<int>()));
-  timespec ts[2];
-  ts[0].tv_sec = ts[1].tv_sec = j["mtime_s"].get<int64_t>();
-  ts[0].tv_nsec = ts[1].tv_nsec = j["mtime_ns"].get<int64_t>();
-  ::utimensat(AT_FDCWD, path.c_str(), ts, 0);
-  fs::remove(entry);
-  fs::remove(orig);
+int env_int(const std::function<std::string(const char*)>& env, const char* name, int fallback) {
+  std::string v = env(name);
+  if (v.empty()) return fallback;
+  int x = 0;
+  if (!parse_int(v, x)) throw Error(ExitCode::usage, fmt::format("{}='{}' is not an integer", name, v));
+  return x;
 }
 
-class FileJournal {
- public:
-  FileJournal(std::string dir, const std::string& self_exe) : dir_(std::move(dir)) {
-    fs::create_directories(dir_);
-    recover_journal(dir_);
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) throw Error(ExitCode::failure, "pipe failed");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[0], 0);
-    std::string a0 = self_exe, a1 = "_guard", a2 = dir_;
-    char* argv[] = {a0.data(), a1.data(), a2.data(), nullptr};
-    int rc = posix_spawn(&guard_, self_exe.c_str(), &fa, nullptr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(p[0]);
-    if (rc != 0) {
-      ::close(p[1]);
-      throw Error(ExitCode::failure, "cannot start the restore guard '" + self_exe + " _guard'");
-    }
-    pipe_w_ = p[1];
-  }
-  ~FileJournal() {
-    try {
-      restore();
-    } catch (...) {
-    }
-    ::close(pipe_w_);  // the guard finds the journal empty and exits
-  }
-  void replace(const std::string& path, const std::string& content) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw Error(ExitCode::not_found, "target file '" + path + "' does not exist");
-    if (::access(path.c_str(), W_OK) != 0 || ::access(fs::path(path).parent_path().c_str(), W_OK) != 0)
-      throw Error(ExitCode::bad_input, "'" + path + "' is not writable: evaluate on a copy of the repository (cp -r)");
-    write_atomic(dir_ + "/pending.orig", read_all(path));
-    entry_ = {{"path", fs::absolute(path).string()},
-              {"mode", static_cast<int>(st.st_mode & 07777)},
-              {"mtime_s", static_cast<int64_t>(st.st_mtim.tv_sec)},
-              {"mtime_ns", static_cast<int64_t>(st.st_mtim.tv_nsec)}};
-    write_atomic(dir_ + "/pending.json", entry_.dump());
-    pending_ = true;
-    write_atomic(path, content);
-  }
-  void set_pgid(int pgid) {
-    entry_["pgid"] = pgid;
-    write_atomic(dir_ + "/pending.json", entry_.dump());
-  }
-  void restore() {
-    if (!pending_) return;
-    restore_entry(dir_);
-    pending_ = false;
-  }
+}  // namespace
 
- private:
-  std::string dir_;
-  json entry_;
-  bool pending_ = false;
-  pid_t guard_ = -1;
-  int pipe_w_ = -1;
-};
+ShardChoice shard_from_environment(const std::function<std::string(const char*)>& env, int count) {
+  ShardChoice c;
+  if (!env("SLURM_ARRAY_TASK_ID").empty()) {
+    int id = env_int(env, "SLURM_ARRAY_TASK_ID", 0), n = env_int(env, "SLURM_ARRAY_TASK_COUNT", 0);
+    int min = env_int(env, "SLURM_ARRAY_TASK_MIN", 0), step = env_int(env, "SLURM_ARRAY_TASK_STEP", 1);
+    if (n < 1 || step < 1 || (id - min) % step != 0 || (id - min) / step < 0 || (id - min) / step >= n)
+      throw Error(ExitCode::usage,
+                  fmt::format("Slurm array task {} (min {}, step {}, count {}) does not name a shard: submit a "
+                              "contiguous array (sbatch --array=0-{}) or pass --shard i/n",
+                              id, min, step, n, std::max(n, 1) - 1));
+    c.index = (id - min) / step;
+    c.count = n;
+    c.source = fmt::format("SLURM_ARRAY_TASK_ID={} of SLURM_ARRAY_TASK_COUNT={}", id, n);
+    return c;
+  }
+  if (!env("JOB_COMPLETION_INDEX").empty()) {
+    int index = env_int(env, "JOB_COMPLETION_INDEX", 0);
+    int n = count > 0 ? count : env_int(env, "REPOCTX_SHARD_COUNT", 0);
+    if (n < 1)
+      throw Error(ExitCode::usage,
+                  "JOB_COMPLETION_INDEX is set (a Kubernetes Indexed Job) but not the number of shards: pass "
+                  "--shard-count N or set REPOCTX_SHARD_COUNT to the Job's `completions`");
+    if (index < 0 || index >= n)
+      throw Error(ExitCode::usage,
+                  fmt::format("JOB_COMPLETION_INDEX={} is outside 0..{} (shard count {})", index, n - 1, n));
+    c.index = index;
+    c.count = n;
+    c.source = fmt::format("JOB_COMPLETION_INDEX={} of {}", index, n);
+    return c;
+  }
+  if (count > 0)
+    throw Error(ExitCode::usage,
+                "--shard-count is for Kubernetes Indexed Jobs (it needs JOB_COMPLETION_INDEX); elsewhere pass "
+                "--shard i/n");
+  return c;
+}
 
-// One lock per repository across processes: shards on one machine never test the same tree at once.
+// ------------------------------------------------------------------------------------- test runs
+namespace {
+
+// One lock per repository across processes: parallel jobs and shards on one machine open (and so refresh) a
+// repository's index one at a time.
 class RepoLock {
  public:
   explicit RepoLock(const std::string& repo) {
@@ -272,10 +243,151 @@ std::string tail_of(const std::string& path, size_t n) {
   return s.size() > n ? s.substr(s.size() - n) : s;
 }
 
+std::string normal_abs(const std::string& p) {
+  std::string s = fs::absolute(p).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// Versions before the scratch copies edited the user's file in place behind a journal; one killed with the
+// whole process group left the file stubbed. Say how to put it back (nothing here writes the user's tree).
+void warn_legacy_journal(const std::string& out_dir) {
+  std::string entry = out_dir + "/journal/pending.json";
+  if (!fs::exists(entry)) return;
+  json j = json::parse(read_all(entry), nullptr, false);
+  std::string path = !j.is_discarded() && j.contains("path") ? j["path"].get<std::string>() : "(unknown)";
+  log_warn(
+      "{} was left by an older repoctx killed mid-test: '{}' may still hold a generated body; its original "
+      "is {}/journal/pending.orig (copy it back, then delete the journal folder)",
+      entry, path, out_dir);
+}
+
+// A record cut by a kill (no newline) would swallow the next one appended: end it first (read_results skips it).
+void terminate_last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() <= 0) return;
+  in.seekg(-1, std::ios::end);
+  char last = 0;
+  in.get(last);
+  if (last != '\n') std::ofstream(path, std::ios::app | std::ios::binary) << "\n";
+}
+
+std::set<std::pair<std::string, std::string>> finished_pairs(const RunnerOptions& o) {
+  std::set<std::pair<std::string, std::string>> done;
+  std::vector<std::string> paths{o.out_dir + "/results.jsonl"};
+  for (const auto& d : o.done_dirs) paths.push_back(d + "/results.jsonl");
+  for (const auto& p : paths)
+    if (fs::exists(p))
+      for (const auto& j : read_results(p)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
+  return done;
+}
+
+void check_methods(const RunnerOptions& o, const Models& models) {
+  for (const auto& m : o.methods)
+    if (evaluation_method_needs(m).llm) models.need_llm("method '" + m + "' (gold and stub need none)");
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    throw Error(ExitCode::usage, fmt::format("--shard {}/{}: want i/n with 0 <= i < n", o.shard, o.shards));
+}
+
 }  // namespace
 
-void recover_journal(const std::string& dir) {
-  restore_entry(dir);
+// ------------------------------------------------------------------------------------- test runs
+TestRunner::TestRunner(const TestRunOptions& t, const std::string& out)
+    : opts_(t), sandbox_(Sandbox::create(t.sandbox)), out_dir_(normal_abs(out)), home_(home_folder()) {
+  scratch_root_ = normal_abs(t.scratch_root.empty() ? out + "/scratch" : t.scratch_root);
+  fs::create_directories(scratch_root_);
+  remove_stale_scratch(scratch_root_);
+  policy_.link_unwritable = sandbox_.enabled();
+  policy_.test_uid = sandbox_.uid();
+  if (::geteuid() == 0) remove_stale_pids_cgroups();
+}
+
+CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, const std::string& log_path,
+                              json& rec) {
+  const CommandLimits& lim = opts_.limits;
+  std::string repo = normal_abs(task.repo);
+  std::vector<std::string> exclude{out_dir_, scratch_root_};
+  // The sandbox shows a git work tree's .git read-only instead of copying it into every scratch copy.
+  std::error_code ec;
+  bool share_git = sandbox_.enabled() && fs::is_directory(repo + "/.git", ec);
+  if (share_git) exclude.push_back(repo + "/.git");
+  ScratchTree tree(repo, scratch_root_ + "/" + next_scratch_name(), {{task.file, patched}}, policy_, exclude);
+  const auto& st = tree.stats();
+  rec["scratch"] = {{"linked", st.linked}, {"copied", st.copied}, {"seconds", st.seconds}};
+  std::vector<std::string> argv{"/bin/sh", "-c", task.test_command};
+  ProcessSetup setup;
+  setup.log_path = log_path;
+  setup.env_extra = {"PYTHONDONTWRITEBYTECODE=1"};
+  if (sandbox_.enabled()) {
+    SandboxMount m;
+    m.tree = tree.path();
+    m.mount_at = {repo};  // editable installs and absolute paths in the command reach the copy
+    if (share_git) {
+      m.original = repo;
+      m.shared_readonly = {".git"};
+    }
+    std::string canonical = fs::canonical(repo, ec).string();
+    if (!ec && canonical != repo) m.mount_at.push_back(canonical);
+    m.hidden = {home_, out_dir_, scratch_root_};  // other runs' artifacts hold gold diffs
+    argv = sandbox_.wrap(argv, m, lim.processes);
+  } else {
+    setup.cwd = tree.path();
+  }
+  std::unique_ptr<PidsCgroup> cgroup;
+  if (::geteuid() == 0 && lim.processes > 0) {  // the kernel never applies RLIMIT_NPROC to root
+    cgroup = PidsCgroup::create(lim.processes);
+    if (cgroup) setup.cgroup_procs_fd = cgroup->procs_fd();
+    if (!cgroup && !cgroup_warned_)
+      log_warn(
+          "running as root without a writable pids cgroup: the test runs have no process limit (run as an "
+          "unprivileged user, or give the container a writable cgroup)");
+    cgroup_warned_ = true;
+  }
+  rec["sandboxed"] = sandbox_.enabled();
+  return run_limited(argv, setup, lim, &g_interrupted);
+}
+
+MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& task, const std::string& method,
+                             const GenerationParams& gen, json& rec) {
+  std::string spec = task.file + "::" + task.function;
+  TargetRef t = eng.resolve_target(spec);
+  const auto& te = eng.view().entities()[t.entity];
+  const std::string& original = eng.view().content(t.file);
+  if (te.body_start_line <= 0) throw Error(ExitCode::bad_input, "`" + spec + "` has no body to hide");
+  MethodPatch p;
+  const Language lang = eng.view().files()[t.file].language;
+  if (method == "gold" || method == "stub" || method == "given") {
+    std::string body;
+    if (method == "gold") {
+      body = current_body(original, te, lang);
+    } else if (method == "stub") {
+      body = stub_body(lang, "repoctx stub");
+    } else {
+      if (task.given_body.empty())
+        throw Error(ExitCode::bad_input, "method `given` needs the task field `given_body` (task " + task.id + ")");
+      body = task.given_body;
+    }
+    p.patched = splice_body(original, te, body, lang);
+  } else {
+    GenerationParams gp = gen;
+    gp.method = method;
+    // The benchmark's other targets are out of every context pool (ProjAgent 4.1); the target itself is
+    // hidden anyway.
+    gp.benchmark_targets.clear();
+    for (int other : gen.benchmark_targets)
+      if (other != t.entity) gp.benchmark_targets.push_back(other);
+    auto g = generate_function(eng, models, t, gp);
+    p.patched = std::move(g.patched_file);
+    rec["rounds"] = g.rounds;
+    rec["findings"] = g.findings.size();
+    rec["llm_calls"] = g.usage.total().calls;
+    rec["llm_cached"] = g.usage.total().cached;
+    rec["benchmark_targets"] = gp.benchmark_targets.size();
+    rec["benchmark_targets_in_context"] = g.trace["benchmark_targets_in_context"].size();
+    p.trace = std::move(g.trace);
+  }
+  p.diff = unified_diff(task.file, original, p.patched);
+  return p;
 }
 
 std::vector<json> read_results(const std::string& path) {
@@ -288,85 +400,61 @@ std::vector<json> read_results(const std::string& path) {
   return out;
 }
 
-int guard_main(const std::string& dir) {
-  ::signal(SIGINT, SIG_IGN);  // Ctrl-C reaches the whole foreground group; the runner restores itself
-  ::signal(SIGTERM, SIG_IGN);
-  ::signal(SIGHUP, SIG_IGN);
-  char buf[256];
-  while (::read(0, buf, sizeof buf) > 0) {
+// ------------------------------------------------------------------------------------------ runner
+namespace {
+
+// Every task's target in `repo`, as entity indices of its engine: a benchmark's targets are out of every
+// ProjAgent context pool of every task (ProjAgent 4.1), and they rank their files first in function
+// selection. All tasks of the file count, whatever the shard. Targets that do not resolve are left out
+// (their own task reports the error).
+std::vector<int> repository_targets(const std::vector<EvalTask>& tasks, const std::string& repo, const Engine& eng) {
+  std::vector<int> out;
+  for (const auto& t : tasks) {
+    if (t.repo != repo) continue;
+    try {
+      out.push_back(eng.resolve_target(t.file + "::" + t.function).entity);
+    } catch (const Error&) {
+    }
   }
-  recover_journal(dir);
-  return 0;
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
 }
 
-// ------------------------------------------------------------------------------------------ runner
+}  // namespace
+
 int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string&)>& engine_for) {
-  for (const auto& m : o.methods) {
-    const auto& all = evaluation_methods();
-    if (std::find(all.begin(), all.end(), m) == all.end()) {
-      std::string names;
-      for (const auto& x : all) names += (names.empty() ? "" : ", ") + x;
-      throw Error(ExitCode::usage, "unknown method '" + m + "'; methods: " + names);
-    }
-    if (m != "gold" && m != "stub") models.need_llm("method '" + m + "' (gold and stub need none)");
-  }
-  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
-    throw Error(ExitCode::usage, fmt::format("--shard {}/{}: want i/n with 0 <= i < n", o.shard, o.shards));
+  check_methods(o, models);
   fs::create_directories(o.out_dir);
+  warn_legacy_journal(o.out_dir);
+  TestRunner tests(o.tests, o.out_dir);
   std::string results_path = o.out_dir + "/results.jsonl";
-  std::set<std::pair<std::string, std::string>> done;
-  std::vector<std::string> done_paths{results_path};
-  for (const auto& d : o.done_dirs) done_paths.push_back(d + "/results.jsonl");
-  for (const auto& p : done_paths)
-    if (fs::exists(p))
-      for (const auto& j : read_results(p)) done.insert({j["task"].get<std::string>(), j["method"].get<std::string>()});
-  FileJournal journal(o.out_dir + "/journal", o.self_exe);
+  auto done = finished_pairs(o);
+  terminate_last_line(results_path);
   std::ofstream results(results_path, std::ios::app);
+  std::map<std::string, std::vector<int>> targets_of_repo;
   int written = 0;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     if (static_cast<int>(ti % static_cast<size_t>(o.shards)) != o.shard) continue;
     const EvalTask& task = tasks[ti];
     for (const auto& method : o.methods) {
       if (done.count({task.id, method})) continue;
-      if (g_interrupted) throw Error(ExitCode::interrupted, "interrupted; finished tasks are kept, re-run to resume");
-      // Opened under the repository's lock: opening refreshes the index from the files on disk, which must
-      // not happen while another runner (a parallel job, a shard) has a generated body spliced in.
-      Engine* engp = nullptr;
+      throw_if_interrupted("finished tasks are kept, re-run to resume");
+      Engine* eng = nullptr;
       {
         RepoLock lock(task.repo);
-        engp = &engine_for(task.repo);
+        eng = &engine_for(task.repo);
       }
-      Engine& eng = *engp;
-      std::string spec = task.file + "::" + task.function;
-      TargetRef t;
       json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}};
-      std::string patched, diff;
-      json trace;
+      MethodPatch patch;
       try {
-        t = eng.resolve_target(spec);
-        const auto& te = eng.view().entities()[t.entity];
-        const std::string& original = eng.view().content(t.file);
-        if (te.body_start_line <= 0) throw Error(ExitCode::bad_input, "`" + spec + "` has no body to hide");
-        if (method == "gold" || method == "stub") {
-          std::string body = "raise NotImplementedError(\"repoctx stub\")";
-          if (method == "gold") {
-            std::string src(line_range(original, line_starts(original), te.decorated_start_line, te.end_line));
-            body = extract_body(src, te.name).body;
-          }
-          patched = splice_body(original, te, body);
-        } else {
-          GenerationParams gp = o.gen;
-          gp.method = method;
-          auto g = generate_function(eng, models, t, gp);
-          patched = std::move(g.patched_file);
-          rec["rounds"] = g.rounds;
-          rec["findings"] = g.findings.size();
-          rec["llm_calls"] = g.usage.total().calls;
-          rec["llm_cached"] = g.usage.total().cached;
-          trace = std::move(g.trace);
+        GenerationParams gen = o.gen;
+        if (method != "gold" && method != "stub" && method != "given") {
+          if (!targets_of_repo.count(task.repo)) targets_of_repo[task.repo] = repository_targets(tasks, task.repo, *eng);
+          gen.benchmark_targets = targets_of_repo[task.repo];
         }
-        diff = unified_diff(task.file, original, patched);
+        patch = patch_for_method(*eng, models, task, method, gen, rec);
       } catch (const Error& e) {
         if (e.code() == ExitCode::interrupted) throw;
         rec["passed"] = false;
@@ -380,24 +468,17 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       fs::create_directories(log_dir);
       fs::create_directories(art_dir);
       std::string log_path = log_dir + "/" + safe_name(task.id) + ".log";
-      CommandResult cr;
-      {
-        RepoLock lock(task.repo);
-        journal.replace(task.repo + "/" + task.file, patched);
-        cr = run_command(task.test_command, task.repo, {"PYTHONDONTWRITEBYTECODE=1"}, log_path, o.limits,
-                         &g_interrupted, [&](int pgid) { journal.set_pgid(pgid); });
-        journal.restore();
-      }
+      CommandResult cr = tests.run(task, patch.patched, log_path, rec);
       if (cr.interrupted)
         throw Error(ExitCode::interrupted,
-                    "interrupted during the tests of " + task.id + "; the file is restored, re-run to resume");
+                    "interrupted during the tests of " + task.id + "; finished tasks are kept, re-run to resume");
       rec["passed"] = cr.exit_code == 0;
       rec["exit_code"] = cr.exit_code;
       rec["timed_out"] = cr.timed_out;
       rec["test_seconds"] = cr.seconds;
       rec["log_tail"] = sanitize_utf8(tail_of(log_path, 2000));
       std::ofstream(art_dir + "/" + safe_name(task.id) + ".json")
-          << json{{"task", task.id}, {"method", method}, {"diff", diff}, {"trace", trace}}.dump(
+          << json{{"task", task.id}, {"method", method}, {"diff", patch.diff}, {"trace", patch.trace}}.dump(
                  2, ' ', false, json::error_handler_t::replace)
           << "\n";
       results << rec.dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
@@ -410,13 +491,44 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
   return written;
 }
 
+std::vector<std::string> results_folders(const std::string& dir) {
+  std::vector<std::string> out;
+  if (fs::exists(dir + "/results.jsonl")) out.push_back(dir);
+  std::error_code ec;
+  std::vector<fs::path> subs;
+  for (const auto& d : fs::directory_iterator(dir, ec)) {
+    std::string name = d.path().filename().string();
+    if (d.is_directory(ec) && (starts_with(name, "shard-") || name == "jobs")) subs.push_back(d.path());
+  }
+  std::sort(subs.begin(), subs.end());
+  for (const auto& s : subs) {
+    if (s.filename() == "jobs") {
+      std::vector<fs::path> jobs;
+      for (const auto& j : fs::directory_iterator(s, ec))
+        if (j.is_directory(ec)) jobs.push_back(j.path());
+      std::sort(jobs.begin(), jobs.end());
+      for (const auto& j : jobs)
+        for (auto& r : results_folders(j.string())) out.push_back(std::move(r));
+    } else {
+      for (auto& r : results_folders(s.string())) out.push_back(std::move(r));
+    }
+  }
+  return out;
+}
+
 std::string results_table(const std::vector<std::string>& dirs, bool csv) {
   // method -> group -> (passed, total); the last record of a (task, method) wins.
   std::map<std::pair<std::string, std::string>, json> last;
+  std::vector<std::string> folders;
   for (const auto& d : dirs) {
-    std::string p = d + "/results.jsonl";
-    if (!fs::exists(p)) throw Error(ExitCode::not_found, "no results in '" + d + "' (results.jsonl missing)");
-    for (auto& j : read_results(p)) {
+    auto found = results_folders(d);
+    if (found.empty())
+      throw Error(ExitCode::not_found,
+                  "no results in '" + d + "' (no results.jsonl in it or in its shard-*/ and jobs/*/)");
+    folders.insert(folders.end(), found.begin(), found.end());
+  }
+  for (const auto& d : folders) {
+    for (auto& j : read_results(d + "/results.jsonl")) {
       std::pair<std::string, std::string> key{j["task"].get<std::string>(), j["method"].get<std::string>()};
       last[std::move(key)] = std::move(j);
     }

@@ -1,10 +1,10 @@
 // REPOCOD-style evaluation (ProjAgent 5.1, Tables 2 and 4): for each task the target's body is hidden, a
-// generation method writes it, the result is spliced into the file, the task's tests run in a subprocess
-// (own process group, timeout, memory and CPU limits), and the file is restored, always: a journal holds
-// the original before any write, and a guard process (`repoctx _guard`) restores it if the runner dies,
-// even by SIGKILL. Results are appended per (task, method), so a re-run skips finished work; --shard i/n
-// splits the tasks across processes or machines (one lock per repository serialises their test runs) and
-// `table` merges the results of several output folders into one comparison table.
+// generation method writes it, the result is spliced into a scratch copy of the repository (the user's tree is
+// never edited: eval/scratch_tree.h), and the task's tests run on that copy inside the sandbox (util/sandbox.h:
+// no network, read-only system, the home hidden, time, memory, CPU, process and file-size limits). Results are
+// appended per (task, method), so a re-run skips finished work; --shard i/n (or a Slurm array / Kubernetes
+// Indexed Job, shard_from_environment) splits the tasks across processes or machines, and `table` merges the
+// results of several output folders into one comparison table.
 #pragma once
 
 #include <functional>
@@ -14,7 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/scratch_tree.h"
 #include "generate/generator.h"
+#include "util/sandbox.h"
 #include "util/subprocess.h"
 
 namespace repoctx {
@@ -27,6 +29,7 @@ struct EvalTask {
   std::string function;       // qualified name in that file
   std::string test_command;   // run in the repository root
   std::string full_function;  // REPOCOD: the reference function (disambiguates same-named functions)
+  std::string given_body;     // optional field `given_body`: the body method `given` splices in verbatim
 };
 
 struct TaskLoadOptions {
@@ -42,38 +45,84 @@ struct TaskLoadOptions {
 std::vector<EvalTask> load_tasks(const std::string& path, const TaskLoadOptions& o);
 
 // "Gold" and "stub" need no model: the real body (the tests must pass) and `raise NotImplementedError`
-// (they must fail); together they validate a task set before any LLM time is spent.
+// (they must fail); together they validate a task set before any LLM time is spent. "given" splices the task's
+// `given_body` field verbatim: hand-written bodies for testing the harness itself (tests/integration/sandbox_e2e.py).
 const std::vector<std::string>& evaluation_methods();
 // The model roles a method uses (none for gold and stub).
 ModelNeeds evaluation_method_needs(const std::string& method);
+
+// How each test run is confined (shared by evaluate and make-tasks --validate).
+struct TestRunOptions {
+  CommandLimits limits;
+  SandboxConfig sandbox;
+  std::string scratch_root;  // where scratch copies are made; default <out_dir>/scratch
+};
 
 struct RunnerOptions {
   std::vector<std::string> methods;
   std::string out_dir;
   int shard = 0, shards = 1;
-  CommandLimits limits;
+  TestRunOptions tests;
   GenerationParams gen;
-  std::string self_exe;                // this binary (the guard process runs `self_exe _guard <journal>`)
   std::vector<std::string> done_dirs;  // other results folders (parallel jobs): their finished pairs are skipped too
   bool quiet = false;
 };
 
+// One test run as evaluate makes it: a scratch copy of the task's repository with `patched` as its target file
+// (eval/scratch_tree.h), the task's test command in the sandbox (util/sandbox.h; unconfined with --no-sandbox,
+// still on the copy), the copy removed afterwards. Construction checks the sandbox (Error(bad_input) when it
+// cannot run here) and removes scratch copies and cgroups left by killed runs.
+class TestRunner {
+ public:
+  TestRunner(const TestRunOptions& t, const std::string& out_dir);
+  // `rec` gets "sandboxed" and the scratch copy's counts ("scratch": linked, copied, seconds).
+  CommandResult run(const EvalTask& task, const std::string& patched, const std::string& log_path, nlohmann::json& rec);
+  bool sandboxed() const { return sandbox_.enabled(); }
+
+ private:
+  TestRunOptions opts_;
+  Sandbox sandbox_;
+  std::string out_dir_, home_, scratch_root_;
+  ScratchPolicy policy_;
+  bool cgroup_warned_ = false;
+};
+
+// The target's file with `method`'s body: gold, stub, given, or generated (then `rec` gets the generation's
+// rounds, findings and LLM calls; `gen.benchmark_targets` may name the target itself, it is left out). Throws Error for a target without a body, a failed generation.
+struct MethodPatch {
+  std::string patched, diff;
+  nlohmann::json trace;
+};
+MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& task, const std::string& method,
+                             const GenerationParams& gen, nlohmann::json& rec);
+
+// A shard chosen by a scheduler, when --shard is not given: a Slurm array job (SLURM_ARRAY_TASK_ID,
+// SLURM_ARRAY_TASK_COUNT, SLURM_ARRAY_TASK_MIN, SLURM_ARRAY_TASK_STEP) or a Kubernetes Indexed Job
+// (JOB_COMPLETION_INDEX; the count, which Kubernetes does not export, from `count` (--shard-count) or
+// REPOCTX_SHARD_COUNT). `env` reads a variable ("" when unset). Returns count 0 when no scheduler is seen;
+// throws Error(usage) when the variables do not name a shard (a non-contiguous array, a missing count).
+struct ShardChoice {
+  int index = 0, count = 0;
+  std::string source;  // e.g. "SLURM_ARRAY_TASK_ID=2 of SLURM_ARRAY_TASK_COUNT=3"
+};
+ShardChoice shard_from_environment(const std::function<std::string(const char*)>& env, int count = 0);
+
 // Runs every (task, method) of the shard not yet in <out_dir>/results.jsonl. `engine_for(repo)` opens the
-// index of a repository. Returns the number of results written; throws Error(interrupted) on SIGINT/SIGTERM
-// after restoring the file.
+// index of a repository (read from the user's tree, which nothing here writes). Returns the number of results
+// written; throws Error(interrupted) on SIGINT/SIGTERM (finished results kept), Error(bad_input) when the
+// sandbox cannot run here.
 int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, const Models& models,
                    const std::function<Engine&(const std::string& repo)>& engine_for);
 
 // The records of a results.jsonl, in order (a line cut by a crash is skipped: that task runs again).
 std::vector<nlohmann::json> read_results(const std::string& results_path);
 
-// Pass@1 per method (rows) and repository group (columns), over the results of the given output folders.
-std::string results_table(const std::vector<std::string>& out_dirs, bool csv);
+// The results folders in `dir`: itself when it holds results.jsonl, and those of its shards and jobs
+// (shard-*/, jobs/*/, nested), in path order.
+std::vector<std::string> results_folders(const std::string& dir);
 
-// The guard: waits for EOF on stdin (the runner's end of a pipe closes when it exits, however it exits),
-// then restores whatever the journal still holds and kills the test's process group. Also run by the
-// runner at start, for a journal left by a machine crash.
-int guard_main(const std::string& journal_dir);
-void recover_journal(const std::string& journal_dir);
+// Pass@1 per method (rows) and repository group (columns), over the results of the given output folders and
+// the shard and job folders inside them.
+std::string results_table(const std::vector<std::string>& out_dirs, bool csv);
 
 }  // namespace repoctx

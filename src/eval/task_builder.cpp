@@ -126,13 +126,17 @@ TaskValidation validate_tasks(const std::vector<EvalTask>& tasks, RunnerOptions 
   run_evaluation(tasks, ro, Models{}, engine_for);
   std::map<std::string, std::pair<bool, bool>> seen;  // task -> (gold passed, stub passed)
   std::set<std::string> have_gold, have_stub;
+  std::vector<std::pair<std::string, std::string>> tv_failures;
   for (const auto& j : read_results(ro.out_dir + "/results.jsonl")) {
     std::string id = j["task"].get<std::string>(), m = j["method"].get<std::string>();
     bool passed = j.value("passed", false);
     if (m == "gold") seen[id].first = passed, have_gold.insert(id);
+    if (m == "gold" && !passed && tv_failures.size() < 3)
+      tv_failures.emplace_back(id, j.contains("error") ? j.value("error", "") : j.value("log_tail", ""));
     if (m == "stub") seen[id].second = passed, have_stub.insert(id);
   }
   TaskValidation tv;
+  tv.gold_failures = std::move(tv_failures);
   for (const auto& t : tasks) {
     if (!have_gold.count(t.id) || !have_stub.count(t.id)) continue;  // not run (interrupted): not kept
     auto [gold, stub] = seen[t.id];
@@ -152,11 +156,12 @@ void write_tasks(const std::string& path, const std::vector<EvalTask>& tasks) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw Error(ExitCode::bad_input, "cannot write " + path + ": check the folder exists and is writable");
-    for (const auto& t : tasks)
-      out << json{{"id", t.id},     {"repo_id", t.repo_id},   {"repo", t.repo},
-                  {"file", t.file}, {"function", t.function}, {"test_command", t.test_command}}
-                 .dump()
-          << "\n";
+    for (const auto& t : tasks) {
+      json j{{"id", t.id},     {"repo_id", t.repo_id},   {"repo", t.repo},
+             {"file", t.file}, {"function", t.function}, {"test_command", t.test_command}};
+      if (!t.given_body.empty()) j["given_body"] = t.given_body;
+      out << j.dump() << "\n";
+    }
     if (!out.flush()) throw Error(ExitCode::bad_input, "cannot write " + path + " (disk full?)");
   }
   fs::rename(tmp, path);

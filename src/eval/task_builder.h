@@ -30,6 +30,9 @@ struct TaskValidation {
   std::vector<EvalTask> kept;
   int gold_failed = 0;  // the tests fail on the real code (broken, environment-dependent or too slow)
   int stub_passed = 0;  // the tests pass without the body (they do not exercise it)
+  // (task id, why): the first gold failures, with the end of the test log or the runner's error, so that a
+  // cause common to every task (no pytest for this python3) is seen without opening the logs.
+  std::vector<std::pair<std::string, std::string>> gold_failures;
 };
 // Runs gold and stub for every task into `ro.out_dir` (resumable like evaluate) and keeps the tasks where
 // gold passes and stub fails.

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "eval/retrieval_eval.h"
+#include "util/cancel.h"
 #include "util/hash.h"
 #include "util/progress.h"
 
@@ -26,6 +27,7 @@ StructuralModel train_structural(const std::vector<const Engine*>& engines, cons
     Progress prog("features " + e->view().root(), targets.size());
     r.repos.push_back(e->view().root());
     for (const auto& t : targets) {
+      throw_if_interrupted("no model is written");
       TargetRef ref{e->view().entities()[t.entity].file, t.entity};
       TargetContext ctx = e->make_context(ref);
       auto cand = feats.build(ctx, ctx.visible_text, o.params);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "generate/python_syntax.h"
 #include "generate/splice.h"
 #include "llm/prompts.h"
 #include "retrieve/retriever.h"
@@ -23,7 +24,17 @@ json GenerationParams::to_json() const {
           {"semantic_top", semantic_top},
           {"baseline_top", baseline_top},
           {"context_chars", context_chars},
+          {"python", python},
           {"procedural", procedural.to_json()}};
+}
+
+void check_not_unreproducible(const std::string& method) {
+  if (method == "specagent")
+    throw Error(ExitCode::usage,
+                "specagent (ProjAgent 5.2's strongest baseline) cannot be reproduced here: the ProjAgent paper "
+                "describes it in one sentence (specialized agents for context retrieval, planning and "
+                "implementation) and reimplemented it from SpecAgent's own paper and appendix prompts (Ma et al., "
+                "2026), which are not available; docs/DEVIATIONS.md lists what is missing");
 }
 
 namespace {
@@ -52,6 +63,7 @@ const std::vector<MethodInfo>& method_table() {
 const MethodInfo& method_info(const std::string& method) {
   for (const auto& m : method_table())
     if (method == m.name) return m;
+  check_not_unreproducible(method);
   std::string all;
   for (const auto& m : method_table()) all += (all.empty() ? "" : ", ") + std::string(m.name);
   throw Error(ExitCode::usage, "unknown generation method '" + method + "'; methods: " + all);
@@ -122,6 +134,7 @@ struct Run {
     q.context = ctx;
     q.top_k = top_k;
     q.text = std::move(text);
+    q.benchmark_targets = p.benchmark_targets;
     return q;
   }
 };
@@ -165,6 +178,7 @@ std::vector<StepPlan> procedural_plan(const Run& r, bool with_contexts) {
     r.trace["procedural"] = res.trace;
   else
     r.trace["target_decomposition_error"] = res.trace["target_decomposition"].value("error", "");
+  if (!res.empty_reason.empty()) r.trace["procedural_empty_reason"] = res.empty_reason;
   std::vector<StepPlan> steps;
   for (const auto& ps : res.plan) {
     StepPlan sp{ps.id, ps.description, ps.confirmed, {}, {}};
@@ -217,7 +231,7 @@ void generate_with_feedback(const Engine& e, const TargetRef& t, const Generatio
     if (ex.found) {
       out.body = ex.body;
       out.patched_file = splice_body(original, te, ex.body);
-      fs = check_function(e, t.entity, out.patched_file);
+      fs = check_function(e, t.entity, out.patched_file, nullptr, CheckOptions{p.python});
     } else {
       out.body.clear();
       fs.push_back({"syntax", 0, ex.problem});
@@ -241,10 +255,30 @@ void generate_with_feedback(const Engine& e, const TargetRef& t, const Generatio
   }
   if (out.body.empty()) {
     // No usable answer: the file still gets a body, one that fails loudly when run.
-    out.body = "raise NotImplementedError(\"repoctx: the model's answer contained no usable body\")";
+    out.body = stub_body(Language::python, "repoctx: the model's answer contained no usable body");
     out.patched_file = splice_body(original, te, out.body);
   }
   trace["rounds"] = rounds;
+}
+
+// Which syntax check the feedback loop runs (python_syntax.h).
+json syntax_checker(const std::string& python) {
+  PythonCompiler* c = python == "none" ? nullptr : python_compiler(python);
+  if (!c) return {{"checker", "tree-sitter"}};
+  return {{"checker", "python"}, {"interpreter", c->interpreter()}, {"version", c->version()}};
+}
+
+// The benchmark's other targets, and the prompt contexts that are one of them or inside one: none for the
+// ProjAgent methods (what `evaluate`'s trace shows); REPOCOD's baselines may show them, as REPOCOD does.
+void trace_benchmark_targets(const Engine& e, const std::vector<int>& targets, const std::vector<PromptContext>& ctxs,
+                             json& trace) {
+  json names = json::array(), leaked = json::array();
+  for (int t : targets) names.push_back(e.target_name(t));
+  for (const auto& c : ctxs)
+    for (int t : targets)
+      if (c.entity >= 0 && e.view().is_within(c.entity, t)) leaked.push_back({{"context", c.title}, {"kind", c.kind}});
+  trace["benchmark_targets"] = names;
+  trace["benchmark_targets_in_context"] = leaked;
 }
 
 }  // namespace
@@ -257,6 +291,11 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   const EntityRec& te = ents[t.entity];
   if (!is_callable(te.kind) || te.body_start_line <= 0)
     throw Error(ExitCode::bad_input, "`" + e.target_name(t.entity) + "` has no body statements to generate");
+  if (e.view().files()[t.file].language != Language::python)
+    throw Error(ExitCode::bad_input,
+                "`" + e.target_name(t.entity) + "` is " + language_name(e.view().files()[t.file].language) +
+                    ": generation writes Python only (its prompts, answer extraction and static checks are "
+                    "Python's; docs/DEVIATIONS.md). Retrieval works for it; `evaluate` runs gold and stub");
   const std::string path = e.view().files()[t.file].path;
   const std::string& original = e.view().content(t.file);
   GenerationOutcome out;
@@ -300,6 +339,8 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   json sel = json::array();
   for (const auto& c : selected) sel.push_back(c.to_json());
   trace["prompt_contexts"] = sel;
+  trace_benchmark_targets(e, p.benchmark_targets, selected, trace);
+  trace["syntax_check"] = syntax_checker(p.python);
   generate_with_feedback(e, t, p, llm, method.feedback, gen_tpl, vars, out, trace);
   out.diff = unified_diff(path, original, out.patched_file);
   {

@@ -34,6 +34,13 @@ struct GenerationParams {
   int baseline_top = 10;             // sparse/dense baselines: retrieved functions
   int context_chars = 3000;          // one context's text is cut here
   ProceduralParams procedural;
+  // The python3 whose compile() is the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH
+  // (tree-sitter with a warning when none); "none" = tree-sitter.
+  std::string python;
+  // Entity indices (in the engine generate_function gets) of the benchmark's other targets: never context
+  // of the ProjAgent methods (RetrievalQuery::benchmark_targets); `evaluate` passes every task of the
+  // repository. Not part of to_json(): the trace names them.
+  std::vector<int> benchmark_targets;
   nlohmann::json to_json() const;
 };
 
@@ -53,6 +60,9 @@ const std::vector<std::string>& generation_methods();
 bool method_uses_procedural(const std::string& method);
 // Throws Error(usage) listing the methods when `method` is unknown.
 void check_generation_method(const std::string& method);
+// Throws Error(usage) saying why when `method` names a method of the papers that cannot be reproduced
+// (specagent: docs/DEVIATIONS.md); returns otherwise.
+void check_not_unreproducible(const std::string& method);
 
 // The model roles `method` uses (so that callers load only those).
 ModelNeeds generation_method_needs(const std::string& method);

@@ -84,7 +84,88 @@ ExtractedBody extract_body(const std::string& code, const std::string& name) {
   return out;
 }
 
-std::string splice_body(const std::string& content, const Entity& t, const std::string& body) {
+namespace {
+
+// Java: the span between a method's braces that a new body replaces, and how the body is indented there.
+struct JavaBodySpan {
+  size_t from = 0, to = 0;   // [from, to): from the first statement's line (or the byte after '{' when the
+                             // statements share its line) up to the closing brace's line (or the brace)
+  std::string indent;        // of the statements
+  std::string before_close;  // inserted before the closing brace when it shared a line with a statement
+  bool ok = false;
+};
+
+JavaBodySpan java_body_span(const std::string& content, const Entity& t) {
+  JavaBodySpan sp;
+  if (t.body_start_line <= 0 || t.end_byte == 0 || t.end_byte > content.size()) return sp;
+  size_t close = content.rfind('}', t.end_byte - 1);
+  if (close == std::string::npos || close < t.body_start_byte) return sp;
+  auto starts = line_starts(content);
+  size_t hs = starts[static_cast<size_t>(t.start_line - 1)];
+  std::string header_indent = content.substr(hs, content.find_first_not_of(" \t", hs) - hs);
+  size_t ls = starts[static_cast<size_t>(t.body_start_line - 1)];
+  if (all_space(std::string_view(content).substr(ls, t.body_start_byte - ls))) {
+    sp.from = ls;
+    sp.indent = content.substr(ls, t.body_start_byte - ls);
+  } else {  // `void f() { return; }`: the statements move to lines of their own
+    sp.from = t.body_start_byte;
+    sp.indent = header_indent + "    ";
+  }
+  size_t cls = line_start_of(content, close);
+  if (all_space(std::string_view(content).substr(cls, close - cls)) && cls >= sp.from) {
+    sp.to = cls;
+  } else {
+    sp.to = close;
+    sp.before_close = header_indent;
+  }
+  sp.ok = true;
+  return sp;
+}
+
+std::string splice_java(const std::string& content, const Entity& t, const std::string& body) {
+  JavaBodySpan sp = java_body_span(content, t);
+  if (!sp.ok) return content;
+  std::string out = content.substr(0, sp.from);
+  if (sp.from == t.body_start_byte) {
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    out += '\n';
+  }
+  for (const auto& l : split_lines(body)) {
+    if (!l.empty()) out += sp.indent + std::string(l);
+    out += '\n';
+  }
+  out += sp.before_close;
+  out += content.substr(sp.to);
+  return out;
+}
+
+}  // namespace
+
+std::string stub_body(Language language, const std::string& message) {
+  if (language == Language::java) return "throw new UnsupportedOperationException(\"" + message + "\");";
+  return "raise NotImplementedError(\"" + message + "\")";
+}
+
+std::string current_body(const std::string& content, const Entity& t, Language language) {
+  if (language == Language::java) {
+    JavaBodySpan sp = java_body_span(content, t);
+    if (!sp.ok) return "";
+    std::string body;
+    for (const auto& l : split_lines(std::string_view(content).substr(sp.from, sp.to - sp.from))) {
+      std::string_view line = l;
+      if (line.substr(0, sp.indent.size()) == sp.indent) line.remove_prefix(sp.indent.size());
+      body += std::string(all_space(line) ? std::string_view() : line) + "\n";
+    }
+    while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
+    return body;
+  }
+  auto starts = line_starts(content);
+  std::string src(line_range(content, starts, t.decorated_start_line, t.end_line));
+  return extract_body(src, t.name).body;
+}
+
+std::string splice_body(const std::string& content, const Entity& t, const std::string& body, Language language) {
+  if (language == Language::java) return splice_java(content, t, body);
   if (t.body_start_line <= 0) return content;
   auto starts = line_starts(content);
   size_t ls = starts[static_cast<size_t>(t.body_start_line - 1)];

@@ -22,8 +22,17 @@ struct ExtractedBody {
 ExtractedBody extract_body(const std::string& code, const std::string& name);
 
 // `content` with the body of `target` (an entity of that content) replaced by `body` (dedented), indented
-// like the original body.
-std::string splice_body(const std::string& content, const Entity& target, const std::string& body);
+// like the original body. Python: the body statements' lines; Java: everything between the braces of the
+// method's block, the closing brace kept on a line of its own.
+std::string splice_body(const std::string& content, const Entity& target, const std::string& body,
+                        Language language = Language::python);
+
+// A body that fails loudly when run, in the target's language: Python `raise NotImplementedError("...")`,
+// Java `throw new UnsupportedOperationException("...");`. `message` must not contain quotes.
+std::string stub_body(Language language, const std::string& message);
+
+// The body of `target` as `content` holds it, dedented: what splice_body() puts back unchanged.
+std::string current_body(const std::string& content, const Entity& target, Language language);
 
 // A unified diff of two versions of one file: the change is one contiguous line range, so a single hunk
 // from the common prefix and suffix is exact (no LCS needed, hence no diff library).

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "generate/external_classes.h"
+#include "generate/python_syntax.h"
 #include "repo/parser.h"
 #include "util/text.h"
 
@@ -363,14 +365,15 @@ namespace {
 // One function checked in one candidate text: what every check consults, and one method per check.
 class FunctionCheck {
  public:
-  FunctionCheck(const Engine& e, int target, const std::string& file_text, CheckCoverage& cov)
+  FunctionCheck(const Engine& e, int target, const std::string& file_text, CheckCoverage& cov, PythonCompiler* python)
       : e_(e),
         g_(e.graph()),
         ents_(e.view().entities()),
         target_(target),
         te_(ents_[target]),
         text_(file_text),
-        cov_(cov) {}
+        cov_(cov),
+        python_(python) {}
 
   std::vector<StaticFinding> run() {
     parse();
@@ -416,10 +419,39 @@ class FunctionCheck {
         ti_ = static_cast<int>(i);
   }
 
-  // Syntax: an error region overlapping the function. When the indexed file parses cleanly, an error after
-  // the function's first line is the candidate's too: an unclosed bracket makes tree-sitter's recovery end
-  // the function early and report the error further down. True when the other checks must not run.
+  // Syntax by Python's compile() of the candidate file: an error inside the function, or anywhere after
+  // its first line when the indexed file compiles (an unclosed bracket is reported further down). Python
+  // names one error: its message, line and column. Null when Python cannot judge (no interpreter, or the
+  // indexed file does not compile either: then tree-sitter judges).
+  std::optional<bool> python_syntax_errors() {
+    if (!python_) return std::nullopt;
+    if (python_->check(e_.view().content(te_.file))) return std::nullopt;  // the original is refused too
+    auto err = python_->check(text_);
+    if (!err) return false;
+    if (err->line > 0 && err->line < te_.start_line) return std::nullopt;  // before the function: not its doing
+    int line = err->line > 0 ? err->line : te_.start_line;
+    std::string where =
+        err->column > 0 ? fmt::format("line {}, column {}", line, err->column) : fmt::format("line {}", line);
+    std::string shown = trim(err->text).empty() ? "" : fmt::format(" (`{}`)", trim(err->text));
+    out_.push_back({"syntax", line, fmt::format("syntax error at {}: {}{}", where, err->message, shown)});
+    return true;
+  }
+
+  // Syntax: Python's verdict when it can give one; else an error region of tree-sitter's overlapping the
+  // function. When the indexed file parses cleanly, an error after the function's first line is the
+  // candidate's too: an unclosed bracket makes tree-sitter's recovery end the function early and report
+  // the error further down. True when the other checks must not run.
   bool syntax_errors() {
+    if (auto py = python_syntax_errors()) {
+      if (*py) return true;
+      // Python accepts it: tree-sitter's own error regions (its grammar's gaps) are not findings, but
+      // names in a tree with errors are not worth checking either.
+      if (ti_ < 0)
+        out_.push_back(
+            {"syntax", te_.start_line,
+             "the function `" + te_.qualname + "` is no longer defined at line " + std::to_string(te_.start_line)});
+      return ti_ < 0 || !pf_->errors.empty();
+    }
     const auto& fr = e_.view().files()[te_.file];
     for (const auto& er : pf_->errors) {
       int lo = ti_ >= 0 ? ne().start_line : te_.start_line, hi = ti_ >= 0 ? ne().end_line : te_.end_line;
@@ -669,6 +701,7 @@ class FunctionCheck {
   const EntityRec& te_;
   const std::string& text_;
   CheckCoverage& cov_;
+  PythonCompiler* python_;  // null: tree-sitter judges syntax
   const ParsedFile* pf_ = nullptr;
   int ti_ = -1;   // the target in the parsed candidate
   int cls_ = -1;  // its class, for methods
@@ -681,12 +714,13 @@ class FunctionCheck {
 }  // namespace
 
 std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
-                                          CheckCoverage* coverage) {
+                                          CheckCoverage* coverage, const CheckOptions& options) {
   CheckCoverage ignored;
-  return FunctionCheck(e, target, file_text, coverage ? *coverage : ignored).run();
+  PythonCompiler* python = options.python == "none" ? nullptr : python_compiler(options.python);
+  return FunctionCheck(e, target, file_text, coverage ? *coverage : ignored, python).run();
 }
 
-FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
+FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions, const CheckOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   FalseAlarmReport rep;
   const auto& ents = e.view().entities();
@@ -699,7 +733,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
       if (max_functions > 0 && rep.functions >= max_functions) break;
       any = true;
       ++rep.functions;
-      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi)), &rep.coverage))
+      for (auto& f : check_function(e, i, e.view().content(static_cast<int>(fi)), &rep.coverage, options))
         rep.findings.emplace_back(fr.path + "::" + ents[i].qualname, std::move(f));
     }
     if (any) ++rep.files;
@@ -708,7 +742,7 @@ FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions) {
   return rep;
 }
 
-DetectionReport injected_error_detection(const Engine& e, int stride) {
+DetectionReport injected_error_detection(const Engine& e, int stride, const CheckOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   DetectionReport rep;
   const auto& ents = e.view().entities();
@@ -744,7 +778,7 @@ DetectionReport injected_error_detection(const Engine& e, int stride) {
         return src.substr(0, at) + std::string(indent, ' ') + line + "\n" + src.substr(at);
       };
       auto count = [&](const std::string& kind, const std::string& check, const std::string& line) {
-        auto fs = check_function(e, i, with(line));
+        auto fs = check_function(e, i, with(line), nullptr, options);
         auto& [caught, total] = rep.by_kind[kind];
         ++total;
         bool got = false;

@@ -1,9 +1,10 @@
 // ProjAgent 4.4's static-analysis feedback, conservative: a finding is reported only when it is certain
 // (the checked name resolves completely inside the repository, or provably resolves to nothing).
-// Implemented here: the syntax check; (1) calls of methods on self/cls: the method must exist in the
-// class hierarchy and accept the arguments; (4) standalone function calls: the name must be defined and
-// the function must accept the arguments (defaults, *args, **kwargs, keyword-only respected).
-// (2) field reads on self: the field must be a member of the hierarchy or assigned by one of its methods.
+// Implemented here: the syntax check (Python's own compile() in the repository's python3, with its
+// message, line and column: python_syntax.h; tree-sitter's error nodes when no python3 is found); (1) calls of methods
+// on self/cls: the method must exist in the class hierarchy and accept the arguments; (4) standalone function calls:
+// the name must be defined and the function must accept the arguments (defaults, *args, **kwargs, keyword-only
+// respected). (2) field reads on self: the field must be a member of the hierarchy or assigned by one of its methods.
 // (3) variable-method calls: x.m(...) where every binding of the local x is `x = C(...)` with C a
 // repository class whose hierarchy is closed: m must be an attribute of C, called with a valid count.
 #pragma once
@@ -34,8 +35,13 @@ struct CheckCoverage {
   int argument_counts = 0;       // calls whose signature was certain and checked, (1) (3) (4)
   int typed_receiver_calls = 0;  // x.m(...) with x's class inferred, (3)
 };
+struct CheckOptions {
+  // The interpreter of the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH (resolve_python);
+  // "none" = tree-sitter only.
+  std::string python;
+};
 std::vector<StaticFinding> check_function(const Engine& e, int target, const std::string& file_text,
-                                          CheckCoverage* coverage = nullptr);
+                                          CheckCoverage* coverage = nullptr, const CheckOptions& options = {});
 
 // False-alarm measurement: every function and method of every file, on its real body.
 struct FalseAlarmReport {
@@ -44,7 +50,7 @@ struct FalseAlarmReport {
   CheckCoverage coverage;
   double seconds = 0;
 };
-FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0);
+FalseAlarmReport check_all_real_bodies(const Engine& e, int max_functions = 0, const CheckOptions& options = {});
 
 // Detection: one error of each kind injected as the first statement of real bodies (every `stride`-th
 // function), and the share the checks catch. Kinds: missing_method (self.<new name>() in methods),
@@ -56,6 +62,6 @@ struct DetectionReport {
   std::vector<std::pair<std::string, std::string>> misses;  // (kind, path::qualname) not caught
   double seconds = 0;
 };
-DetectionReport injected_error_detection(const Engine& e, int stride = 1);
+DetectionReport injected_error_detection(const Engine& e, int stride = 1, const CheckOptions& options = {});
 
 }  // namespace repoctx

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "index/location.h"
 #include "index/query_image.h"
 #include "index/schema.h"
 #include "repo/documents.h"
@@ -147,7 +148,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
         "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
   fs::path root = fs::canonical(fs::absolute(repo, ec), ec);
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
-  if (auto parent = fs::path(st.db_path).parent_path(); !parent.empty()) fs::create_directories(parent, ec);
+  ensure_index_dir(st.db_path, ec);
   if (ec)
     throw Error(ExitCode::bad_input, "cannot create the index folder for '" + st.db_path + "': " + ec.message() +
                                          " (choose another with --db)");
@@ -269,7 +270,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   nthreads = std::min<int>(nthreads, static_cast<int>(todo.size()));
   uint64_t total_bytes = 0;
   for (size_t i : todo) total_bytes += walk.files[i].size;
-  Progress progress("indexing", todo.size(), opt.progress);
+  Progress progress("indexing", todo.size(), opt.progress, total_bytes);
 
   Channel<FileResult> chan(256);
   chan.set_producers(nthreads);

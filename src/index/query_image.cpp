@@ -608,10 +608,9 @@ bool RepoView::load_image(const std::string& token) {
       f.n_entities = r.n_entities;
       f.first_snippet = r.first_snippet;
       f.n_snippets = r.n_snippets;
-      by_path_[f.path] = static_cast<int>(files_.size());
-      if (!f.module.empty()) by_module_.emplace(f.module, static_cast<int>(files_.size()));
       files_.push_back(std::move(f));
     }
+    index_files();
     const int n_files = static_cast<int>(files_.size());
     const auto n_ents = static_cast<int64_t>(img->entities().size());
     entities_.reserve(img->entities().size());
@@ -684,6 +683,7 @@ bool RepoView::load_image(const std::string& token) {
     imports_.clear();
     by_path_.clear();
     by_module_.clear();
+    files_by_module_.clear();
     by_name_.clear();
     return false;
   }

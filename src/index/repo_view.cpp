@@ -1,6 +1,7 @@
 #include "index/repo_view.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
   }
   v->root_ = meta_get(db, "root");
   v->complete_ = meta_get(db, "complete") == "1";
+  v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
   // The fast path: the tables and inverted lists from the query image written with this state of the index.
   if (use_image && v->load_image(meta_get(db, "query_image"))) return v;
 
@@ -54,10 +56,9 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
       auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
       f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
       file_index[f.id] = static_cast<int>(v->files_.size());
-      v->by_path_[f.path] = static_cast<int>(v->files_.size());
-      if (!f.module.empty()) v->by_module_.emplace(f.module, static_cast<int>(v->files_.size()));
       v->files_.push_back(std::move(f));
     }
+    v->index_files();
   }
   {
     sql::Stmt s(db,
@@ -156,6 +157,17 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
   return v;
 }
 
+void RepoView::index_files() {
+  for (size_t i = 0; i < files_.size(); ++i) {
+    const FileRec& f = files_[i];
+    by_path_[f.path] = static_cast<int>(i);
+    if (f.module.empty()) continue;
+    by_module_.emplace(f.module, static_cast<int>(i));  // the first file of a module (Java: of the package)
+    files_by_module_[f.module].push_back(static_cast<int>(i));
+  }
+  if (snippet_lines_ <= 0) snippet_lines_ = 15;  // indexes made before the value was stored: the default
+}
+
 std::optional<int> RepoView::file_by_path(const std::string& path) const {
   auto it = by_path_.find(path);
   if (it == by_path_.end()) return std::nullopt;
@@ -166,6 +178,12 @@ std::optional<int> RepoView::file_by_module(const std::string& module) const {
   auto it = by_module_.find(module);
   if (it == by_module_.end()) return std::nullopt;
   return it->second;
+}
+
+const std::vector<int>& RepoView::files_in_module(const std::string& module) const {
+  static const std::vector<int> none;
+  auto it = files_by_module_.find(module);
+  return it == files_by_module_.end() ? none : it->second;
 }
 
 std::vector<int> RepoView::find_entities(int file, const std::string& qualname) const {

@@ -51,6 +51,7 @@ class RepoView {
   const std::string& root() const { return root_; }
   const std::string& db_path() const { return db_path_; }
   bool complete() const { return complete_; }
+  int snippet_lines() const { return snippet_lines_; }  // AlignCoder's L the snippets were made with
 
   const std::vector<FileRec>& files() const { return files_; }
   const std::vector<EntityRec>& entities() const { return entities_; }
@@ -58,7 +59,10 @@ class RepoView {
   const std::vector<Import>& imports(int file) const { return imports_[file]; }
 
   std::optional<int> file_by_path(const std::string& path) const;
+  // The file of a module (Python: one; Java: the first file of the package, by path).
   std::optional<int> file_by_module(const std::string& module) const;
+  // Every file of a module: a Java package spans one file per top-level class.
+  const std::vector<int>& files_in_module(const std::string& module) const;
   bool module_exists(const std::string& module) const { return file_by_module(module).has_value(); }
   // Entities of a file with this qualname (several when redefined), in line order.
   std::vector<int> find_entities(int file, const std::string& qualname) const;
@@ -80,6 +84,7 @@ class RepoView {
 
  private:
   RepoView() = default;
+  void index_files();  // the lookup tables by path and by module
   // Defined in query_image.cpp: the tables from the image (false: it does not match; load through SQL),
   // and one file's term vectors read on demand (the image holds no term vectors).
   bool load_image(const std::string& token);
@@ -88,11 +93,13 @@ class RepoView {
   mutable std::vector<char> file_terms_loaded_;
   std::string root_, db_path_;
   bool complete_ = false;
+  int snippet_lines_ = 15;
   std::vector<FileRec> files_;
   std::vector<EntityRec> entities_;
   std::vector<SnippetRec> snippets_;
   std::vector<std::vector<Import>> imports_;
   std::unordered_map<std::string, int> by_path_, by_module_;
+  std::unordered_map<std::string, std::vector<int>> files_by_module_;
   std::unordered_map<std::string, std::vector<int>> by_name_;
 
   mutable std::unique_ptr<sql::Db> db_;

@@ -207,11 +207,24 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
     r.entity = e;
     return r;
   }
+  // A Java package is one module spread over one file per top-level type: its other files' types are
+  // members too (same-package references need no import).
+  if (is_java(file))
+    if (int e = package_type(v_.files()[file].module, name); e >= 0) {
+      r.kind = Resolution::Kind::entity;
+      r.entity = e;
+      return r;
+    }
   const auto& imps = v_.imports(file);
   for (auto it = imps.rbegin(); it != imps.rend(); ++it) {
     const Import& im = *it;
     if (im.scope != -1 || im.star) continue;
     if (im.bound_name() != name) continue;
+    if (is_java(file)) {
+      Resolution jr = import_target(file, im);
+      if (jr.kind != Resolution::Kind::none) return jr;
+      continue;
+    }
     Value val;
     if (im.name.empty()) {
       val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.'))) : module_value(im.module);
@@ -464,10 +477,75 @@ std::vector<int> SymbolGraph::referenced_entities(int entity, const HiddenBody* 
   return out;
 }
 
+int SymbolGraph::package_type(const std::string& pkg, const std::string& name) const {
+  if (pkg.empty()) return -1;
+  for (int f : v_.files_in_module(pkg)) {
+    int e = top_level(f, name);
+    if (e >= 0 && is_type(v_.entities()[e].kind)) return e;
+  }
+  return -1;
+}
+
+Resolution SymbolGraph::import_target(int file, const Import& im) const {
+  Resolution r;
+  if (im.star) return r;
+  if (im.name.empty()) {
+    Value v = module_value(im.module);
+    if (v.kind == Value::Kind::module) {
+      r.kind = Resolution::Kind::module;
+      r.file = v.file;
+    } else if (v.kind == Value::Kind::external) {
+      r.kind = Resolution::Kind::external;
+    }
+    return r;
+  }
+  std::string target = import_module(file, im);
+  if (target.empty()) return r;
+  if (is_java(file)) {
+    if (int c = package_type(target, im.name); c >= 0) {
+      r.kind = Resolution::Kind::entity;
+      r.entity = c;
+      return r;
+    }
+    // `import static p.C.m` / `import p.C.Inner`: a member of the type C of package p.
+    size_t dot = target.rfind('.');
+    if (dot != std::string::npos)
+      if (int c = package_type(target.substr(0, dot), target.substr(dot + 1)); c >= 0) {
+        if (auto m = class_member(c, im.name)) {
+          r.kind = Resolution::Kind::entity;
+          r.entity = *m;
+        }
+        return r;
+      }
+    if (v_.files_in_module(target).empty()) r.kind = Resolution::Kind::external;
+    return r;
+  }
+  Value mod = module_value(target);
+  if (mod.kind == Value::Kind::module) {
+    Resolution inner = module_member(mod.file, im.name);
+    if (inner.kind != Resolution::Kind::none) return inner;
+  }
+  Value sub = module_value(target + "." + im.name);
+  if (sub.kind == Value::Kind::module) {
+    r.kind = Resolution::Kind::module;
+    r.file = sub.file;
+  } else if (mod.kind == Value::Kind::external) {
+    r.kind = Resolution::Kind::external;
+  }
+  return r;
+}
+
 std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
   std::vector<int> out;
   std::string target = import_module(file, im);
   if (target.empty()) return out;
+  if (is_java(file)) {
+    // A Java import loads the file of the type it names; a package star import, every file of the package.
+    if (im.star) return v_.files_in_module(target);
+    Resolution r = import_target(file, im);
+    if (r.kind == Resolution::Kind::entity) out.push_back(v_.entities()[r.entity].file);
+    return out;
+  }
   // Importing a.b.c executes a/__init__, a/b/__init__ and a/b/c.
   std::string prefix;
   for (const auto& part : split_chain(target)) {

@@ -55,6 +55,11 @@ class SymbolGraph {
   // Name `name` as seen at module level of `file`: its definitions, then its imports (re-exports).
   Resolution module_member(int file, const std::string& name) const;
 
+  // The repository entity (or module) an import statement names: `from m import x` -> x as m defines or
+  // re-exports it; Java `import p.C` -> class C of package p, whichever of the package's files defines it;
+  // `import static p.C.m` and `import p.C.Inner` -> that member of C. Star imports name nothing.
+  Resolution import_target(int file, const Import& im) const;
+
   // Absolute module an import refers to ("" when a relative import climbs above the root).
   std::string import_module(int file, const Import& im) const;
   // Repository files an import statement loads (the module, its parent packages, imported submodules).
@@ -70,6 +75,9 @@ class SymbolGraph {
   int top_level(int file, const std::string& name) const;
 
   static bool is_builtin(const std::string& name);
+  bool is_java(int file) const { return v_.files()[file].language == Language::java; }
+  // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
+  int package_type(const std::string& pkg, const std::string& name) const;
 
  private:
   struct Value {

@@ -106,6 +106,9 @@ struct Capabilities {
   bool generate = true, logprobs = true, embeddings = true;
   bool hidden_states = false;  // only in-process backends see the model's internals
   bool grammar = false;
+  // Requests served at once by generate_many (a server fleet's concurrency; 1 in process): callers that
+  // send work in chunks size them by it, so a sequential backend reports progress request by request.
+  int parallel = 1;
 };
 
 class LlmBackend {

@@ -1,7 +1,11 @@
 #include "llm/config.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "util/error.h"
 #include "util/log.h"
@@ -15,44 +19,123 @@ static std::string expand_home(std::string p) {
   return p;
 }
 
-static void model_from_json(ModelConfig& m, const json& j, const std::string& role) {
-  if (!j.is_object()) throw Error(ExitCode::bad_input, "config: \"" + role + "\" must be an object");
-  m.backend = j.value("backend", m.backend.empty() ? std::string("llama") : m.backend);
+namespace {
+
+// Reads one object of the config file, naming the file, the key path and the expected type in every
+// error; every key must be a known one (a misspelt key would otherwise be ignored without a word).
+class ConfigObject {
+ public:
+  ConfigObject(const json& j, std::string where, std::string file, std::vector<std::string> keys)
+      : j_(j), where_(std::move(where)), file_(std::move(file)), keys_(std::move(keys)) {
+    if (!j_.is_object()) fail("must be an object");
+    for (auto it = j_.begin(); it != j_.end(); ++it)
+      if (std::find(keys_.begin(), keys_.end(), it.key()) == keys_.end()) {
+        std::string known;
+        for (const auto& k : keys_) known += (known.empty() ? "" : ", ") + k;
+        throw Error(ExitCode::bad_input, file_ + ": unknown key \"" + prefix() + it.key() + "\" (known keys" +
+                                             (where_.empty() ? "" : " of \"" + where_ + "\"") + ": " + known + ")");
+      }
+  }
+  bool has(const char* k) const { return j_.contains(k); }
+  const json& at(const char* k) const { return j_.at(k); }
+  std::string str(const char* k, std::string fallback) const {
+    if (!has(k)) return fallback;
+    if (!j_.at(k).is_string()) fail_key(k, "a string");
+    return j_.at(k).get<std::string>();
+  }
+  template <class T>
+  T num(const char* k, T fallback) const {
+    if (!has(k)) return fallback;
+    const json& v = j_.at(k);
+    if (!v.is_number() || (std::is_integral_v<T> && !v.is_number_integer()))
+      fail_key(k, std::is_integral_v<T> ? "an integer" : "a number");
+    return v.get<T>();
+  }
+  std::vector<std::string> strings(const char* k) const {
+    const json& v = j_.at(k);
+    if (!v.is_array()) fail_key(k, "an array of strings");
+    std::vector<std::string> out;
+    for (const auto& x : v) {
+      if (!x.is_string()) fail_key(k, "an array of strings");
+      out.push_back(x.get<std::string>());
+    }
+    return out;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ExitCode::bad_input, file_ + ": \"" + (where_.empty() ? "(top level)" : where_) + "\" " + what);
+  }
+  [[noreturn]] void fail_key(const char* k, const char* type) const {
+    throw Error(ExitCode::bad_input, file_ + ": \"" + prefix() + k + "\" must be " + type + ", not " + j_.at(k).dump());
+  }
+
+ private:
+  std::string prefix() const { return where_.empty() ? "" : where_ + "."; }
+  const json& j_;
+  std::string where_, file_;
+  std::vector<std::string> keys_;
+};
+
+void model_from_json(ModelConfig& m, const json& j, const std::string& role, const std::string& file) {
+  ConfigObject o(j, role, file,
+                 {"backend", "model", "endpoints", "endpoint", "api_key_env", "timeout_s", "retries", "concurrency",
+                  "identity", "threads", "ctx", "batch", "gpu_layers", "query_prefix", "document_prefix"});
+  m.backend = o.str("backend", m.backend.empty() ? std::string("llama") : m.backend);
   if (m.backend != "llama" && m.backend != "openai")
-    throw Error(ExitCode::bad_input,
-                "config: " + role + ".backend must be \"llama\" or \"openai\", not \"" + m.backend + "\"");
-  if (j.contains("model")) {
-    std::string model = j["model"].get<std::string>();
+    o.fail("has backend \"" + m.backend + "\": it must be \"llama\" or \"openai\"");
+  if (o.has("model")) {
+    std::string model = o.str("model", "");
     m.llama.model_path = expand_home(model);
     m.openai.model = model;
   }
-  if (j.contains("endpoints")) m.openai.endpoints = j["endpoints"].get<std::vector<std::string>>();
-  if (j.contains("endpoint")) m.openai.endpoints = {j["endpoint"].get<std::string>()};
-  m.openai.api_key_env = j.value("api_key_env", m.openai.api_key_env);
-  m.openai.timeout_s = j.value("timeout_s", m.openai.timeout_s);
-  m.openai.retries = j.value("retries", m.openai.retries);
-  m.openai.concurrency = j.value("concurrency", m.openai.concurrency);
-  m.openai.identity = j.value("identity", m.openai.identity);
-  m.llama.threads = j.value("threads", m.llama.threads);
-  m.llama.ctx = j.value("ctx", m.llama.ctx);
-  m.llama.batch = j.value("batch", m.llama.batch);
-  m.llama.gpu_layers = j.value("gpu_layers", m.llama.gpu_layers);
-  std::string qp = j.value("query_prefix", m.llama.query_prefix),
-              dp = j.value("document_prefix", m.llama.document_prefix);
+  if (o.has("endpoints")) m.openai.endpoints = o.strings("endpoints");
+  if (o.has("endpoint")) m.openai.endpoints = {o.str("endpoint", "")};
+  m.openai.api_key_env = o.str("api_key_env", m.openai.api_key_env);
+  m.openai.timeout_s = o.num("timeout_s", m.openai.timeout_s);
+  m.openai.retries = o.num("retries", m.openai.retries);
+  m.openai.concurrency = o.num("concurrency", m.openai.concurrency);
+  m.openai.identity = o.str("identity", m.openai.identity);
+  m.llama.threads = o.num("threads", m.llama.threads);
+  m.llama.ctx = o.num("ctx", m.llama.ctx);
+  m.llama.batch = o.num("batch", m.llama.batch);
+  m.llama.gpu_layers = o.num("gpu_layers", m.llama.gpu_layers);
+  std::string qp = o.str("query_prefix", m.llama.query_prefix), dp = o.str("document_prefix", m.llama.document_prefix);
   m.llama.query_prefix = m.openai.query_prefix = qp;
   m.llama.document_prefix = m.openai.document_prefix = dp;
-  if (m.backend == "llama" && m.llama.model_path.empty())
-    throw Error(ExitCode::bad_input,
-                "config: " + role + " uses the llama backend but names no model file (\"model\": \"path.gguf\")");
-  if (m.backend == "openai" && m.openai.endpoints.empty())
-    throw Error(ExitCode::bad_input, "config: " + role + " uses the openai backend but lists no \"endpoints\"");
 }
 
-void LlmConfig::apply_json(const json& j) {
-  if (j.contains("llm")) model_from_json(llm, j["llm"], "llm");
-  if (j.contains("embedding")) model_from_json(embedding, j["embedding"], "embedding");
-  if (j.contains("hidden_states")) model_from_json(hidden_states, j["hidden_states"], "hidden_states");
-  if (j.contains("cache")) cache_path = expand_home(j["cache"].get<std::string>());
+// Line and column of a byte offset, for parse errors a person can find.
+std::pair<size_t, size_t> line_column(const std::string& text, size_t byte) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+}  // namespace
+
+void ModelConfig::validate(const std::string& role, const std::string& source) const {
+  std::string where = source.empty() ? "" : " (config " + source + ")";
+  if (backend == "llama" && llama.model_path.empty())
+    throw Error(ExitCode::usage,
+                role + " uses the llama backend but names no model file: --model path.gguf or \"model\"" + where);
+  if (backend == "openai" && openai.endpoints.empty())
+    throw Error(ExitCode::usage,
+                role + " uses the openai backend but names no server: --endpoint URL or \"endpoints\"" + where);
+}
+
+void LlmConfig::apply_json(const json& j, const std::string& file) {
+  ConfigObject o(j, "", file, {"llm", "embedding", "hidden_states", "cache", "python"});
+  if (o.has("llm")) model_from_json(llm, o.at("llm"), "llm", file);
+  if (o.has("embedding")) model_from_json(embedding, o.at("embedding"), "embedding", file);
+  if (o.has("hidden_states")) model_from_json(hidden_states, o.at("hidden_states"), "hidden_states", file);
+  if (o.has("cache")) cache_path = expand_home(o.str("cache", ""));
+  if (o.has("python")) python = expand_home(o.str("python", ""));
 }
 
 LlmConfig LlmConfig::load(const std::string& path) {
@@ -71,10 +154,19 @@ LlmConfig LlmConfig::load(const std::string& path) {
       if (!path.empty()) throw Error(ExitCode::not_found, "config file '" + p + "' does not exist");
       continue;
     }
-    std::ifstream in(p);
-    json j = json::parse(in, nullptr, false, true);
-    if (j.is_discarded()) throw Error(ExitCode::bad_input, "config file '" + p + "' is not valid JSON");
-    c.apply_json(j);
+    std::ifstream in(p, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    json j;
+    try {
+      j = json::parse(text, nullptr, true, true);  // comments allowed
+    } catch (const json::parse_error& e) {
+      auto [line, col] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);
+      std::string what = e.what();
+      auto colon = what.find("syntax error");
+      throw Error(ExitCode::bad_input, fmt::format("config file '{}' line {} column {}: not valid JSON ({})", p, line,
+                                                   col, colon == std::string::npos ? what : what.substr(colon)));
+    }
+    c.apply_json(j, p);
     c.source = p;
     break;
   }
@@ -89,7 +181,8 @@ LlmCache& LlmSession::cache() {
   return *cache_;
 }
 
-std::unique_ptr<LlmBackend> LlmSession::make(const ModelConfig& m) {
+std::unique_ptr<LlmBackend> LlmSession::make(const ModelConfig& m, const std::string& role) {
+  m.validate(role, cfg_.source);
   std::unique_ptr<LlmBackend> inner;
   if (m.backend == "llama")
     inner = make_llama_backend(m.llama);
@@ -104,19 +197,19 @@ LlmBackend& LlmSession::llm() {
     throw Error(ExitCode::usage,
                 "this step needs an LLM: pass --model path.gguf (llama backend) or --endpoint URL "
                 "(openai backend), or a config file (--config)");
-  if (!llm_) llm_ = make(cfg_.llm);
+  if (!llm_) llm_ = make(cfg_.llm, "the LLM");
   return *llm_;
 }
 
 LlmBackend& LlmSession::hidden_states() {
   if (!cfg_.hidden_states.configured()) return llm();
-  if (!hidden_) hidden_ = make(cfg_.hidden_states);
+  if (!hidden_) hidden_ = make(cfg_.hidden_states, "the hidden-state model");
   return *hidden_;
 }
 
 LlmBackend& LlmSession::embedder() {
   if (!cfg_.embedding.configured()) return llm();
-  if (!embedder_) embedder_ = make(cfg_.embedding);
+  if (!embedder_) embedder_ = make(cfg_.embedding, "the embedding model");
   return *embedder_;
 }
 

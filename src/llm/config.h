@@ -27,6 +27,9 @@ struct ModelConfig {
   LlamaOptions llama;
   OpenAiOptions openai;
   bool configured() const { return !backend.empty(); }
+  // Throws Error(usage) when the backend lacks what it needs (a model file, an endpoint), naming the flag
+  // and the config key; checked when the backend is made, after the flags were applied.
+  void validate(const std::string& role, const std::string& source) const;
 };
 
 struct LlmConfig {
@@ -37,12 +40,16 @@ struct LlmConfig {
   // (the paper uses one model for both; with two, steps are judged by one and projected by the other).
   ModelConfig hidden_states;
   std::string cache_path;  // empty = LlmCache::default_path()
+  // The python3 of the generation's syntax check (top-level "python"; generate/python_syntax.h), kept here
+  // because it lives in the same config file; the LLM layer does not use it.
+  std::string python;
   bool cache_read = true;  // --no-cache: fresh calls (results are still stored)
   std::string source;      // the file it was read from, if any
 
   // Reads the first config file found (or `path`); throws Error(bad_input) naming the problem.
   static LlmConfig load(const std::string& path = "");
-  void apply_json(const nlohmann::json& j);
+  // Unknown keys and values of the wrong type are errors (Error(bad_input) naming `file` and the key).
+  void apply_json(const nlohmann::json& j, const std::string& file = "config");
 };
 
 // The model flags every front end spells the same way (the CLI's "Model" group, the public API's
@@ -73,7 +80,7 @@ class LlmSession {
   Models models(const ModelNeeds& needs);
 
  private:
-  std::unique_ptr<LlmBackend> make(const ModelConfig& m);
+  std::unique_ptr<LlmBackend> make(const ModelConfig& m, const std::string& role);
   LlmConfig cfg_;
   std::shared_ptr<LlmCache> cache_;
   std::unique_ptr<LlmBackend> llm_, embedder_, hidden_;

@@ -19,6 +19,7 @@
 
 #include "llm/gguf_matrix.h"
 #include "llm/json_schema.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -201,7 +202,7 @@ class LlamaBackend : public LlmBackend {
       }
       if (llama_decode(gen_ctx_, b) != 0) {
         llama_batch_free(b);
-        throw Error(ExitCode::llm, "llama_decode failed while scoring a continuation");
+        decode_failed("while scoring a continuation");
       }
       for (size_t i : outs) {
         const float* logits = llama_get_logits_ith(gen_ctx_, static_cast<int32_t>(i - start));
@@ -228,6 +229,7 @@ class LlamaBackend : public LlmBackend {
                                                                 : empty_;
     int n_ctx = static_cast<int>(llama_n_ctx(emb_ctx_));
     for (const auto& text : r.texts) {
+      throw_if_interrupted("earlier LLM results are cached");
       auto toks = tokenize(prefix + text, true);
       if (static_cast<int>(toks.size()) > n_ctx) toks.resize(static_cast<size_t>(n_ctx));  // embedding models truncate
       if (toks.empty()) toks.push_back(llama_vocab_bos(vocab_));
@@ -243,7 +245,7 @@ class LlamaBackend : public LlmBackend {
       }
       int rc = llama_decode(emb_ctx_, b);
       llama_batch_free(b);
-      if (rc != 0) throw Error(ExitCode::llm, "llama_decode failed while embedding");
+      if (rc != 0) decode_failed("while embedding");
       const float* e = llama_get_embeddings_seq(emb_ctx_, 0);
       if (!e) throw Error(ExitCode::llm, "the model returned no pooled embedding");
       std::vector<float> v(e, e + dim_);
@@ -271,6 +273,20 @@ class LlamaBackend : public LlmBackend {
   }
 
  private:
+  static bool abort_on_interrupt(void*) { return interrupted(); }
+  struct SamplerFree {
+    void operator()(llama_sampler* s) const {
+      if (s) llama_sampler_free(s);
+    }
+  };
+  using SamplerPtr = std::unique_ptr<llama_sampler, SamplerFree>;
+
+  // llama_decode returned non-zero: aborted by Ctrl-C (the abort callback), or a real failure.
+  [[noreturn]] static void decode_failed(const char* where) {
+    throw_if_interrupted("earlier LLM results are cached");
+    throw Error(ExitCode::llm, std::string("llama_decode failed ") + where);
+  }
+
   void ensure_gen_ctx() {
     if (gen_ctx_) return;
     auto cp = llama_context_default_params();
@@ -282,6 +298,8 @@ class LlamaBackend : public LlmBackend {
     cp.no_perf = true;
     cp.cb_eval = eval_callback;
     cp.cb_eval_user_data = &capture_;
+    cp.abort_callback = abort_on_interrupt;  // Ctrl-C stops a long prompt between graph nodes
+    cp.abort_callback_data = nullptr;
     gen_ctx_ = llama_init_from_model(model_, cp);
     if (!gen_ctx_) throw Error(ExitCode::llm, "llama.cpp could not create a context (out of memory? lower ctx)");
   }
@@ -296,6 +314,8 @@ class LlamaBackend : public LlmBackend {
     cp.n_threads_batch = threads_;
     cp.embeddings = true;
     cp.no_perf = true;
+    cp.abort_callback = abort_on_interrupt;
+    cp.abort_callback_data = nullptr;
     // Models that declare a pooling (embedding models) use it; generative models are mean-pooled.
     cp.pooling_type = LLAMA_POOLING_TYPE_UNSPECIFIED;
     emb_ctx_ = llama_init_from_model(model_, cp);
@@ -366,17 +386,16 @@ class LlamaBackend : public LlmBackend {
     llama_memory_clear(llama_get_memory(gen_ctx_), true);
     capture_.active = false;
     capture_.rows.clear();
-    if (!decode_tokens(prompt, 0)) throw Error(ExitCode::llm, "llama_decode failed on the prompt");
+    if (!decode_tokens(prompt, 0)) decode_failed("on the prompt");
     auto sp = llama_sampler_chain_default_params();
     sp.no_perf = true;
-    llama_sampler* smpl = llama_sampler_chain_init(sp);
+    SamplerPtr chain(llama_sampler_chain_init(sp)), grammar_sampler;
+    llama_sampler* smpl = chain.get();
     llama_sampler* gram = nullptr;
     if (!grammar.empty()) {
-      gram = llama_sampler_init_grammar(vocab_, grammar.c_str(), "root");
-      if (!gram) {
-        llama_sampler_free(smpl);
-        throw Error(ExitCode::bad_input, "invalid grammar for constrained generation");
-      }
+      grammar_sampler.reset(llama_sampler_init_grammar(vocab_, grammar.c_str(), "root"));
+      gram = grammar_sampler.get();
+      if (!gram) throw Error(ExitCode::bad_input, "invalid grammar for constrained generation");
     }
     if (r.temperature <= 0) {
       llama_sampler_chain_add(smpl, llama_sampler_init_greedy());
@@ -390,7 +409,12 @@ class LlamaBackend : public LlmBackend {
     size_t pos = prompt.size();
     int budget = std::min(r.max_tokens, n_ctx - static_cast<int>(prompt.size()) - 1);
     g.finish_reason = "length";
+    struct CaptureOff {  // the eval callback stops capturing however the loop ends
+      HiddenCapture& c;
+      ~CaptureOff() { c.active = false; }
+    } capture_off{capture_};
     for (int i = 0; i < budget; ++i) {
+      throw_if_interrupted("LLM answers finished so far are cached; re-run to resume");
       llama_token t = gram ? sample_constrained(smpl, gram) : llama_sampler_sample(smpl, gen_ctx_, -1);
       if (llama_vocab_is_eog(vocab_, t)) {
         g.finish_reason = "stop";
@@ -400,12 +424,7 @@ class LlamaBackend : public LlmBackend {
       g.text += piece(t);
       // Feed the token back: this computes the next logits and, when capturing, this token's state.
       std::vector<llama_token> one{t};
-      if (!decode_tokens(one, pos)) {
-        llama_sampler_free(smpl);
-        if (gram) llama_sampler_free(gram);
-        capture_.active = false;
-        throw Error(ExitCode::llm, "llama_decode failed during generation (context full?)");
-      }
+      if (!decode_tokens(one, pos)) decode_failed("during generation (context full?)");
       ++pos;
       bool stopped = false;
       for (const auto& s : r.stop) {
@@ -419,8 +438,6 @@ class LlamaBackend : public LlmBackend {
         break;
       }
     }
-    llama_sampler_free(smpl);
-    if (gram) llama_sampler_free(gram);
     capture_.active = false;
     g.completion_tokens = static_cast<int>(g.tokens.size());
     if (r.hidden_states) {

@@ -40,6 +40,23 @@ void LlmUsage::add(const LlmUsage& o) {
   for (const auto& [k, r] : o.by_purpose) by_purpose[k] += r;
 }
 
+LlmUsage LlmUsage::since(const LlmUsage& earlier) const {
+  LlmUsage out;
+  for (const auto& [k, r] : by_purpose) {
+    Row d = r;
+    if (auto it = earlier.by_purpose.find(k); it != earlier.by_purpose.end()) {
+      d.calls -= it->second.calls;
+      d.cached -= it->second.cached;
+      d.prompt_tokens -= it->second.prompt_tokens;
+      d.completion_tokens -= it->second.completion_tokens;
+      d.embedded_texts -= it->second.embedded_texts;
+      d.seconds -= it->second.seconds;
+    }
+    if (d.calls != 0 || d.embedded_texts != 0) out.by_purpose[k] = d;
+  }
+  return out;
+}
+
 json LlmUsage::to_json() const {
   json j = json::object();
   for (const auto& [k, r] : by_purpose) j[k.empty() ? "untagged" : k] = row_json(r);

@@ -22,7 +22,9 @@ struct LlmUsage {
   };
   std::map<std::string, Row> by_purpose;  // "" = untagged
   Row total() const;
-  void add(const LlmUsage& o);     // row by row, by purpose
+  void add(const LlmUsage& o);  // row by row, by purpose
+  // The work done since `earlier` (a snapshot of the same meter): row by row, rows left at zero dropped.
+  LlmUsage since(const LlmUsage& earlier) const;
   nlohmann::json to_json() const;  // {purpose: {...}, "total": {...}}
 };
 

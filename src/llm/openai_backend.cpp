@@ -91,6 +91,7 @@ class OpenAiBackend : public LlmBackend {
     Capabilities c;
     c.hidden_states = false;
     c.grammar = true;  // llama-server and vLLM accept grammars / JSON schemas
+    c.parallel = std::max(1, o_.concurrency);
     return c;
   }
 

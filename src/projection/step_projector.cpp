@@ -5,6 +5,9 @@
 
 namespace repoctx {
 
+// A budget no context window reaches: the backend stops at the end of the answer or of its context.
+constexpr int kUntilEndOfAnswer = 1 << 20;
+
 StepProjector::StepProjector(LlmBackend& model, const ReasoningSubspace& subspace, StepProjectionOptions o)
     : m_(model), s_(subspace), o_(o) {
   if (!model.capabilities().hidden_states)
@@ -21,7 +24,7 @@ GenerateRequest StepProjector::request(const std::string& description, const std
   GenerateRequest r;
   r.purpose = "project_step";
   r.messages = render_prompt(t, {{"description", description}, {"snippet", snippet}});
-  r.max_tokens = o_.max_tokens;
+  r.max_tokens = o_.max_tokens > 0 ? o_.max_tokens : kUntilEndOfAnswer;
   r.temperature = 0.0;
   r.hidden_states = true;
   r.hidden_pool = "mean";

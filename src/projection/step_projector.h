@@ -14,7 +14,9 @@
 namespace repoctx {
 
 struct StepProjectionOptions {
-  int max_tokens = 128;  // response length whose states are pooled
+  // Response tokens whose states are pooled; 0 = all of them, until the model ends its answer (the paper),
+  // bounded only by the context window.
+  int max_tokens = 0;
 };
 
 class StepProjector {

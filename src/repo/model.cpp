@@ -107,4 +107,11 @@ std::string mask_body(const std::string& source, const Entity& e) {
   return out;
 }
 
+bool is_test_path(const std::string& path) {
+  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  return path.find("tests/") != std::string::npos || path.find("test/") != std::string::npos ||
+         path.find("testing/") != std::string::npos || starts_with(base, "test_") || ends_with(base, "_test.py") ||
+         base == "conftest.py";
+}
+
 }  // namespace repoctx

@@ -13,6 +13,9 @@ namespace repoctx {
 enum class Language { python, java, unknown };
 const char* language_name(Language l);
 Language language_from_path(const std::string& path);
+// A test file by the usual conventions: under tests/, test/ or testing/, named test_*.py, *_test.py or
+// conftest.py (Java's src/test/ included).
+bool is_test_path(const std::string& path);
 
 enum class EntityKind {
   // Python (the contract tests/oracle/ast_entities.py checks against Python's ast)

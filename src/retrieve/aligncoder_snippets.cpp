@@ -8,12 +8,14 @@
 
 #include <unordered_set>
 
+#include "retrieve/aligncoder/codebase.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
 
 namespace repoctx {
 
-std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden) {
+std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden,
+                                                   int before_line) {
   const auto& g = e.graph();
   const auto& v = e.view();
   const auto& ents = v.entities();
@@ -46,13 +48,14 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
   };
   for (const Import& im : v.imports(file)) {
     if (im.name.empty() || im.star) continue;  // AlignCoder: class, method and function imports
+    if (before_line > 0 && im.line >= before_line) continue;
     if (hidden && hidden->file == file && im.scope >= 0 && v.is_within(fr.first_entity + im.scope, hidden->entity))
       continue;
-    std::string target = g.import_module(file, im);
-    auto mf = v.file_by_module(target);
-    if (!mf) continue;  // standard library and third-party imports are filtered out (eq. 17)
-    Resolution r = g.module_member(*mf, im.name);
-    if (r.kind != Resolution::Kind::entity || !seen.insert(r.entity).second) continue;
+    // Standard library and third-party imports resolve to nothing in the repository (eq. 17).
+    Resolution r = g.import_target(file, im);
+    if (r.kind != Resolution::Kind::entity) continue;
+    if (before_line > 0 && ents[r.entity].file == file) continue;
+    if (!seen.insert(r.entity).second) continue;
     const EntityRec& en = ents[r.entity];
     if (is_type(en.kind))
       class_snippet(r.entity);
@@ -73,9 +76,18 @@ class AlignCoderSnippets : public Retriever {
   std::string name() const override { return "aligncoder-snippets"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
+    if (q.cursor) {  // III-B's coarse retrieval for a completion: the unfinished code's window as the query
+      const CursorContext& cc = *q.cursor;
+      std::string text = q.text.empty() ? query_window(cc.unfinished, o_.completion.query_lines) : q.text;
+      std::vector<Hit> hits;
+      for (const auto& it : coarse_retrieve(e_, cc, text, o_.completion.dependency_snippets != 0, q.top_k))
+        hits.push_back(item_hit(e_, cc, it));
+      return hits;
+    }
     if (!q.target)
       throw Error(ExitCode::usage,
-                  "aligncoder-snippets needs --target (its file's imports give the dependency snippets)");
+                  "aligncoder-snippets needs --target or a cursor (--file F --line N): the file's imports give the "
+                  "dependency snippets");
     auto ctxp = context_of(e_, q);
     const TargetContext& ctx = *ctxp;
     auto deps = dependency_snippets(e_, q.target->file, &ctx.hidden);

@@ -16,6 +16,9 @@ struct DependencySnippet {
   std::vector<int> entities;  // the entities it summarises
 };
 
-std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden = nullptr);
+// `before_line` > 0 (a completion cursor): only the imports that start before that line, and only entities
+// of other files (the file itself is the query side).
+std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden = nullptr,
+                                                   int before_line = 0);
 
 }  // namespace repoctx

@@ -50,6 +50,7 @@ class Bm25Index {
   void attach(const PostingsView& lists, std::function<const TermVec&(int)> doc_terms);
 
   size_t num_docs() const { return static_cast<size_t>(v_.n_docs); }
+  uint32_t doc_freq(uint64_t term) const { return df(term); }  // documents containing the term
   double avgdl() const { return v_.n_docs ? static_cast<double>(v_.total_len) / static_cast<double>(v_.n_docs) : 0.0; }
 
   // Scores every document containing a query term. `allowed` (optional, size = number of ids) restricts

@@ -2,34 +2,88 @@
 
 #include <algorithm>
 
+#include "retrieve/study/strategies.h"
 #include "util/error.h"
 
 namespace repoctx {
 
+namespace {
+
+// The context-retrieval study's grid: ReAct agents (BM25 tool or ACR's APIs x CL/TC/SR), and ACR itself.
+void add_study_strategies(std::vector<RetrieverInfo>& r) {
+  ModelNeeds llm;
+  llm.llm = true;
+  for (std::string tools : {"bm25", "acr"})
+    for (std::string crit : {"cl", "tc", "sr"}) {
+      std::string what = tools == "bm25" ? "a BM25 search tool" : "AutoCodeRover's search APIs";
+      std::string stop = crit == "cl"   ? "until the context holds 500 tokens (CL)"
+                         : crit == "tc" ? "until its first answer without a tool call (TC)"
+                                        : "until an answer that a self-reflection call judges sufficient (SR)";
+      r.push_back({"react-" + tools + "-" + crit,
+                   "context-retrieval study: ReAct agent with " + what + " and add_to_context, " + stop, llm,
+                   [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
+                     return make_react_study(e, m, o, tools, crit);
+                   },
+                   "1 for every line range in the context the agent gathered (listed by file and line)"});
+    }
+  r.push_back({"acr",
+               "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
+               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)"});
+}
+
+}  // namespace
+
 const std::vector<RetrieverInfo>& retriever_registry() {
-  ModelNeeds none, embedder, optional_embedder, procedural;
+  ModelNeeds none, embedder, optional_embedder, procedural, sampler, llm;
   embedder.embedder = true;
+  sampler.llm = sampler.embedder_optional = true;
+  llm.llm = true;
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
-  static const std::vector<RetrieverInfo> reg = {
-      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse},
-      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file},
-      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense},
-      {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid},
-      {"imports",
-       "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
-       "embedder); ProjAgent 4.3",
-       optional_embedder, make_imports},
-      {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
-       make_structural},
-      {"procedural",
-       "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
-       "confirmation (needs an LLM with hidden states)",
-       procedural, make_procedural},
-      {"aligncoder-snippets", "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A", none,
-       make_aligncoder_snippets},
-  };
+  static const std::vector<RetrieverInfo> reg = [&] {
+    std::vector<RetrieverInfo> r = {
+        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse, "BM25 score"},
+        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file, "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
+        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense, "cosine similarity of the embeddings"},
+        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid, "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
+        {"imports",
+         "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
+         "embedder); ProjAgent 4.3",
+         optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
+        {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
+         make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
+        {"procedural",
+         "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
+         "confirmation (needs an LLM with hidden states)",
+         procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
+        {"aligncoder-snippets",
+         "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A (the coarse retrieval of "
+         "III-B for a cursor)",
+         none, make_aligncoder_snippets, "BM25 score"},
+        // Completion methods (AlignCoder and its IV-B baselines): they retrieve for a cursor.
+        {"aligncoder",
+         "AlignCoder: enhanced query (unfinished code + sampled candidates) re-ranked by the trained AlignRetriever "
+         "over base + dependency snippets (needs an LLM to sample; candidates=none|oracle do not)",
+         sampler, make_aligncoder, "the AlignRetriever encoder's similarity of the enhanced query to the snippet"},
+        {"rlcoder", "RLCoder: BM25 candidates of the unfinished code re-ranked by a trained retriever",
+         optional_embedder, make_rlcoder, "the trained retriever's similarity of the unfinished code to the snippet"},
+        {"reacc", "ReACC: hybrid 0.5 norm(BM25) + 0.5 norm(dense) for the unfinished code", optional_embedder,
+         make_reacc, "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; BM25 alone without an embedder"},
+        {"repocoder",
+         "RepoCoder: iterative retrieval and generation, the completion appended to the query (needs an LLM)", llm,
+         make_repocoder, "BM25 score of the last round's query"},
+        {"in-file", "BM25 over the completed file's own snippets above what the prompt shows", none, make_in_file,
+         "BM25 score"},
+        {"no-retrieval", "no context: the unfinished code alone", none, make_no_retrieval, "(no hits)"},
+        {"study-bm25",
+         "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
+         "holds 500 tokens (--query: the request)",
+         none, make_study_bm25, "BM25 score of the chunk"},
+    };
+    add_study_strategies(r);
+    return r;
+  }();
   return reg;
 }
 
@@ -41,14 +95,49 @@ const RetrieverInfo& retriever_info(const std::string& name) {
   throw Error(ExitCode::usage, "unknown strategy '" + name + "' (available: " + names + ")");
 }
 
+ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt) {
+  ModelNeeds n = retriever_info(name).needs;
+  // AlignCoder samples its candidates with the LLM only when they are not given (oracle) or not wanted.
+  if (name == "aligncoder" && opt.completion.candidates != "sample") n.llm = false;
+  return n;
+}
+
 std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models,
                                           const RetrieverOptions& opt) {
   const RetrieverInfo& info = retriever_info(name);
+  ModelNeeds needs = retriever_needs(name, opt);
   std::string who = "the " + name + " strategy";
-  if (info.needs.llm) models.need_llm(who);
-  if (info.needs.embedder) models.need_embedder(who);
-  if (info.needs.hidden) models.need_hidden(who);
+  if (needs.llm) models.need_llm(who);
+  if (needs.embedder) models.need_embedder(who);
+  if (needs.hidden) models.need_hidden(who);
   return info.make(engine, models, opt);
+}
+
+RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop) {
+  const int want = q.top_k;
+  for (int fetch = want > 0 ? want * 4 + 50 : 0;; fetch *= 4) {
+    q.top_k = fetch;
+    RetrievalResult res = r.run(q);
+    size_t got = res.hits.size();
+    std::vector<Hit> kept;
+    std::vector<size_t> new_index(got, static_cast<size_t>(-1));
+    for (size_t i = 0; i < got && (want <= 0 || static_cast<int>(kept.size()) < want); ++i)
+      if (!drop(res.hits[i])) {
+        new_index[i] = kept.size();
+        kept.push_back(std::move(res.hits[i]));
+      }
+    // Enough kept, everything fetched, or the strategy has no more to give.
+    if (want <= 0 || static_cast<int>(kept.size()) >= want || static_cast<int>(got) < fetch || fetch == 0) {
+      for (auto& st : res.plan) {
+        std::vector<size_t> h;
+        for (size_t i : st.hits)
+          if (i < got && new_index[i] != static_cast<size_t>(-1)) h.push_back(new_index[i]);
+        st.hits = std::move(h);
+      }
+      res.hits = std::move(kept);
+      return res;
+    }
+  }
 }
 
 RetrievalResult Retriever::run(const RetrievalQuery& q) {

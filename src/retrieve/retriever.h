@@ -15,10 +15,14 @@
 
 #include "llm/metered.h"
 #include "llm/models.h"
+#include "retrieve/aligncoder/params.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
+#include "retrieve/study/params.h"
 
 namespace repoctx {
+
+struct CursorContext;  // retrieve/aligncoder/codebase.h
 
 struct RetrievalQuery {
   std::optional<TargetRef> target;  // retrieval for this function, its body hidden
@@ -27,6 +31,17 @@ struct RetrievalQuery {
   // The target's hidden-body context, built once by the caller when it sends several queries for one
   // target (generation: one per step); null = built by the strategy when it needs it.
   std::shared_ptr<const TargetContext> context;
+  // Entity indices of the benchmark's other target functions (`evaluate`: every task of the repository).
+  // ProjAgent's pools never hold them: procedural (ProjAgent 4.1: not decomposed, not accepted from the
+  // agent, so never expanded; they also rank their files first in function selection) and semantic
+  // (`imports`). The REPOCOD baselines ignore them: REPOCOD hides only the task's own body.
+  std::vector<int> benchmark_targets;
+  // A completion cursor (AlignCoder and the IV-B baselines): the unfinished code is the file before it,
+  // and the text after it is absent (make_cursor_context).
+  std::shared_ptr<const CursorContext> cursor;
+  // Candidate completions the caller gives (the ground truth as an LLM-free upper bound): an enhanced
+  // query uses them instead of sampling.
+  std::vector<std::string> completions;
 };
 
 // The context of q's target: q.context when set, else built now; null without a target.
@@ -56,6 +71,8 @@ struct RetrieverOptions {
   ProceduralParams procedural;      // procedural: every threshold and budget (paper defaults)
   std::string trace_path;           // procedural: write the JSON trace of every stage here
   std::string rq2_pairs_path;       // procedural: append RQ2 pairs (JSONL) here
+  StudyParams study;                // the context-retrieval study's strategies: every constant
+  CompletionParams completion;      // aligncoder, reacc, rlcoder, repocoder, in-file
 };
 
 // A step of the plan a strategy made for the target (procedural: the target's decomposition), with the
@@ -74,6 +91,7 @@ struct RetrievalResult {
   std::vector<PlanStep> plan;
   nlohmann::json trace;  // null when the strategy keeps none
   LlmUsage usage;
+  std::string empty_reason;  // why there is no hit, when the strategy can say ("no grounded context step: ...")
 };
 
 class Retriever {
@@ -92,6 +110,7 @@ struct RetrieverInfo {
   std::string description;
   ModelNeeds needs;
   RetrieverFactory make;
+  std::string score;  // what a hit's score means (scores of different strategies are not comparable)
 };
 
 // Throws Error(usage) listing the valid names when `name` is unknown, and naming the missing model when
@@ -99,6 +118,12 @@ struct RetrieverInfo {
 std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models = {},
                                           const RetrieverOptions& opt = {});
 const RetrieverInfo& retriever_info(const std::string& name);  // throws like make_retriever
+
+// Runs `q` and drops the hits `drop` rejects, fetching more than top_k so that top_k remain when the
+// strategy had them (e.g. `retrieve --exclude-tests`).
+RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop);
+// The roles a strategy needs with these options (aligncoder needs no LLM when its candidates are given).
+ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt);
 const std::vector<RetrieverInfo>& retriever_registry();
 
 // Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities
@@ -120,5 +145,12 @@ std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const Models&
 std::unique_ptr<Retriever> make_dense(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_hybrid(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_procedural(const Engine&, const Models&, const RetrieverOptions&);
+// Completion methods (retrieve/aligncoder/retrievers.cpp): they need RetrievalQuery::cursor.
+std::unique_ptr<Retriever> make_aligncoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_reacc(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_rlcoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_repocoder(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_in_file(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_no_retrieval(const Engine&, const Models&, const RetrieverOptions&);
 
 }  // namespace repoctx

@@ -5,5 +5,6 @@
 namespace repoctx {
 
 double peak_rss_mb();
+double current_rss_mb();  // resident memory now (VmRSS)
 
 }  // namespace repoctx

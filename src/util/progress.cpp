@@ -6,10 +6,12 @@
 
 namespace repoctx {
 
-Progress::Progress(std::string label, uint64_t total, bool enabled)
+Progress::Progress(std::string label, uint64_t total, bool enabled, uint64_t total_bytes)
     : label_(std::move(label)),
       total_(total),
-      enabled_(enabled && isatty(STDERR_FILENO)),
+      total_bytes_(total_bytes),
+      enabled_(enabled),
+      tty_(isatty(STDERR_FILENO)),
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
@@ -22,7 +24,7 @@ void Progress::add(uint64_t n, uint64_t bytes) {
   done_ += n;
   bytes_ += bytes;
   auto now = std::chrono::steady_clock::now();
-  if (now - last_draw_ > std::chrono::milliseconds(100)) {
+  if (now - last_draw_ > (tty_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(10000))) {
     last_draw_ = now;
     draw(false);
   }
@@ -32,22 +34,39 @@ void Progress::finish() {
   std::lock_guard lock(mu_);
   if (finished_) return;
   finished_ = true;
-  draw(true);
+  // A non-terminal gets a closing line only for a stage that printed progress lines before.
+  if (tty_ || last_draw_ != start_) draw(true);
+}
+
+double Progress::eta_seconds() const {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double frac = total_bytes_ > 0 ? static_cast<double>(bytes_) / static_cast<double>(total_bytes_)
+                : total_ > 0     ? static_cast<double>(done_) / static_cast<double>(total_)
+                                 : 1.0;
+  if (secs < 1.0 || frac < 0.02) return -1;
+  return frac >= 1.0 ? 0.0 : secs * (1.0 - frac) / frac;
 }
 
 void Progress::draw(bool final) {
   if (!enabled_) return;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double frac = total_ ? static_cast<double>(done_) / static_cast<double>(total_) : 1.0;
-  int width = 30, filled = static_cast<int>(frac * width);
-  std::string bar(static_cast<size_t>(filled), '#');
-  bar.append(static_cast<size_t>(width - filled), '.');
-  double rate = secs > 0 ? static_cast<double>(done_) / secs : 0;
-  double eta = rate > 0 && total_ > done_ ? static_cast<double>(total_ - done_) / rate : 0;
-  std::fprintf(stderr, "\r%s [%s] %llu/%llu  %.1f MB  %.0f/s  eta %.0fs   ", label_.c_str(), bar.c_str(),
-               static_cast<unsigned long long>(done_), static_cast<unsigned long long>(total_),
-               static_cast<double>(bytes_) / 1e6, rate, eta);
-  if (final) std::fputc('\n', stderr);
+  double eta = eta_seconds();
+  char eta_text[32] = "";
+  if (!final && eta >= 0) std::snprintf(eta_text, sizeof eta_text, "  eta %.0fs", eta);
+  char mb[32] = "";
+  if (bytes_ > 0) std::snprintf(mb, sizeof mb, "  %.1f MB", static_cast<double>(bytes_) / 1e6);
+  if (tty_) {
+    int width = 30, filled = static_cast<int>(frac * width);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.append(static_cast<size_t>(width - filled), '.');
+    std::fprintf(stderr, "\r%s [%s] %llu/%llu%s  %.1fs%s   ", label_.c_str(), bar.c_str(),
+                 static_cast<unsigned long long>(done_), static_cast<unsigned long long>(total_), mb, secs, eta_text);
+    if (final) std::fputc('\n', stderr);
+  } else {
+    std::fprintf(stderr, "%s: %llu/%llu%s  %.0fs%s\n", label_.c_str(), static_cast<unsigned long long>(done_),
+                 static_cast<unsigned long long>(total_), mb, secs, eta_text);
+  }
   std::fflush(stderr);
 }
 

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
 #include <cstring>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -19,48 +22,88 @@ extern char** environ;
 
 namespace repoctx {
 
-CommandResult run_command(const std::string& command, const std::string& cwd, const std::vector<std::string>& env_extra,
-                          const std::string& log_path, const CommandLimits& lim, const std::atomic<bool>* stop,
-                          const std::function<void(int)>& on_start) {
-  // Everything the child needs is prepared before fork: after it only async-signal-safe calls are made.
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e; ++e) env_store.emplace_back(*e);
-  for (const auto& kv : env_extra) env_store.push_back(kv);
-  std::vector<char*> envp;
-  for (auto& s : env_store) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::string sh = "/bin/sh", dash_c = "-c", cmd = command;
-  char* argv[] = {sh.data(), dash_c.data(), cmd.data(), nullptr};
-  int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw Error(ExitCode::bad_input, "cannot write the test log '" + log_path + "'");
-  rlimit mem{}, cpu{};
-  mem.rlim_cur = mem.rlim_max = lim.memory_mb > 0 ? static_cast<rlim_t>(lim.memory_mb) << 20 : RLIM_INFINITY;
+namespace {
+
+// Everything the child needs, prepared before fork: after it only async-signal-safe calls are made.
+struct ChildPlan {
+  std::vector<std::string> arg_store, env_store;
+  std::vector<char*> argv, envp;
+  rlimit mem{}, cpu{}, fsize{};
+  int log_fd = -1, cgroup_fd = -1;
+  pid_t parent = 0;
+  std::string cwd;
+};
+
+void plan_environment(ChildPlan& p, const std::vector<std::string>& extra) {
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    bool replaced = false;
+    for (const auto& x : extra) {
+      auto eq = x.find('=');
+      if (eq != std::string::npos && kv.compare(0, eq + 1, x, 0, eq + 1) == 0) replaced = true;
+    }
+    if (!replaced) p.env_store.push_back(std::move(kv));
+  }
+  for (const auto& kv : extra) p.env_store.push_back(kv);
+  for (auto& s : p.env_store) p.envp.push_back(s.data());
+  p.envp.push_back(nullptr);
+}
+
+void plan_limits(ChildPlan& p, const CommandLimits& lim) {
+  p.mem.rlim_cur = p.mem.rlim_max = lim.memory_mb > 0 ? static_cast<rlim_t>(lim.memory_mb) << 20 : RLIM_INFINITY;
   rlim_t cpu_s = static_cast<rlim_t>(lim.cpu_s > 0 ? lim.cpu_s : static_cast<int64_t>(lim.timeout_s) + 10);
-  cpu.rlim_cur = cpu_s;
-  cpu.rlim_max = cpu_s + 5;
+  p.cpu.rlim_cur = cpu_s;
+  p.cpu.rlim_max = cpu_s + 5;
+  p.fsize.rlim_cur = p.fsize.rlim_max =
+      lim.file_size_mb > 0 ? static_cast<rlim_t>(lim.file_size_mb) << 20 : RLIM_INFINITY;
+}
+
+[[noreturn]] void exec_child(const ChildPlan& p) {
+  // Its own session (and so process group): no controlling terminal, and under the kernel's autogroup
+  // scheduling the same CPU share whether or not bubblewrap (--new-session) wraps it.
+  ::setsid();
+  // SIGKILL when the runner dies, however it dies; a runner already gone by now means the same.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != p.parent) ::_exit(137);
+  if (p.cgroup_fd >= 0 && ::write(p.cgroup_fd, "0", 1) != 1) ::_exit(126);
+  ::setrlimit(RLIMIT_AS, &p.mem);
+  ::setrlimit(RLIMIT_CPU, &p.cpu);
+  ::setrlimit(RLIMIT_FSIZE, &p.fsize);
+  rlimit core{0, 0};
+  ::setrlimit(RLIMIT_CORE, &core);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, 0);
+  ::dup2(p.log_fd, 1);
+  ::dup2(p.log_fd, 2);
+  if (!p.cwd.empty() && ::chdir(p.cwd.c_str()) != 0) ::_exit(126);
+  ::execve(p.argv[0], p.argv.data(), p.envp.data());
+  ::_exit(127);
+}
+
+}  // namespace
+
+CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
+                          const std::atomic<bool>* stop) {
+  if (argv.empty()) throw Error(ExitCode::failure, "run_limited: empty argv");
+  ChildPlan p;
+  p.arg_store = argv;
+  for (auto& a : p.arg_store) p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
+  plan_environment(p, setup.env_extra);
+  plan_limits(p, lim);
+  p.cwd = setup.cwd;
+  p.cgroup_fd = setup.cgroup_procs_fd;
+  p.parent = ::getpid();
+  p.log_fd = ::open(setup.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (p.log_fd < 0) throw Error(ExitCode::bad_input, "cannot write the test log '" + setup.log_path + "'");
   auto t0 = std::chrono::steady_clock::now();
   pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(log_fd);
+    ::close(p.log_fd);
     throw Error(ExitCode::failure, "fork failed for the test command");
   }
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    ::setrlimit(RLIMIT_AS, &mem);
-    ::setrlimit(RLIMIT_CPU, &cpu);
-    rlimit core{0, 0};
-    ::setrlimit(RLIMIT_CORE, &core);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(log_fd, 1);
-    ::dup2(log_fd, 2);
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    ::execve(argv[0], argv, envp.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  ::setpgid(pid, pid);  // also here: no race with the child's own call
-  if (on_start) on_start(pid);
+  if (pid == 0) exec_child(p);
+  ::close(p.log_fd);
   CommandResult r;
   int status = 0;
   for (;;) {
@@ -69,13 +112,13 @@ CommandResult run_command(const std::string& command, const std::string& cwd, co
     double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     bool over = el > lim.timeout_s, stopped = stop && stop->load();
     if (over || stopped) {
-      ::kill(-pid, SIGKILL);
+      if (::kill(-pid, SIGKILL) != 0) ::kill(pid, SIGKILL);  // before its setsid the child is alone
       ::waitpid(pid, &status, 0);
       r.timed_out = over && !stopped;
       r.interrupted = stopped;
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ::kill(-pid, SIGKILL);  // what the command left running in its group
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -157,6 +200,25 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
   r.exit_code = wait_process(pid, &r.cpu_seconds);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
+}
+
+std::string find_program(const std::string& name) {
+  auto executable = [](const std::string& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) return executable(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t at = 0;
+  while (at <= dirs.size()) {
+    size_t colon = dirs.find(':', at);
+    std::string dir = dirs.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
+    if (!dir.empty() && executable(dir + "/" + name)) return dir + "/" + name;
+    if (colon == std::string::npos) break;
+    at = colon + 1;
+  }
+  return "";
 }
 
 }  // namespace repoctx

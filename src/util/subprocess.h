@@ -1,20 +1,23 @@
-// A shell command run for the evaluation runner (the tests of a task), in its own process group, with a
-// wall-clock timeout and resource limits; the whole group is killed on timeout or interrupt. Hand-written
-// on fork/exec because the limits must be set in the child before exec (setrlimit, setpgid), which
-// posix_spawn cannot do and no Debian-packaged C++ process library offers with process-group kills.
+// Child processes, always from an argv (no shell is ever started here on a string of ours).
+// run_limited runs one command for the evaluation runner (the tests of a task) in its own process group, with a
+// wall-clock timeout and resource limits, killing the whole group on timeout or interrupt. Hand-written on
+// fork/exec because the limits must be set in the child before exec (setrlimit, setpgid, joining a cgroup,
+// the parent-death signal), which posix_spawn cannot do and no Debian-packaged C++ process library offers.
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace repoctx {
 
 struct CommandLimits {
-  double timeout_s = 600;    // wall clock; the process group is killed after it
-  int64_t memory_mb = 8192;  // RLIMIT_AS of the command (0 = none)
-  int64_t cpu_s = 0;         // RLIMIT_CPU (0 = timeout_s + 10)
+  double timeout_s = 600;       // wall clock; the process group is killed after it
+  int64_t memory_mb = 8192;     // RLIMIT_AS of each process (0 = none)
+  int64_t cpu_s = 0;            // RLIMIT_CPU (0 = timeout_s + 10)
+  int64_t file_size_mb = 1024;  // RLIMIT_FSIZE: the largest file a process may write (0 = none)
+  int64_t processes = 512;      // processes of one run; enforced by the sandbox (util/sandbox.h), not by rlimit here
 };
 
 struct CommandResult {
@@ -24,12 +27,18 @@ struct CommandResult {
   double seconds = 0;
 };
 
-// Runs `/bin/sh -c command` in `cwd` with `env_extra` ("NAME=value" entries added to the environment),
-// stdout and stderr to `log_path`. `on_start(pgid)` is called once the group exists (the runner records it
-// so that a guard can kill it if the runner itself dies).
-CommandResult run_command(const std::string& command, const std::string& cwd, const std::vector<std::string>& env_extra,
-                          const std::string& log_path, const CommandLimits& lim, const std::atomic<bool>* stop,
-                          const std::function<void(int)>& on_start = {});
+struct ProcessSetup {
+  std::string cwd;                     // empty: this process's
+  std::vector<std::string> env_extra;  // "NAME=value" entries added to (or replacing in) the environment
+  std::string log_path;                // stdout and stderr go here
+  int cgroup_procs_fd = -1;            // >= 0: the child writes itself into this cgroup.procs before exec
+};
+
+// Runs argv (argv[0] an absolute path) with `setup` and `lim`, in its own session and process group (no
+// controlling terminal), stdin from /dev/null.
+// The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), however it dies. Polls `stop` (SIGINT/SIGTERM).
+CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
+                          const std::atomic<bool>* stop);
 
 // Starts argv (argv[0] a path) as a child in this process group (a terminal's Ctrl-C reaches it too),
 // inheriting stdio; returns its pid. Throws Error(failure) when fork fails.
@@ -57,5 +66,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
 // Waits for a child started by start_process; its exit code (128 + signal when killed by one) and, when
 // asked, its user + system CPU seconds.
 int wait_process(int pid, double* cpu_seconds = nullptr);
+
+// The first executable file named `name` in $PATH (or `name` itself when it holds a '/'); "" when none.
+std::string find_program(const std::string& name);
 
 }  // namespace repoctx

@@ -23,14 +23,23 @@ TempDir::TempDir(const std::string& prefix) {
   path_ = buf.data();
 }
 
-TempDir::~TempDir() {
+void remove_tree(const fs::path& path) {
   std::error_code ec;
+  if (fs::is_symlink(path, ec) || !fs::is_directory(path, ec)) {
+    fs::remove(path, ec);
+    return;
+  }
   // A test may have made parts read-only: make them removable first.
-  for (auto it = fs::recursive_directory_iterator(path_, fs::directory_options::skip_permission_denied, ec);
+  fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ec);
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
-    if (it->is_directory(ec)) fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
-  fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
-  fs::remove_all(path_, ec);
+    if (!it->is_symlink(ec) && it->is_directory(ec))
+      fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path, ec);
+}
+
+TempDir::~TempDir() {
+  remove_tree(path_);
 }
 
 void TempDir::write(const std::string& rel, const std::string& content) const {

@@ -7,6 +7,10 @@
 
 namespace repoctx {
 
+// Removes `path` and everything below it, first giving the owner access to folders a test made read-only.
+// Never follows symlinks. Errors are ignored (what cannot be removed stays).
+void remove_tree(const std::filesystem::path& path);
+
 class TempDir {
  public:
   // Under $TMPDIR (else /tmp), named <prefix>XXXXXX; throws Error(failure) when it cannot be made.

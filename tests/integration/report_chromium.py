@@ -190,7 +190,7 @@ def main():
     ap.add_argument("repo")
     a = ap.parse_args()
     if not os.path.exists(a.chromium):
-        raise Failure(f"{a.chromium} is missing: run scripts/setup.sh --test-tools (Debian's chromium)")
+        raise Failure(f"{a.chromium} is missing: run scripts/setup.sh --python-libs (Debian's chromium)")
     ck = Checker()
     with TempDir("repoctx-report-") as work:
         retr, gen = make_traces(a.repoctx, a.repo, work)

@@ -2,8 +2,11 @@
 """The REPOCOD-style runner (`repoctx evaluate`) end to end on a copy of Debian's python3-colorama (a real
 package that ships its tests): the LLM-free gold and stub methods pass and fail as they must; results are
 resumable, shardable, parallel (--jobs), REPOCOD's task format loads; make-tasks builds tasks from the package's
-own tests and validates them; the tiny random model's gibberish is reported as a failure; and SIGKILL or SIGINT of the runner in the middle of a test run leaves every file as it was (the
-guard process restores it). Every check compares the hashes of all files of the copy."""
+own tests and validates them; the tiny random model's gibberish is reported as a failure; SIGKILL or SIGINT of
+the runner in the middle of a test run leaves every file as it was (the tests run on a scratch copy: the user's
+tree is never edited, not even for a moment); shards come from a Slurm array's or a Kubernetes Indexed Job's
+variables. Every check compares the hashes of all files of the copy. (Hostile bodies, kill -9 of the whole
+process group: sandbox_e2e.py; a real Slurm cluster: slurm_array.py.)"""
 import argparse
 import hashlib
 import json
@@ -41,6 +44,10 @@ def write_tasks(path, repo, test_command):
                                 "test_command": test_command}) + "\n")
 
 
+# In the sleeping test command: tells this run's processes from those of another run of this test on the machine.
+MARKER = f"repoctx-runner-e2e-{os.getpid()}"
+
+
 def sleeping_tests():
     """PIDs of leftover test commands (read from /proc: procps may not be installed)."""
     out = []
@@ -48,7 +55,7 @@ def sleeping_tests():
         if pid.isdigit():
             try:
                 with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    if b"time.sleep(120)" in f.read():
+                    if MARKER.encode() in f.read():
                         out.append(pid)
             except OSError:
                 pass
@@ -102,7 +109,7 @@ def make_tasks(ck, binary, repo, work, before):
 
 def kill_mid_task(ck, binary, repo, work, sig, before):
     tasks = os.path.join(work, f"slow-{sig}.jsonl")
-    write_tasks(tasks, repo, f"{PY} -c 'import time; time.sleep(120)'")
+    write_tasks(tasks, repo, f"{PY} -c 'import time; time.sleep(120)' {MARKER}")
     out = os.path.join(work, f"out-kill-{sig}")
     target = os.path.join(repo, "colorama", "ansi.py")
     with open(target, "rb") as f:
@@ -110,25 +117,120 @@ def kill_mid_task(ck, binary, repo, work, sig, before):
     p = subprocess.Popen([binary, "evaluate", tasks, "--methods", "stub", "--out", out, "-q"],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 120
-    while time.time() < deadline:
+    edited = False
+    while time.time() < deadline and not sleeping_tests():
         with open(target, "rb") as f:
-            if f.read() != original:
-                break
+            edited |= f.read() != original
         time.sleep(0.05)
-    else:
+    if not sleeping_tests():
         p.kill()
-        raise Failure("the runner never wrote the stub into the file")
-    time.sleep(0.5)  # the test command is running now
+        raise Failure("the test command never started: " + tail(p.stderr.read().decode()))
+    with open(target, "rb") as f:
+        edited |= f.read() != original
+    ck.check(not edited, f"signal {sig}: the user's target file was never edited while the stub was tested")
     p.send_signal(sig)
     p.wait(timeout=60)
-    deadline = time.time() + 20
-    while time.time() < deadline and tree_hashes(repo) != before:
-        time.sleep(0.1)
     ck.check(tree_hashes(repo) == before, f"signal {sig} mid-task: every repository file is as it was")
     if sig == signal.SIGINT:
         ck.check(p.returncode == 130, "SIGINT: exit code 130", f"got {p.returncode}: {tail(p.stderr.read().decode())}")
+    deadline = time.time() + 10
+    while time.time() < deadline and sleeping_tests():
+        time.sleep(0.1)
     leftover = sleeping_tests()
-    ck.check(not leftover, f"signal {sig}: the test's process group is gone", " ".join(leftover))
+    ck.check(not leftover, f"signal {sig}: the test's processes are gone", " ".join(leftover))
+
+
+def scheduler_shards(ck, binary, tasks, work):
+    """--shard from a Slurm array's or a Kubernetes Indexed Job's variables, one folder per shard, `table` on the
+    parent folder equal to a local run's table (the real Slurm cluster: slurm_array.py)."""
+    local = os.path.join(work, "sched-local")
+    want = run_ok(binary, ["evaluate", tasks, "--methods", "gold,stub", "--out", local, "-q"]).stdout
+    k8s = os.path.join(work, "sched-k8s")
+    for i in range(2):
+        p = run_ok(binary, ["evaluate", tasks, "--methods", "gold,stub", "--out", k8s],
+                   env={"JOB_COMPLETION_INDEX": str(i), "REPOCTX_SHARD_COUNT": "2"})
+        ck.check(f"shard {i}/2 from JOB_COMPLETION_INDEX={i} of 2" in p.stderr,
+                 f"Indexed Job pod {i}: says which shard it runs and why", tail(p.stderr))
+    ck.check(sorted(os.listdir(k8s)) == ["shard-0-of-2", "shard-1-of-2"], "one folder per shard",
+             str(os.listdir(k8s)))
+    got = run_ok(binary, ["table", k8s]).stdout
+    ck.check(got == want, "Indexed Job shards: `table` of the parent folder == the local run's table", got + want)
+    slurm = os.path.join(work, "sched-slurm")
+    for task_id in (4, 5):  # sbatch --array=4-5: shards 0 and 1
+        run_ok(binary, ["evaluate", tasks, "--methods", "gold,stub", "--out", slurm, "-q"],
+               env={"SLURM_ARRAY_TASK_ID": str(task_id), "SLURM_ARRAY_TASK_COUNT": "2", "SLURM_ARRAY_TASK_MIN": "4"})
+    ck.check([len(results(os.path.join(slurm, f"shard-{i}-of-2"))) for i in range(2)] == [2, 2],
+             "Slurm array 4-5: task 4 is shard 0, task 5 shard 1, two results each")
+    ck.check(run_ok(binary, ["table", slurm]).stdout == want, "Slurm shards: merged table == the local run's table")
+    p = run(binary, ["evaluate", tasks, "--out", slurm], env={"JOB_COMPLETION_INDEX": "0"})
+    ck.check(p.returncode == 2 and "REPOCTX_SHARD_COUNT" in p.stderr,
+             "Indexed Job without a count: usage error naming --shard-count / REPOCTX_SHARD_COUNT", tail(p.stderr))
+    p = run(binary, ["evaluate", tasks, "--out", slurm],
+            env={"SLURM_ARRAY_TASK_ID": "7", "SLURM_ARRAY_TASK_COUNT": "3", "SLURM_ARRAY_TASK_MIN": "1"})
+    ck.check(p.returncode == 2 and "--array=0-2" in p.stderr, "a non-contiguous Slurm array: usage error", tail(p.stderr))
+    # A re-submission with another count resumes from the earlier shards' results: nothing runs again.
+    p = run_ok(binary, ["evaluate", tasks, "--methods", "gold,stub", "--out", k8s],
+               env={"JOB_COMPLETION_INDEX": "0", "REPOCTX_SHARD_COUNT": "1"})
+    ck.check("0 result(s)" in p.stderr, "a re-submitted array with another count skips what other shards finished",
+             tail(p.stderr))
+
+
+PROCEDURAL_BOUNDS = ["max_context_functions=2", "max_steps=2", "description_chars=40", "snippet_chars=60",
+                     "decompose_tokens=160", "judge_tokens=160", "agent_tokens=160", "projection_tokens=8",
+                     "max_rounds=1", "agent_budget=1"]
+
+
+def projagent_benchmark(ck, binary, repo, work, tasks, model, before):
+    """ProjAgent over a task file whose two tasks share colorama/ansi.py: every task's target is out of
+    the other's context pools (the trace says so, and no context names it), the function selection counts
+    both, and the offline stage is computed once for the benchmark and reused by the second task."""
+    out = os.path.join(work, "out-projagent")
+    args = ["evaluate", tasks, "--methods", "projagent", "--out", out, "--model", model, "--max-tokens", "48",
+            "--max-rounds", "1", "--cache", os.path.join(work, "llm.db"), "--timeout", "120"]
+    for p in PROCEDURAL_BOUNDS:
+        args += ["--param", p]
+    p = run(binary, args, timeout=900)
+    ck.check(p.returncode == 0, "projagent over the benchmark: the runner completes", tail(p.stderr))
+    if p.returncode != 0:
+        return
+    targets = {"colorama/ansi.py::code_to_chars", "colorama/ansi.py::AnsiCodes.__init__"}
+    traces = {}
+    for name in os.listdir(os.path.join(out, "artifacts", "projagent")):
+        with open(os.path.join(out, "artifacts", "projagent", name)) as f:
+            art = json.load(f)
+        traces[art["trace"]["target"]] = art["trace"]
+    ck.check(set(traces) == targets, "projagent: one trace per task", str(list(traces)))
+    order = [json.loads(l)["task"] for l in open(os.path.join(out, "results.jsonl"))]
+    for target, t in traces.items():
+        other = (targets - {target}).pop()
+        ck.check(t.get("benchmark_targets") == [other], f"{target}: the trace names the other task's target",
+                 json.dumps(t.get("benchmark_targets")))
+        ck.check(t.get("benchmark_targets_in_context") == [], f"{target}: no prompt context is another task's target",
+                 json.dumps(t.get("benchmark_targets_in_context")))
+        proc = t.get("procedural", {})
+        named = set()
+        for r in proc.get("rounds", []):
+            for ts in r.get("target_steps", []):
+                named |= {x["function"] for key in ["initial_seeds", "verification"] for x in ts.get(key, [])
+                          if x.get("same_operation", x.get("similar"))}
+                named |= {x["function"] for x in ts.get("proposals", []) if x.get("outcome") == "accepted"}
+        named |= {c["title"] for c in t.get("prompt_contexts", [])}
+        ck.check(other not in named and target not in named, f"{target}: no procedural or prompt context is a target",
+                 str(sorted(named))[:300])
+        decs = [d["function"] for d in proc.get("offline", {}).get("decompositions", [])]
+        ck.check(not (set(decs) & targets), f"{target}: neither target is decomposed as context", str(decs))
+        ck.check(proc.get("benchmark_targets") == [other], f"{target}: the procedural trace excludes the other target")
+    first, second = [traces[tid.split("::", 1)[1]] for tid in order] if len(order) == 2 else (None, None)
+    if first and second:
+        ck.check(first["procedural"]["offline"]["reused"] is False and second["procedural"]["offline"]["reused"] is True
+                 and second["procedural"]["llm_usage_by_stage"]["offline"]["total"]["calls"] == 0,
+                 "the offline stage is computed for the first task and reused by the second (0 calls)",
+                 json.dumps([first["procedural"]["offline"]["reused"], second["procedural"]["offline"]["reused"]]))
+        ck.check(first["procedural"]["offline"]["key"] == second["procedural"]["offline"]["key"],
+                 "one offline artifact for the benchmark")
+    sel = traces["colorama/ansi.py::code_to_chars"]["procedural"]["offline"]["function_selection"]
+    ck.check(sel[:1] == ["colorama/ansi.py"], "function selection ranks the file holding both targets first", str(sel))
+    ck.check(tree_hashes(repo) == before, "projagent: every repository file is as it was")
 
 
 def main():
@@ -172,7 +274,10 @@ def main():
         p = run(a.repoctx, ["evaluate", tasks, "--methods", "gold", "--out", s0, "--shard", "2/2"])
         ck.check(p.returncode == 2 and "--shard" in p.stderr, "bad shard: usage error", tail(p.stderr))
         p = run(a.repoctx, ["evaluate", tasks, "--methods", "nope", "--out", s0])
-        ck.check(p.returncode == 2 and "unknown method 'nope'" in p.stderr, "unknown method: usage error naming it")
+        ck.check(p.returncode == 2 and "method 'nope'" in p.stderr, "unknown method: usage error naming it")
+        p = run(a.repoctx, ["evaluate", tasks, "--methods", "specagent", "--out", os.path.join(work, "out-spec")])
+        ck.check(p.returncode == 2 and "cannot be reproduced" in p.stderr and "DEVIATIONS" in p.stderr,
+                 "specagent: a usage error that says why it cannot be reproduced", tail(p.stderr))
         # REPOCOD's task format.
         rc = os.path.join(work, "repocod.json")
         with open(rc, "w") as f:
@@ -203,6 +308,8 @@ def main():
             ck.check(tree_hashes(repo) == before, "tiny model: every repository file is as it was")
             arts = os.path.join(og, "artifacts", "sparse")
             ck.check(os.path.isdir(arts) and len(os.listdir(arts)) == 2, "artifacts (diff + trace) per task")
+            projagent_benchmark(ck, a.repoctx, repo, work, tasks, model, before)
+        scheduler_shards(ck, a.repoctx, tasks, work)
         make_tasks(ck, a.repoctx, repo, work, before)
         kill_mid_task(ck, a.repoctx, repo, work, signal.SIGKILL, before)
         kill_mid_task(ck, a.repoctx, repo, work, signal.SIGINT, before)

@@ -89,6 +89,7 @@ class ScriptedBackend : public LlmBackend {
     }
     g.prompt_tokens = 10;
     for (const auto& m : r.messages) g.prompt_tokens += static_cast<int>(m.content.size() / 4);
+    for (int k = 1; k < r.n; ++k) g.choices.push_back(c);  // n samples (AlignCoder's query enhancement)
     g.choices.push_back(std::move(c));
     return g;
   }

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "generate/generator.h"
+#include "generate/python_syntax.h"
 #include "generate/splice.h"
+#include "generate/static_checks.h"
+#include "index/index.h"
 #include "indexed_repo.h"
 #include "llm/cache.h"
 #include "repo/parser.h"
@@ -201,4 +204,196 @@ TEST(Generate, ReRunThroughTheCacheRepeatsNoLlmWork) {
   EXPECT_EQ(raw->total_calls, first);
   EXPECT_EQ(a.patched_file, b2.patched_file);
   EXPECT_EQ(b2.usage.total().cached, b2.usage.total().calls);
+}
+
+namespace {
+
+// The flask target's file with `body` in place of the real body.
+std::string with_body(const Engine& e, const TargetRef& t, const std::string& body) {
+  return splice_body(e.view().content(t.file), e.view().entities()[t.entity], body);
+}
+
+const StaticFinding* finding(const std::vector<StaticFinding>& fs, const std::string& check) {
+  for (const auto& f : fs)
+    if (f.check == check) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(SyntaxCheck, PythonItselfJudgesAndTheModelGetsItsMessageLineAndColumn) {
+  auto& repo = flask_index();
+  auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
+  const auto& te = repo.engine->view().entities()[t.entity];
+  ASSERT_NE(python_compiler(""), nullptr) << "python3 is on PATH on every machine this project supports";
+  // Python 2's print statement: tree-sitter parses it (a print_statement node), Python refuses it.
+  std::string text = with_body(*repo.engine, t, "print \"hello\"\nreturn default");
+  auto fs = check_function(*repo.engine, t.entity, text);
+  const StaticFinding* f = finding(fs, "syntax");
+  ASSERT_NE(f, nullptr) << "print \"hello\" must be caught";
+  EXPECT_EQ(f->line, te.body_start_line);
+  EXPECT_TRUE(has(f->message, "Missing parentheses in call to 'print'")) << f->message;
+  EXPECT_TRUE(has(f->message, "line " + std::to_string(te.body_start_line) + ", column 5")) << f->message;
+  EXPECT_EQ(finding(check_function(*repo.engine, t.entity, text, nullptr, CheckOptions{"none"}), "syntax"), nullptr)
+      << "tree-sitter alone accepts it (why Python judges)";
+  // Symbol-table errors compile() finds and ast.parse would not.
+  auto nl = check_function(*repo.engine, t.entity, with_body(*repo.engine, t, "nonlocal zq\nreturn default"));
+  ASSERT_NE(finding(nl, "syntax"), nullptr);
+  EXPECT_TRUE(has(finding(nl, "syntax")->message, "no binding for nonlocal 'zq' found"))
+      << finding(nl, "syntax")->message;
+  // An unclosed bracket is reported where Python sees it; the real body has no finding.
+  auto open_paren = check_function(*repo.engine, t.entity, with_body(*repo.engine, t, "x = (1 +\nreturn default"));
+  ASSERT_NE(finding(open_paren, "syntax"), nullptr);
+  EXPECT_TRUE(has(finding(open_paren, "syntax")->message, "never closed") ||
+              has(finding(open_paren, "syntax")->message, "invalid syntax"))
+      << finding(open_paren, "syntax")->message;
+  EXPECT_TRUE(check_function(*repo.engine, t.entity, repo.engine->view().content(t.file)).empty());
+}
+
+TEST(SyntaxCheck, TheInterpreterIsConfigurableAndItsAbsenceFallsBackToTreeSitter) {
+  PythonCompiler* c = python_compiler("");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(has(c->version(), "3.")) << c->version();
+  EXPECT_EQ(resolve_python("python3"), c->interpreter());
+  EXPECT_EQ(python_compiler(c->interpreter()), c);  // one helper per interpreter
+  try {
+    resolve_python("/nonexistent/python3");
+    FAIL() << "a configured interpreter that does not exist is an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::not_found);
+  }
+  // $REPOCTX_PYTHON, then PATH; nothing found: "" (the checks fall back to tree-sitter).
+  std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("REPOCTX_PYTHON", c->interpreter().c_str(), 1);
+  ::setenv("PATH", "/nonexistent", 1);
+  EXPECT_EQ(resolve_python(""), c->interpreter());
+  ::unsetenv("REPOCTX_PYTHON");
+  EXPECT_EQ(resolve_python(""), "");
+  EXPECT_EQ(python_compiler(""), nullptr);
+  auto& repo = flask_index();
+  auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
+  auto fs = check_function(*repo.engine, t.entity, with_body(*repo.engine, t, "x = (1 +\nreturn default"));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_NE(finding(fs, "syntax"), nullptr);  // tree-sitter's verdict
+  EXPECT_TRUE(has(finding(fs, "syntax")->message, "does not parse"));
+  // A helper that is killed is restarted for the next candidate; one process per candidate agrees.
+  auto v = c->check("print 'x'\n");
+  ASSERT_TRUE(v.has_value());
+  auto once = c->check_in_new_process("print 'x'\n");
+  ASSERT_TRUE(once.has_value());
+  EXPECT_EQ(once->message, v->message);
+  EXPECT_FALSE(c->check("x = 1\n").has_value());
+}
+
+TEST(Generate, TheFeedbackLoopGivesTheModelPythonsSyntaxError) {
+  auto& repo = flask_index();
+  ScriptedBackend b;
+  script(b, true);
+  b.answers["generate"] = [](const GenerateRequest&) {
+    return std::string(
+        "```python\ndef get_load_dotenv(default=True):\n    print \"checking\"\n    return default\n```\n");
+  };
+  b.answers["refine"] = [](const GenerateRequest& r) {
+    return std::string(has(user_text(r), "Missing parentheses in call to 'print'") ? kGood : "no code");
+  };
+  GenerationParams p;
+  p.method = "projagent-no-procedural";
+  auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
+  auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
+  EXPECT_EQ(out.trace["syntax_check"]["checker"], "python");
+  EXPECT_EQ(out.trace["rounds"][0]["findings"][0]["check"], "syntax");
+  EXPECT_EQ(out.rounds, 1);
+  EXPECT_TRUE(out.findings.empty());
+  EXPECT_EQ(out.patched_file, repo.engine->view().content(t.file));
+}
+
+TEST(Generate, BenchmarkTargetsStayOutOfTheSemanticPoolAndTheTraceShowsIt) {
+  auto& repo = flask_index();
+  auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
+  GenerationParams p;
+  p.method = "projagent-no-procedural";
+  ScriptedBackend b;
+  script(b, true);
+  auto plain = generate_function(*repo.engine, Models{&b, &b}, t, p);
+  // The first semantic context that is a function: another task of the same benchmark.
+  int other = -1;
+  for (const auto& c : plain.trace["prompt_contexts"]) {
+    if (c.value("kind", "") != "semantic") continue;
+    auto spec = c["title"].get<std::string>();
+    auto ref = repo.engine->resolve_target(spec);
+    if (is_callable(repo.engine->view().entities()[ref.entity].kind)) {
+      other = ref.entity;
+      break;
+    }
+  }
+  ASSERT_GE(other, 0) << plain.trace["prompt_contexts"].dump(1);
+  EXPECT_TRUE(plain.trace["benchmark_targets"].empty());
+  p.benchmark_targets = {other};
+  auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
+  EXPECT_EQ(out.trace["benchmark_targets"], json::array({repo.engine->target_name(other)}));
+  EXPECT_TRUE(out.trace["benchmark_targets_in_context"].empty()) << out.trace["benchmark_targets_in_context"];
+  for (const auto& c : out.trace["prompt_contexts"]) EXPECT_NE(c["title"], repo.engine->target_name(other));
+}
+
+TEST(Generate, EachLanguageHasItsOwnStubAndSpliceAndJavaGenerationIsRefused) {
+  repoctx::testing::TempDir dir, db;
+  const std::string java =
+      "package p;\n\npublic class Box {\n    private int n;\n\n    public int size(int extra) {\n"
+      "        int total = n + extra;\n        return total;\n    }\n\n    public int inline() { return n; }\n}\n";
+  dir.write("p/Box.java", java);
+  dir.write("m.py", "def f(x):\n    \"\"\"Doc.\"\"\"\n    return x + 1\n");
+  IndexOptions o;
+  o.db_path = db.str() + "/i.db";
+  o.progress = false;
+  build_index(dir.str(), o);
+  auto eng = Engine::open(o.db_path);
+  auto size = eng->resolve_target("p/Box.java::Box.size");
+  const auto& se = eng->view().entities()[size.entity];
+  // The real body put back unchanged; the stub between the braces, the closing brace kept.
+  EXPECT_EQ(current_body(java, se, Language::java), "int total = n + extra;\nreturn total;");
+  EXPECT_EQ(splice_body(java, se, current_body(java, se, Language::java), Language::java), java);
+  std::string stubbed = splice_body(java, se, stub_body(Language::java, "repoctx stub"), Language::java);
+  EXPECT_TRUE(
+      has(stubbed,
+          "    public int size(int extra) {\n        throw new UnsupportedOperationException(\"repoctx stub\");\n"
+          "    }\n\n    public int inline()"))
+      << stubbed;
+  SourceParser parser;
+  auto pf = parser.parse("p/Box.java", "p.Box", stubbed, Language::java);
+  EXPECT_TRUE(pf.errors.empty());
+  EXPECT_EQ(pf.entities.size(), static_cast<size_t>(eng->view().files()[size.file].n_entities));
+  // A body on the header's line moves to lines of its own.
+  auto inl = eng->resolve_target("p/Box.java::Box.inline");
+  std::string s2 = splice_body(java, eng->view().entities()[inl.entity], "return n * 2;", Language::java);
+  EXPECT_TRUE(has(s2, "    public int inline() {\n        return n * 2;\n    }\n}\n")) << s2;
+  EXPECT_TRUE(parser.parse("p/Box.java", "p.Box", s2, Language::java).errors.empty());
+  // Python keeps its own stub.
+  auto f = eng->resolve_target("m.py::f");
+  EXPECT_EQ(splice_body(eng->view().content(f.file), eng->view().entities()[f.entity],
+                        stub_body(Language::python, "repoctx stub")),
+            "def f(x):\n    \"\"\"Doc.\"\"\"\n    raise NotImplementedError(\"repoctx stub\")\n");
+  // Generation refuses Java with a reason instead of writing Python into a .java file.
+  ScriptedBackend b;
+  script(b, true);
+  GenerationParams p;
+  p.method = "sparse";
+  try {
+    generate_function(*eng, Models{&b, &b}, size, p);
+    FAIL() << "Java generation must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_TRUE(has(e.what(), "generation writes Python only")) << e.what();
+  }
+  EXPECT_EQ(b.total_calls, 0);
+}
+
+TEST(Generate, SpecAgentIsNamedAndExplainedNotSilentlyUnknown) {
+  try {
+    check_generation_method("specagent");
+    FAIL() << "specagent cannot run";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_TRUE(has(e.what(), "cannot be reproduced")) << e.what();
+    EXPECT_TRUE(has(e.what(), "docs/DEVIATIONS.md")) << e.what();
+  }
 }

@@ -75,6 +75,7 @@ void expect_same_views(const std::string& db) {
   auto sql = RepoView::open(db, false);
   ASSERT_NE(img->image(), nullptr) << "the image matches the index";
   ASSERT_EQ(sql->image(), nullptr);
+  EXPECT_EQ(img->snippet_lines(), sql->snippet_lines());
   ASSERT_EQ(img->files().size(), sql->files().size());
   for (size_t f = 0; f < sql->files().size(); ++f) {
     const auto &a = img->files()[f], &b = sql->files()[f];
@@ -84,6 +85,7 @@ void expect_same_views(const std::string& db) {
     EXPECT_EQ(a.first_entity, b.first_entity);
     EXPECT_EQ(a.n_entities, b.n_entities);
     EXPECT_EQ(a.n_snippets, b.n_snippets);
+    EXPECT_EQ(img->files_in_module(a.module), sql->files_in_module(b.module));
     ASSERT_EQ(img->imports(static_cast<int>(f)).size(), sql->imports(static_cast<int>(f)).size());
     for (size_t k = 0; k < sql->imports(static_cast<int>(f)).size(); ++k) {
       EXPECT_EQ(img->imports(static_cast<int>(f))[k].module, sql->imports(static_cast<int>(f))[k].module);

@@ -33,6 +33,7 @@ const std::vector<std::pair<const char*, ParamField>>& param_fields() {
       {"snippet_cosine", &P::snippet_cosine},
       {"full_search", &P::full_search},
       {"max_context_functions", &P::max_context_functions},
+      {"reuse_offline", &P::reuse_offline},
       {"seed_threshold", &P::seed_threshold},
       {"seed_top", &P::seed_top},
       {"redundancy", &P::redundancy},
@@ -106,19 +107,14 @@ json StepValidation::to_json() const {
 }
 
 StepFactory::StepFactory(const Engine& e, const Models& m, const ProceduralParams& p, const TargetContext* hidden)
-    : e_(e),
-      llm_(m.need_llm("step decomposition")),
-      embedder_(m.embedder ? *m.embedder : llm_),
-      models_(m),
-      p_(p),
-      hidden_(hidden) {}
+    : e_(e), llm_(m.need_llm("step decomposition")), models_(m), p_(p), hidden_(hidden) {}
 
 const ReasoningSubspace& StepFactory::subspace() {
   if (!subspace_) {
     LlmBackend& hidden_states = models_.need_hidden("step projection");
     subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states));
     StepProjectionOptions po;
-    po.max_tokens = p_.projection_tokens;
+    po.max_tokens = p_.projection_tokens;  // 0: every response token (the paper's pooling)
     projector_ = std::make_unique<StepProjector>(hidden_states, *subspace_, po);
   }
   return *subspace_;
@@ -144,48 +140,49 @@ std::string StepFactory::function_source(int function) const {
   return std::string(line_range(src, starts, en.decorated_start_line, en.end_line));
 }
 
+namespace {
+
+// A string property, bounded when `max_chars` > 0.
+json string_schema(int max_chars) {
+  json j = {{"type", "string"}};
+  if (max_chars > 0) j["maxLength"] = max_chars;
+  return j;
+}
+
+// {"steps": [item, ...]} with at least one step, at most `max_steps` when > 0. The paper bounds neither
+// the steps nor their texts; bounds keep a random test model's constrained decoding short.
+json steps_schema(json item_properties, json required, int max_steps) {
+  json steps = {{"type", "array"},
+                {"minItems", 1},
+                {"items", {{"type", "object"}, {"properties", std::move(item_properties)}, {"required", required}}}};
+  if (max_steps > 0) steps["maxItems"] = max_steps;
+  return {{"type", "object"}, {"properties", {{"steps", steps}}}, {"required", {"steps"}}};
+}
+
+}  // namespace
+
 json StepFactory::schema_context() const {
-  // Bounded: lengths and counts keep constrained decoding finite for any model.
-  return {{"type", "object"},
-          {"properties",
-           {{"steps",
-             {{"type", "array"},
-              {"minItems", 1},
-              {"maxItems", p_.max_steps},
-              {"items",
-               {{"type", "object"},
-                {"properties",
-                 {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}},
-                  {"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
-                {"required", {"description", "snippet"}}}}}}}},
-          {"required", {"steps"}}};
+  return steps_schema(
+      {{"description", string_schema(p_.description_chars)}, {"snippet", string_schema(p_.snippet_chars)}},
+      {"description", "snippet"}, p_.max_steps);
 }
 
 json StepFactory::schema_target() const {
-  return {{"type", "object"},
-          {"properties",
-           {{"steps",
-             {{"type", "array"},
-              {"minItems", 1},
-              {"maxItems", p_.max_steps},
-              {"items",
-               {{"type", "object"},
-                {"properties", {{"description", {{"type", "string"}, {"maxLength", p_.description_chars}}}}},
-                {"required", {"description"}}}}}}}},
-          {"required", {"steps"}}};
+  return steps_schema({{"description", string_schema(p_.description_chars)}}, {"description"}, p_.max_steps);
 }
 
 static std::string step_key(const Engine& e, int function, const std::string& d, const std::string& s) {
   return content_hash(e.target_name(function) + "\x1f" + d + "\x1f" + s);
 }
 
-std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vector<int>& functions) {
+std::vector<FunctionDecomposition> StepFactory::decompose_context(const std::vector<int>& functions,
+                                                                  const std::string& purpose) {
   static const PromptTemplate t = load_prompt("decompose_function");
   const auto& ents = e_.view().entities();
   std::vector<StructuredCall> calls;
   for (int f : functions) {
     const auto& en = ents[f];
-    calls.push_back({"decompose_context",
+    calls.push_back({purpose,
                      render_prompt(t, {{"path", e_.view().files()[en.file].path},
                                        {"qualname", en.qualname},
                                        {"signature", en.signature},
@@ -292,9 +289,8 @@ void StepFactory::validate(FunctionDecomposition& d) {
   }
   if (!reidentify.empty()) {
     static const PromptTemplate t = load_prompt("reidentify_snippet");
-    json schema = {{"type", "object"},
-                   {"properties", {{"snippet", {{"type", "string"}, {"maxLength", p_.snippet_chars}}}}},
-                   {"required", {"snippet"}}};
+    json schema = {
+        {"type", "object"}, {"properties", {{"snippet", string_schema(p_.snippet_chars)}}}, {"required", {"snippet"}}};
     std::vector<StructuredCall> calls;
     for (Step* s : reidentify)
       calls.push_back({"validate_reidentify", render_prompt(t, {{"body", body}, {"description", s->description}}),
@@ -328,7 +324,8 @@ void StepFactory::validate(FunctionDecomposition& d) {
       qd.texts.push_back(s->description);
       dd.texts.push_back(s->snippet);
     }
-    auto qv = embedder_.embed(qd), dv = embedder_.embed(dd);
+    LlmBackend& embedder = models_.need_embedder("snippet validation (ProjAgent 4.1)");
+    auto qv = embedder.embed(qd), dv = embedder.embed(dd);
     for (size_t i = 0; i < embed.size(); ++i) {
       double c = cosine(qv.vectors[i], dv.vectors[i]);
       embed[i]->validation.snippet_cosine = c;

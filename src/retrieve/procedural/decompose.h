@@ -22,12 +22,15 @@ namespace repoctx {
 
 class StepFactory {
  public:
-  // models.llm decomposes and judges, models.embedder (else the llm) validates snippets, the white-box
-  // model (models.need_hidden) projects. `hidden`: the target whose body no stage may see (or null).
+  // models.llm decomposes and judges, models.embedder validates snippets (asked for at the first
+  // validation: Models::need_embedder), the white-box model (models.need_hidden) projects. `hidden`: the
+  // target whose body no stage may see (or null).
   StepFactory(const Engine& e, const Models& models, const ProceduralParams& p, const TargetContext* hidden);
 
-  // Context functions: decomposed with their bodies, then validated; several functions at once.
-  std::vector<FunctionDecomposition> decompose_context(const std::vector<int>& functions);
+  // Context functions: decomposed with their bodies, then validated; several functions at once. `purpose`
+  // names the stage in the usage table (offline "decompose_context", the agent's "decompose_proposal").
+  std::vector<FunctionDecomposition> decompose_context(const std::vector<int>& functions,
+                                                       const std::string& purpose = "decompose_context");
   // The target: from its signature and docstring only (its body is never shown to any stage).
   FunctionDecomposition decompose_target(int function);
 
@@ -46,8 +49,7 @@ class StepFactory {
   void validate(FunctionDecomposition& d);
   const Engine& e_;
   LlmBackend& llm_;
-  LlmBackend& embedder_;
-  Models models_;  // the white-box model is asked for at the first projection (decomposition needs none)
+  Models models_;  // embedder and white-box model are asked for when first used (the target needs neither)
   ProceduralParams p_;
   const TargetContext* hidden_;
   std::unique_ptr<ReasoningSubspace> subspace_;

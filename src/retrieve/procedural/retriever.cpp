@@ -24,7 +24,13 @@ class ProceduralRetriever : public Retriever {
     if (!q.target)
       throw Error(ExitCode::usage, "the procedural strategy needs --target (it decomposes the function to write)");
     ProceduralPipeline pipe(e_, m_, o_.procedural);
-    auto out = pipe.run(*q.target, q.context);
+    ProceduralOutcome out;
+    try {
+      out = pipe.run(*q.target, q.context, q.benchmark_targets);
+    } catch (const Error& err) {
+      if (err.code() == ExitCode::interrupted && !pipe.partial_trace().is_null()) write_trace(pipe.partial_trace());
+      throw;
+    }
     if (!o_.rq2_pairs_path.empty()) {
       std::ofstream f(o_.rq2_pairs_path, std::ios::app);
       if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + o_.rq2_pairs_path + "'");
@@ -62,17 +68,21 @@ class ProceduralRetriever : public Retriever {
                     {"description", h.description}});
     }
     out.trace["final_context"] = std::move(fc);
-    if (!o_.trace_path.empty()) {
-      std::ofstream f(o_.trace_path);
-      if (!f) throw Error(ExitCode::bad_input, "cannot write the trace to '" + o_.trace_path + "'");
-      f << out.trace.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-    }
+    write_trace(out.trace);
     r.trace = std::move(out.trace);
     r.usage = out.usage;
+    r.empty_reason = out.empty_reason;
     return r;
   }
 
  private:
+  void write_trace(const nlohmann::json& trace) const {
+    if (o_.trace_path.empty()) return;
+    std::ofstream f(o_.trace_path);
+    if (!f) throw Error(ExitCode::bad_input, "cannot write the trace to '" + o_.trace_path + "'");
+    f << trace.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  }
+
   const Engine& e_;
   Models m_;
   RetrieverOptions o_;

@@ -1,0 +1,46 @@
+# `cmake --install build --prefix P` lays out a relocatable repoctx, and `cpack -G DEB` (in the build
+# folder) packs the same tree as a .deb:
+#
+#   P/bin/repoctx
+#   P/lib/repoctx/        llama.cpp's shared libraries (found through RUNPATH $ORIGIN/../lib/repoctx)
+#   P/libexec/repoctx/    llama-server (bench-llm)
+#   P/share/repoctx/      the benchmarks' Python reference implementations, bench-serve's MCP client script
+#
+# Nothing refers to the build machine's paths: the binary finds its files relative to itself
+# (src/util/paths.h), and the RUNPATHs of the copied llama.cpp binaries are rewritten at install time.
+include(GNUInstallDirs)
+set_target_properties(repoctx PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/repoctx")
+install(TARGETS repoctx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/bench/reference/ref_index.py ${CMAKE_SOURCE_DIR}/bench/reference/ref_grep.py
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/repoctx/reference)
+install(FILES ${CMAKE_SOURCE_DIR}/bench/mcp_roundtrip.mjs DESTINATION ${CMAKE_INSTALL_DATADIR}/repoctx/bench)
+install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/LLM.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+if(REPOCTX_WITH_LLAMA)
+  file(GLOB _llama_libs "${LLAMA_PREFIX}/lib/*.so*")
+  install(FILES ${_llama_libs} DESTINATION ${CMAKE_INSTALL_LIBDIR}/repoctx)
+  install(PROGRAMS ${LLAMA_SERVER_BIN} DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/repoctx)
+  # setup.sh built llama.cpp with RUNPATH = its own prefix; the installed copies look beside themselves.
+  install(CODE "
+    file(GLOB _libs \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/repoctx/*.so*\")
+    foreach(_f IN LISTS _libs)
+      if(NOT IS_SYMLINK \"\${_f}\")
+        file(RPATH_CHANGE FILE \"\${_f}\" OLD_RPATH \"${LLAMA_PREFIX}/lib\" NEW_RPATH \"\$ORIGIN\")
+      endif()
+    endforeach()
+    file(RPATH_CHANGE FILE \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBEXECDIR}/repoctx/llama-server\"
+         OLD_RPATH \"${LLAMA_PREFIX}/lib\" NEW_RPATH \"\$ORIGIN/../../${CMAKE_INSTALL_LIBDIR}/repoctx\")
+  ")
+endif()
+
+set(CPACK_PACKAGE_NAME repoctx)
+set(CPACK_PACKAGE_VENDOR "repoctx")
+set(CPACK_PACKAGE_CONTACT "repoctx developers <dev@repoctx.invalid>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "finds the repository context an LLM needs to write code")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_GENERATOR DEB)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends: from the binaries' needs (dpkg-shlibdeps)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_BINARY_DIR}/_CPack_Packages/Linux/DEB/${CPACK_PACKAGE_NAME}-${PROJECT_VERSION}-Linux/usr/${CMAKE_INSTALL_LIBDIR}/repoctx")
+include(CPack)

@@ -1,0 +1,213 @@
+// localize, localize-eval, localize-table, make-lca-tasks: the context-retrieval study (Kovrigin et al.) for
+// one request, over a task file, its table, and an LCA-style task set from a repository's history.
+#include <fmt/core.h>
+
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "eval/lca_builder.h"
+#include "eval/localize.h"
+#include "index/index.h"
+#include "repo/git_source.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/text.h"
+
+using nlohmann::json;
+
+namespace repoctx {
+namespace {
+
+std::string read_text(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ExitCode::not_found, std::string("cannot read the ") + what + " '" + path + "'");
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+std::string cache_root() {
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/repoctx/study";
+}
+
+struct LocalizeCmd {
+  RepoOptions repo;
+  OutputOptions out;
+  ModelOptions models;
+  std::string query, issue_file, commit, strategy = "study-bm25", trace_path;
+  std::vector<std::string> params;
+
+  // The repository at --commit, read from git objects (its tree written once into the cache, then indexed).
+  std::unique_ptr<Engine> engine_at_commit() {
+    GitRepository git(repo.repo);
+    auto c = git.resolve_commit(commit);
+    if (!c) throw Error(ExitCode::not_found, "commit '" + commit + "' is not in '" + repo.repo + "'");
+    std::string tree = git.tree_id(*c);
+    std::string dir = git.materialize_tree(
+        *c, cache_root() + "/trees", [](const std::string& p) { return language_from_path(p) != Language::unknown; });
+    IndexOptions io = index_options(repo, !out.quiet);
+    io.db_path = repo.db.empty() ? cache_root() + "/indexes/" + tree + ".db" : repo.db;
+    build_index(dir, io);
+    return Engine::open(io.db_path);
+  }
+
+  int run() {
+    RetrieverOptions ro;
+    apply_params(ro, params);
+    const RetrieverInfo& info = retriever_info(strategy);
+    if (query.empty() == issue_file.empty())
+      throw Error(ExitCode::usage, "give the request as --query TEXT or --issue FILE");
+    std::string request = query.empty() ? read_text(issue_file, "issue file") : query;
+    auto eng = commit.empty() ? open_engine(repo, out) : engine_at_commit();
+    ModelSet ms = open_models(models, info.needs);
+    RetrievalQuery q;
+    q.text = request;
+    RetrievalResult res = make_retriever(strategy, *eng, ms.models, ro)->run(q);
+    if (!trace_path.empty())
+      write_file(trace_path, res.trace.dump(1, ' ', false, json::error_handler_t::replace) + "\n");
+    int tokens = res.trace.is_object() ? res.trace.value("context_tokens", 0) : 0;
+    std::string stop = res.trace.is_object() ? res.trace.value("stop_reason", "") : "";
+    if (out.json) {
+      json j = {{"strategy", strategy}, {"context_tokens", tokens}, {"stop_reason", stop}};
+      j["results"] = json::array();
+      int rank = 1;
+      for (const auto& h : res.hits) j["results"].push_back(hit_json(*eng, h, rank++, false, nullptr));
+      j["llm_usage"] = res.usage.to_json();
+      print_json(j);
+      return 0;
+    }
+    fmt::print("{}: {} ranges, {} tokens, stopped: {}\n", strategy, res.hits.size(), tokens, stop);
+    for (const auto& h : res.hits) {
+      std::string where = h.entity >= 0 ? "  " + eng->view().entities()[h.entity].qualname : "";
+      fmt::print("  {}:{}-{}{}\n", eng->view().files()[h.file].path, h.start_line, h.end_line, where);
+    }
+    return 0;
+  }
+};
+
+struct LocalizeEvalCmd {
+  OutputOptions out;
+  ModelOptions models;
+  std::string tasks, strategies = "study-bm25", shard = "0/1";
+  LocalizeEvalOptions o;
+  std::vector<std::string> params;
+  bool no_traces = false;
+
+  int run() {
+    apply_params(o.retriever, params);
+    o.strategies = split_list(strategies);
+    if (o.strategies.empty()) throw Error(ExitCode::usage, "--strategies names no strategy");
+    ModelNeeds needs;
+    for (const auto& s : o.strategies) needs |= retriever_info(s).needs;
+    auto slash = shard.find('/');
+    try {
+      if (slash == std::string::npos) throw std::invalid_argument("no /");
+      o.shard = std::stoi(shard.substr(0, slash));
+      o.shards = std::stoi(shard.substr(slash + 1));
+    } catch (const std::exception&) {
+      throw Error(ExitCode::usage, "--shard takes i/n (e.g. 0/4), got '" + shard + "'");
+    }
+    if (o.repos_dirs.empty()) throw Error(ExitCode::usage, "give --repos DIR: the folder holding the clones");
+    o.write_traces = !no_traces;
+    auto list = load_localize_tasks(tasks);
+    ModelSet ms = open_models(models, needs);
+    size_t n = run_localize_eval(list, o, ms.models);
+    std::string table = localize_table(o.out_dir);
+    write_file(o.out_dir + "/table.md", table);
+    if (!out.quiet) log_info("{} rows written; table in {}/table.md", n, o.out_dir);
+    if (out.json) {
+      print_json({{"rows_written", n}, {"table", table}});
+      return 0;
+    }
+    std::cout << table;
+    return 0;
+  }
+};
+
+struct MakeLcaCmd {
+  std::string repo, out_path;
+  LcaBuildOptions o;
+  bool append = false;
+
+  int run() {
+    if (o.repo_name.empty()) throw Error(ExitCode::usage, "give --name owner/name for the rows");
+    auto rows = build_lca_tasks(repo, o);
+    std::ofstream f(out_path, append ? std::ios::app : std::ios::trunc);
+    if (!f) throw Error(ExitCode::bad_input, "cannot write '" + out_path + "'");
+    for (const auto& r : rows) f << r.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    fmt::print("{} tasks from {} written to {}\n", rows.size(), o.repo_name, out_path);
+    return 0;
+  }
+};
+
+void add_localize(CLI::App& app, Commands& out) {
+  auto l = std::make_shared<LocalizeCmd>();
+  auto* c = app.add_subcommand("localize", "context-retrieval study: gather the context a request needs");
+  add_repo_options(c, l->repo);
+  add_output_options(c, l->out);
+  c->add_option("--query", l->query, "the request (an issue, a commit message)");
+  c->add_option("--issue", l->issue_file, "a file holding the request");
+  c->add_option("--commit", l->commit, "read REPO (a git repository) at this commit from git objects, no checkout");
+  c->add_option("-s,--strategy", l->strategy, "study-bm25, react-{bm25,acr}-{cl,tc,sr}, acr (see `repoctx strategies`)")
+      ->capture_default_str();
+  c->add_option("--trace", l->trace_path, "write the trace (every agent step, stop reason, context) to this file");
+  c->add_option("--param", l->params,
+                "NAME=VALUE (repeatable): context_tokens=500, max_turns=60, ... (the trace's params)");
+  add_model_options(c, l->models);
+  out.push_back({c, [l] { return l->run(); }});
+}
+
+void add_localize_eval(CLI::App& app, Commands& out) {
+  auto e = std::make_shared<LocalizeEvalCmd>();
+  auto* c =
+      app.add_subcommand("localize-eval", "context-retrieval study over a task file: P/R/F1 and Avg. CL per strategy");
+  add_output_options(c, e->out);
+  c->add_option("tasks", e->tasks, "SWE-bench or LCA rows (JSON array or JSONL)")->required();
+  c->add_option("--strategies", e->strategies, "comma-separated strategies")->capture_default_str();
+  c->add_option("--out", e->o.out_dir, "results folder (rows, traces, table.md); re-running resumes")->required();
+  c->add_option("--repos", e->o.repos_dirs,
+                "folder of clones: DIR/owner+name[/repo], DIR/owner/name or DIR/name (repeatable)");
+  c->add_option("--cache-dir", e->o.cache_dir, "trees and indexes by tree id (default ~/.cache/repoctx/study)");
+  c->add_option("--shard", e->shard, "i/n: run the tasks i, i+n, i+2n, ...")->capture_default_str();
+  c->add_option("--max-tasks", e->o.max_tasks, "stop after this many tasks of the shard (0 = all)");
+  c->add_flag("--no-traces", e->no_traces, "do not write a trace per task and strategy");
+  c->add_option("--param", e->params, "NAME=VALUE (repeatable), as for localize");
+  add_model_options(c, e->models);
+  out.push_back({c, [e] { return e->run(); }});
+
+  auto t = std::make_shared<std::pair<std::string, std::string>>();
+  c = app.add_subcommand("localize-table", "the context-retrieval study's table from a localize-eval folder");
+  c->add_option("dir", t->first, "results folder")->required();
+  c->add_option("--out", t->second, "also write the table to this file");
+  out.push_back({c, [t] {
+                   std::string table = localize_table(t->first);
+                   if (!t->second.empty()) write_file(t->second, table);
+                   std::cout << table;
+                   return 0;
+                 }});
+
+  auto m = std::make_shared<MakeLcaCmd>();
+  c = app.add_subcommand("make-lca-tasks", "LCA-style code-editing tasks from a git repository's history");
+  c->add_option("repo", m->repo, "a git repository (clone or bare)")->required();
+  c->add_option("--name", m->o.repo_name, "owner/name written into the rows")->required();
+  c->add_option("--out", m->out_path, "JSONL file")->required();
+  c->add_flag("--append", m->append, "append to the file instead of replacing it");
+  c->add_option("--rev", m->o.rev, "walk the first-parent history from here")->capture_default_str();
+  c->add_option("--max", m->o.max_tasks, "tasks to keep")->capture_default_str();
+  c->add_option("--scan", m->o.scan, "commits to look at")->capture_default_str();
+  c->add_option("--min-words", m->o.min_message_words, "words a commit message needs")->capture_default_str();
+  c->add_option("--max-files", m->o.max_files, "most files a change may touch")->capture_default_str();
+  c->add_option("--min-lines", m->o.min_changed_lines, "fewest added+removed lines")->capture_default_str();
+  c->add_option("--max-lines", m->o.max_changed_lines, "most added+removed lines")->capture_default_str();
+  out.push_back({c, [m] { return m->run(); }});
+}
+
+}  // namespace
+
+void add_localize_commands(CLI::App& app, Commands& out) {
+  add_localize(app, out);
+  add_localize_eval(app, out);
+}
+
+}  // namespace repoctx

@@ -1,0 +1,219 @@
+#include "eval/completion_retrieval.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "util/cancel.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/progress.h"
+
+namespace repoctx {
+
+using nlohmann::json;
+
+const std::vector<std::string>& retrieval_eval_methods() {
+  static const std::vector<std::string> m = {"bm25",       "bm25-oracle",       "reacc",     "rlcoder",
+                                             "aligncoder", "aligncoder-oracle", "untrained", "untrained-oracle"};
+  return m;
+}
+
+bool hit_contains(const Engine& e, const Hit& h, int entity) {
+  const EntityRec& en = e.view().entities()[entity];
+  if (h.label == "dependency") return !en.signature.empty() && h.text.find(en.signature) != std::string::npos;
+  return h.file == en.file && h.start_line <= en.start_line && en.start_line <= h.end_line;
+}
+
+namespace {
+
+struct Variant {
+  std::string strategy;
+  bool oracle = false;
+  std::string model_path;  // "" = options' model file
+};
+
+Variant variant_of(const std::string& m) {
+  if (m == "bm25") return {"aligncoder-snippets", false, ""};
+  if (m == "bm25-oracle") return {"aligncoder-snippets", true, ""};
+  if (m == "reacc") return {"reacc", false, ""};
+  if (m == "rlcoder") return {"rlcoder", false, ""};
+  if (m == "aligncoder") return {"aligncoder", false, ""};
+  if (m == "aligncoder-oracle") return {"aligncoder", true, ""};
+  if (m == "untrained") return {"aligncoder", false, "untrained"};
+  if (m == "untrained-oracle") return {"aligncoder", true, "untrained"};
+  std::string names;
+  for (const auto& x : retrieval_eval_methods()) names += (names.empty() ? "" : ", ") + x;
+  throw Error(ExitCode::usage, "unknown retrieval-eval method '" + m + "' (methods: " + names + ")");
+}
+
+std::vector<int> definition_entities(const Engine& e, const CompletionTask& t) {
+  std::vector<int> out;
+  for (const auto& d : t.definitions) {
+    size_t sep = d.find("::");
+    if (sep == std::string::npos) continue;
+    auto f = e.view().file_by_path(d.substr(0, sep));
+    if (!f) continue;
+    for (int x : e.view().find_entities(*f, d.substr(sep + 2))) out.push_back(x);
+  }
+  return out;
+}
+
+// Shares and paired differences with bootstrap intervals over the tasks (rows) of one group.
+std::vector<MethodScore> score_group(const std::vector<std::string>& methods, const std::vector<std::vector<char>>& ok,
+                                     const std::vector<std::vector<double>>& ms, size_t base, int rounds,
+                                     uint64_t seed) {
+  const size_t n = ok.size();
+  std::vector<MethodScore> out;
+  std::mt19937_64 g(seed);
+  std::vector<std::vector<double>> share_s(methods.size()), diff_s(methods.size());
+  for (int b = 0; b < rounds && n > 0; ++b) {
+    std::vector<int> count(methods.size(), 0);
+    for (size_t i = 0; i < n; ++i) {
+      size_t row = g() % n;
+      for (size_t m = 0; m < methods.size(); ++m) count[m] += ok[row][m];
+    }
+    for (size_t m = 0; m < methods.size(); ++m) {
+      share_s[m].push_back(static_cast<double>(count[m]) / static_cast<double>(n));
+      diff_s[m].push_back(static_cast<double>(count[m] - count[base]) / static_cast<double>(n));
+    }
+  }
+  auto pct = [](std::vector<double>& v, double q) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  };
+  for (size_t m = 0; m < methods.size(); ++m) {
+    MethodScore s;
+    s.method = methods[m];
+    s.tasks = static_cast<int>(n);
+    for (size_t i = 0; i < n; ++i) s.hits += ok[i][m], s.diff += ok[i][m] - ok[i][base];
+    s.share = n ? static_cast<double>(s.hits) / static_cast<double>(n) : 0;
+    s.diff = n ? s.diff / static_cast<double>(n) : 0;
+    s.lo = pct(share_s[m], 0.025), s.hi = pct(share_s[m], 0.975);
+    s.diff_lo = pct(diff_s[m], 0.025), s.diff_hi = pct(diff_s[m], 0.975);
+    std::vector<double> lat;
+    for (size_t i = 0; i < n; ++i) lat.push_back(ms[i][m]);
+    s.p50_ms = pct(lat, 0.5);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTask>& tasks,
+                                                  const RetrievalEvalOptions& o, const Models& models,
+                                                  const std::function<Engine&(const std::string&)>& engine_for) {
+  std::vector<Variant> variants;
+  for (const auto& m : o.methods) variants.push_back(variant_of(m));
+  auto base_it = std::find(o.methods.begin(), o.methods.end(), o.baseline);
+  if (base_it == o.methods.end())
+    throw Error(ExitCode::usage, "the baseline '" + o.baseline + "' is not among --methods");
+  size_t base = static_cast<size_t>(base_it - o.methods.begin());
+  RetrieverOptions ro = o.retriever;
+  if (ro.completion.dependency_snippets < 0) ro.completion.dependency_snippets = 1;
+  ro.completion.candidates = "none";  // no sampling: candidates are the oracle's or none
+  std::map<std::pair<std::string, size_t>, std::unique_ptr<Retriever>> made;
+  std::vector<std::vector<char>> ok;
+  std::vector<std::vector<double>> ms;
+  std::vector<std::string> group;
+  RetrievalEvalReport rep;
+  Progress prog("retrieval eval", tasks.size());
+  for (const auto& t : tasks) {
+    throw_if_interrupted("nothing is written before the end of the run");
+    prog.add();
+    if (!t.error.empty() || t.definitions.empty()) {
+      ++rep.skipped;
+      continue;
+    }
+    try {
+      Engine& e = engine_for(t.repo);
+      auto ctx = make_cursor_context(e, task_cursor(e, t));
+      auto defs = definition_entities(e, t);
+      if (defs.empty()) throw Error(ExitCode::not_found, "definitions not in the index");
+      std::vector<char> row;
+      std::vector<double> lat;
+      for (size_t m = 0; m < variants.size(); ++m) {
+        auto& r = made[{t.repo, m}];
+        if (!r) {
+          RetrieverOptions vo = ro;
+          if (!variants[m].model_path.empty()) vo.completion.model_path = variants[m].model_path;
+          r = make_retriever(variants[m].strategy, e, models, vo);
+        }
+        RetrievalQuery q;
+        q.cursor = ctx;
+        q.top_k = o.top_k;
+        if (variants[m].oracle && variants[m].strategy == "aligncoder") q.completions = {t.ground_truth};
+        if (variants[m].oracle && variants[m].strategy != "aligncoder")
+          q.text = query_window(ctx->unfinished, ro.completion.query_lines) + "\n" + t.ground_truth;
+        auto t0 = std::chrono::steady_clock::now();
+        auto hits = r->retrieve(q);
+        lat.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        bool found = false;
+        for (const auto& h : hits)
+          for (int d : defs) found = found || hit_contains(e, h, d);
+        row.push_back(found ? 1 : 0);
+      }
+      ok.push_back(std::move(row));
+      ms.push_back(std::move(lat));
+      group.push_back(t.benchmark);
+    } catch (const Error& err) {
+      if (err.code() == ExitCode::interrupted || err.code() == ExitCode::llm || err.code() == ExitCode::usage) throw;
+      log_warn("{}: {}", t.id, err.what());
+      ++rep.skipped;
+    }
+  }
+  prog.finish();
+  rep.tasks = static_cast<int>(ok.size());
+  rep.overall = score_group(o.methods, ok, ms, base, o.bootstrap, o.seed);
+  std::map<std::string, std::vector<size_t>> rows;
+  for (size_t i = 0; i < group.size(); ++i) rows[group[i]].push_back(i);
+  for (const auto& [b, idx] : rows) {
+    std::vector<std::vector<char>> gok;
+    std::vector<std::vector<double>> gms;
+    for (size_t i : idx) gok.push_back(ok[i]), gms.push_back(ms[i]);
+    rep.by_benchmark[b] = score_group(o.methods, gok, gms, base, o.bootstrap, o.seed);
+  }
+  return rep;
+}
+
+json RetrievalEvalReport::to_json() const {
+  auto arr = [](const std::vector<MethodScore>& v) {
+    json a = json::array();
+    for (const auto& s : v)
+      a.push_back({{"method", s.method},
+                   {"tasks", s.tasks},
+                   {"hits", s.hits},
+                   {"share", s.share},
+                   {"ci95", {s.lo, s.hi}},
+                   {"diff_to_baseline", s.diff},
+                   {"diff_ci95", {s.diff_lo, s.diff_hi}},
+                   {"p50_ms", s.p50_ms}});
+    return a;
+  };
+  json j = {{"tasks", tasks}, {"skipped", skipped}, {"overall", arr(overall)}, {"by_benchmark", json::object()}};
+  for (const auto& [b, v] : by_benchmark) j["by_benchmark"][b] = arr(v);
+  return j;
+}
+
+std::string RetrievalEvalReport::table() const {
+  std::string s =
+      "| method | tasks | contains a called definition (top-k) | 95% CI | vs baseline | 95% CI | p50 ms |\n"
+      "|---|---|---|---|---|---|---|\n";
+  auto rows = [&](const std::vector<MethodScore>& v, const std::string& prefix) {
+    for (const auto& m : v)
+      s += fmt::format("| {}{} | {} | {:.1f}% | {:.1f}-{:.1f} | {:+.1f} | {:+.1f} to {:+.1f} | {:.2f} |\n", prefix,
+                       m.method, m.tasks, 100 * m.share, 100 * m.lo, 100 * m.hi, 100 * m.diff, 100 * m.diff_lo,
+                       100 * m.diff_hi, m.p50_ms);
+  };
+  rows(overall, "");
+  for (const auto& [b, v] : by_benchmark) rows(v, b + ": ");
+  s += fmt::format("\n{} tasks scored, {} skipped (no definitions, errors)\n", tasks, skipped);
+  return s;
+}
+
+}  // namespace repoctx

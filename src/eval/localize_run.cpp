@@ -1,0 +1,330 @@
+// repoctx localize-eval and its table: every strategy on every task of a shard, one JSONL row per (task,
+// strategy), resumable; the study's result table from the rows.
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "eval/localize.h"
+#include "index/index.h"
+#include "util/cancel.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/text.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace repoctx {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string default_cache_dir() {
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.cache/repoctx/study";
+}
+
+// A task's repository at its base commit, indexed (trees and indexes are cached by tree id).
+struct Prepared {
+  std::string error;
+  std::string tree, base;
+  LineSets gold;
+  std::shared_ptr<Engine> engine;
+  double index_seconds = 0;  // 0 when the index came from the cache
+};
+
+struct EngineCache {
+  std::string tree;
+  std::shared_ptr<Engine> engine;
+};
+
+Prepared prepare(const LocalizeTask& t, const LocalizeEvalOptions& o, EngineCache& cache) {
+  Prepared p;
+  if (!t.error.empty()) {
+    p.error = t.error;
+    return p;
+  }
+  std::string clone = find_clone(o.repos_dirs, t.repo);
+  if (clone.empty()) {
+    p.error = "no clone of " + t.repo + " under " + join(o.repos_dirs, ", ") + " (pass --repos DIR)";
+    return p;
+  }
+  GitRepository git(clone);
+  std::string base = t.base_commit;
+  if (base.empty()) {
+    auto c = git.resolve_commit(t.commit);
+    if (!c) {
+      p.error = "commit " + t.commit + " is not in " + t.repo;
+      return p;
+    }
+    base = git.commit(*c).parent;
+    if (base.empty()) {
+      p.error = "commit " + t.commit + " has no parent to be the base";
+      return p;
+    }
+  }
+  auto resolved = git.resolve_commit(base);
+  if (!resolved) {
+    p.error = "base commit " + base + " is not in " + t.repo;
+    return p;
+  }
+  p.base = *resolved;
+  std::string patch = t.patch;
+  if (patch.empty()) {
+    auto c = git.resolve_commit(t.commit);
+    if (!c) {
+      p.error = "commit " + t.commit + " is not in " + t.repo;
+      return p;
+    }
+    patch = git.diff(p.base, *c);
+  }
+  // libgit2 applies hunks only at their header's line; `git apply` (which made these patches) also at an
+  // offset: place_hunks accepts what git accepts (without fuzz) and moves the gold lines to where they are.
+  std::string why;
+  auto files = parse_unified_diff(patch);
+  if (!git.patch_applies(p.base, patch, &why)) {
+    if (std::string placed = place_hunks(files, [&](const std::string& path) { return git.read_file(p.base, path); });
+        !placed.empty()) {
+      p.error = placed + " (" + why + ")";
+      return p;
+    }
+  } else {
+    place_hunks(files, [&](const std::string& path) { return git.read_file(p.base, path); });
+  }
+  p.gold = gold_lines(files);
+  p.tree = git.tree_id(p.base);
+  if (cache.tree == p.tree) {
+    p.engine = cache.engine;
+    return p;
+  }
+  std::string root = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string dir = git.materialize_tree(
+      p.base, root + "/trees", [](const std::string& path) { return language_from_path(path) != Language::unknown; });
+  IndexOptions io;
+  io.db_path = root + "/indexes/" + p.tree + ".db";
+  io.progress = false;
+  IndexStats st = build_index(dir, io);
+  if (st.parsed > 0) p.index_seconds = seconds_since(t0);
+  p.engine = std::shared_ptr<Engine>(Engine::open(io.db_path));
+  cache = {p.tree, p.engine};
+  return p;
+}
+
+std::set<std::string> done_pairs(const std::string& dir) {
+  std::set<std::string> done;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return done;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    std::string name = ent.path().filename().string();
+    if (!starts_with(name, "results-") || !ends_with(name, ".jsonl")) continue;
+    std::ifstream in(ent.path());
+    for (std::string line; std::getline(in, line);) {
+      json r = json::parse(line, nullptr, false);  // a line cut by a kill is simply redone
+      if (r.is_object() && r.contains("task") && r.contains("strategy"))
+        done.insert(r["task"].get<std::string>() + "\t" + r["strategy"].get<std::string>());
+    }
+  }
+  return done;
+}
+
+json prf_json(const Prf& m) {
+  return {{"p", m.p}, {"r", m.r}, {"f1", m.f1}};
+}
+
+json run_one(const LocalizeTask& t, const Prepared& p, const std::string& strategy, const LocalizeEvalOptions& o,
+             const Models& models) {
+  json row = {{"task", t.id}, {"dataset", t.dataset}, {"repo", t.repo}, {"strategy", strategy}};
+  if (!p.error.empty()) {
+    row["error"] = p.error;
+    return row;
+  }
+  row["index_seconds"] = p.index_seconds;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    RetrievalQuery q;
+    q.text = t.request;
+    RetrievalResult res = make_retriever(strategy, *p.engine, models, o.retriever)->run(q);
+    TaskScore s = score_task(p.engine->view(), p.gold, res.hits);
+    row["seconds"] = seconds_since(t0);
+    row["file"] = prf_json(s.file);
+    row["entity"] = prf_json(s.entity);
+    row["context_tokens"] = res.trace.is_object() ? res.trace.value("context_tokens", 0) : 0;
+    row["stop_reason"] = res.trace.is_object() ? res.trace.value("stop_reason", "") : "";
+    row["gold_files"] = s.gold_files;
+    row["files"] = s.files;
+    row["gold_entities"] = s.gold_entities.size();
+    row["entities"] = s.entities.size();
+    row["llm_usage"] = res.usage.to_json();
+    if (o.write_traces && res.trace.is_object()) {
+      std::string safe = t.id;
+      for (char& c : safe)
+        if (c == '/' || c == ' ') c = '_';
+      fs::create_directories(o.out_dir + "/traces/" + strategy);
+      std::ofstream(o.out_dir + "/traces/" + strategy + "/" + safe + ".json")
+          << res.trace.dump(1, ' ', false, json::error_handler_t::replace) << "\n";
+    }
+  } catch (const Error& e) {
+    if (e.code() == ExitCode::interrupted) throw;
+    row["error"] = e.what();
+    row["seconds"] = seconds_since(t0);
+  }
+  return row;
+}
+
+}  // namespace
+
+size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeEvalOptions& o, const Models& models) {
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    throw Error(ExitCode::usage,
+                fmt::format("--shard {}/{} is not a shard (use i/n with 0 <= i < n)", o.shard, o.shards));
+  std::error_code ec;
+  fs::create_directories(o.out_dir, ec);
+  if (ec) throw Error(ExitCode::bad_input, "cannot create the output folder '" + o.out_dir + "': " + ec.message());
+  auto done = done_pairs(o.out_dir);
+  std::string path = fmt::format("{}/results-{}of{}.jsonl", o.out_dir, o.shard, o.shards);
+  std::ofstream out(path, std::ios::app);
+  if (!out) throw Error(ExitCode::bad_input, "cannot write '" + path + "'");
+  EngineCache cache;
+  size_t written = 0, taken = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (static_cast<int>(i % static_cast<size_t>(o.shards)) != o.shard) continue;
+    if (o.max_tasks && taken >= o.max_tasks) break;
+    ++taken;
+    const LocalizeTask& t = tasks[i];
+    std::vector<std::string> todo;
+    for (const auto& s : o.strategies)
+      if (!done.count(t.id + "\t" + s)) todo.push_back(s);
+    if (todo.empty()) continue;
+    throw_if_interrupted("finished tasks are in " + path + "; re-run to resume");
+    Prepared p;
+    try {
+      p = prepare(t, o, cache);
+    } catch (const Error& e) {
+      if (e.code() == ExitCode::interrupted) throw;
+      p.error = e.what();
+    }
+    for (const auto& s : todo) {
+      json row = run_one(t, p, s, o, models);
+      out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      out.flush();
+      ++written;
+      log_info("{} {}: {}", t.id, s,
+               row.contains("error")
+                   ? "error: " + row["error"].get<std::string>()
+                   : fmt::format("file F1 {:.2f}, entity F1 {:.2f}, {} tokens", row["file"]["f1"].get<double>(),
+                                 row["entity"]["f1"].get<double>(), row["context_tokens"].get<int>()));
+    }
+  }
+  return written;
+}
+
+// ------------------------------------------------------------------------------------------- table
+namespace {
+
+struct Acc {
+  int n = 0, errors = 0;
+  double fp = 0, fr = 0, ff = 0, ep = 0, er = 0, ef = 0, cl = 0, seconds = 0, index_seconds = 0;
+  int indexed = 0;  // tasks whose index was built by this run (the others found it cached)
+  void add(const json& r) {
+    if (r.value("index_seconds", 0.0) > 0) {
+      index_seconds += r["index_seconds"].get<double>();
+      ++indexed;
+    }
+    if (r.contains("error")) {
+      ++errors;
+      return;
+    }
+    ++n;
+    fp += r["file"]["p"].get<double>();
+    fr += r["file"]["r"].get<double>();
+    ff += r["file"]["f1"].get<double>();
+    ep += r["entity"]["p"].get<double>();
+    er += r["entity"]["r"].get<double>();
+    ef += r["entity"]["f1"].get<double>();
+    cl += r.value("context_tokens", 0);
+    seconds += r.value("seconds", 0.0);
+  }
+  std::string cells() const {
+    if (n == 0) return fmt::format("| – | – | – | – | – | – | – | 0 | {} |", errors);
+    double k = n;
+    return fmt::format("| {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} | {} | {} |", fp / k, fr / k,
+                       ff / k, ep / k, er / k, ef / k, cl / k, n, errors);
+  }
+  // Mean seconds per task of the strategy, and mean seconds of an index build (materialising the tree
+  // included) over the tasks that built one.
+  std::string times() const {
+    return fmt::format(" {:.2f} | {} |", n ? seconds / n : 0.0,
+                       indexed ? fmt::format("{:.1f} ({} built)", index_seconds / indexed, indexed) : "cached");
+  }
+};
+
+std::pair<std::string, std::string> axes(const std::string& s) {
+  if (s == "study-bm25") return {"BM25", "Baseline"};
+  if (s == "acr") return {"ACR Tools", "ACR"};
+  if (starts_with(s, "react-")) {
+    std::string tools = s.substr(6, s.rfind('-') - 6), crit = s.substr(s.rfind('-') + 1);
+    for (char& c : crit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return {tools == "bm25" ? "BM25" : "ACR Tools", "ReAct + " + crit};
+  }
+  return {s, "-"};
+}
+
+int strategy_rank(const std::string& s) {
+  static const std::vector<std::string> order = {"study-bm25",   "react-bm25-cl", "react-bm25-tc", "react-bm25-sr",
+                                                 "react-acr-cl", "react-acr-tc",  "react-acr-sr",  "acr"};
+  auto it = std::find(order.begin(), order.end(), s);
+  return it == order.end() ? 100 : static_cast<int>(it - order.begin());
+}
+
+}  // namespace
+
+std::string localize_table(const std::string& dir) {
+  std::map<std::string, std::map<std::pair<int, std::string>, Acc>> by_ds;
+  std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, Acc>>> by_repo;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(ExitCode::not_found, "no results folder '" + dir + "'");
+  size_t rows = 0;
+  for (const auto& ent : fs::directory_iterator(dir, ec)) {
+    std::string name = ent.path().filename().string();
+    if (!starts_with(name, "results-") || !ends_with(name, ".jsonl")) continue;
+    std::ifstream in(ent.path());
+    for (std::string line; std::getline(in, line);) {
+      json r = json::parse(line, nullptr, false);
+      if (!r.is_object() || !r.contains("strategy")) continue;
+      std::string s = r["strategy"].get<std::string>();
+      std::pair<int, std::string> key{strategy_rank(s), s};
+      by_ds[r.value("dataset", "")][key].add(r);
+      by_repo[r.value("dataset", "")][r.value("repo", "")][key].add(r);
+      ++rows;
+    }
+  }
+  if (rows == 0) throw Error(ExitCode::not_found, "no results-*.jsonl rows in '" + dir + "'");
+  std::string head =
+      "| Tools | Reasoning | File P | File R | File F1 | Entity P | Entity R | Entity F1 | Avg. CL | tasks | errors |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::string out;
+  for (const auto& [ds, strategies] : by_ds) {
+    out += "### " + ds + " (macro average over tasks)\n\n" + head;
+    for (const auto& [key, acc] : strategies) {
+      auto [tools, reasoning] = axes(key.second);
+      out += "| " + tools + " | " + reasoning + " " + acc.cells() + "\n";
+    }
+    out += "\n#### " + ds +
+           " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
+           "Entity R | Entity F1 | Avg. CL | tasks | errors | s/task | index s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& [repo, strategies2] : by_repo[ds])
+      for (const auto& [key, acc] : strategies2)
+        out += "| " + repo + " | " + key.second + " " + acc.cells() + acc.times() + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace repoctx

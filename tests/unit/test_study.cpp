@@ -1,0 +1,473 @@
+// The context-retrieval study: chunking and BM25Okapi, the token estimate, the ReAct loop and its stop
+// criteria (recorded responses), ACR's tools and procedure, tasks, gold from patches on a real git
+// repository, metrics against hand-computed values, and the evaluation runner's resume and per-task errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+#include "eval/localize.h"
+#include "helpers.h"
+#include "index/index.h"
+#include "llm/prompts.h"
+#include "repo/git_source.h"
+#include "report_repo.h"
+#include "retrieve/agent/react.h"
+#include "retrieve/retriever.h"
+#include "retrieve/study/acr_search.h"
+#include "retrieve/study/chunks.h"
+#include "retrieve/study/tools.h"
+#include "scripted_backend.h"
+#include "util/error.h"
+#include "util/subprocess.h"
+#include "util/token_count.h"
+
+using namespace repoctx;
+using nlohmann::json;
+using repoctx::testing::ScriptedBackend;
+using repoctx::testing::TempDir;
+
+namespace {
+
+struct StudyRepo {
+  TempDir repo, db;
+  std::unique_ptr<Engine> engine;
+  StudyRepo() {
+    repo.write("pkg/__init__.py", "");
+    repo.write("pkg/core.py", repoctx::testing::kCore);
+    repo.write("pkg/store.py", repoctx::testing::kStore);
+    repo.write("tests/test_core.py", "from pkg.core import Report\n\ndef test_report():\n    assert Report\n");
+    IndexOptions o;
+    o.db_path = db.str() + "/i.db";
+    o.progress = false;
+    build_index(repo.str(), o);
+    engine = Engine::open(o.db_path);
+  }
+};
+
+StudyRepo& repo() {
+  static StudyRepo r;
+  return r;
+}
+
+// Answers of one purpose in order; the last one repeats.
+ScriptedBackend::Handler script(std::vector<std::string> answers) {
+  auto q = std::make_shared<std::deque<std::string>>(answers.begin(), answers.end());
+  return [q](const GenerateRequest&) {
+    std::string a = q->front();
+    if (q->size() > 1) q->pop_front();
+    return a;
+  };
+}
+
+std::string call(const std::string& tool, const json& args) {
+  return json{{"thought", "t"}, {"action", tool}, {"arguments", args}}.dump();
+}
+const std::string kAnswer = json{{"thought", "done"}, {"action", "answer"}, {"answer", "found it"}}.dump();
+
+RetrievalResult run_strategy(const std::string& name, ScriptedBackend& llm, RetrieverOptions ro = {}) {
+  Models m;
+  m.llm = &llm;
+  RetrievalQuery q;
+  q.text = "Report.summarize counts rows by the wrong key";
+  return make_retriever(name, *repo().engine, m, ro)->run(q);
+}
+
+}  // namespace
+
+TEST(StudyTokens, EstimateFollowsPreTokenizerPieces) {
+  EXPECT_EQ(estimate_tokens(""), 0);
+  EXPECT_EQ(estimate_tokens("hello world"), 2);                     // "hello", " world"
+  EXPECT_EQ(estimate_tokens("x = 1234\n"), 6);                      // "x", " =", " ", "123", "4", "\n"
+  EXPECT_EQ(estimate_tokens("RecursiveCharacterTextSplitter"), 5);  // 30 letters: 1 + ceil(22 / 6)
+  EXPECT_EQ(std::string(truncate_tokens("hello world again", 2)), "hello world");
+}
+
+TEST(StudyChunks, RecursiveSplitterMatchesLangChainByHand) {
+  // "\n\n" splits first; the 11-character piece is split again on "\n", then " " (chunk size 10).
+  std::string t = "aaaa bbbb\n\ncccc dddd\n\neeee";
+  auto c = split_recursive(t, 10, 0);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(t.substr(c[0].first, c[0].second), "aaaa bbbb");
+  EXPECT_EQ(t.substr(c[1].first, c[1].second), "cccc dddd");
+  EXPECT_EQ(c[1].first, 11u);
+  EXPECT_EQ(t.substr(c[2].first, c[2].second), "eeee");
+  // Overlap: pieces are kept from the end of a chunk while they fit in the overlap.
+  std::string u = "a b c d e f";
+  auto o = split_recursive(u, 5, 2);
+  std::vector<std::string> got;
+  for (auto [at, n] : o) got.push_back(u.substr(at, n));
+  EXPECT_EQ(got, (std::vector<std::string>{"a b c", "c d", "d e", "e f"}));
+}
+
+TEST(StudyChunks, Bm25OkapiIdfAndRanking) {
+  const auto& idx = study_chunks(*repo().engine, {});
+  ASSERT_GE(idx.chunks().size(), 4u);
+  double n = static_cast<double>(idx.chunks().size());
+  // "#" and "Path:" head every chunk: df = N, a negative idf replaced by epsilon * mean idf (> 0).
+  EXPECT_GT(idx.idf("Path:"), 0);
+  EXPECT_LT(idx.idf("Path:"), std::log(n));
+  // A token of one chunk only: ln(N - 1 + 0.5) - ln(1.5).
+  int df = 0;
+  for (size_t i = 0; i < idx.chunks().size(); ++i)
+    if (idx.document(static_cast<int>(i)).find("zebra_unique_helper(r):") != std::string::npos) ++df;
+  ASSERT_EQ(df, 1);
+  EXPECT_NEAR(idx.idf("zebra_unique_helper(r):"), std::log(n - 1 + 0.5) - std::log(1.5), 1e-12);
+  auto top = idx.top("zebra_unique_helper(r):", 3);
+  ASSERT_EQ(top.size(), 3u);
+  EXPECT_NE(idx.document(top[0].chunk).find("zebra_unique_helper"), std::string::npos);
+  EXPECT_GT(top[0].score, top[1].score);
+}
+
+TEST(StudyBaseline, TakesChunksUntilTheTokenBudget) {
+  ScriptedBackend llm;
+  RetrieverOptions ro;
+  ro.study.context_tokens = 60;
+  auto r = run_strategy("study-bm25", llm, ro);
+  ASSERT_FALSE(r.hits.empty());
+  int tokens = r.trace["context_tokens"].get<int>();
+  EXPECT_GT(tokens, 0);
+  EXPECT_EQ(r.trace["stop_reason"], "context_length");
+  EXPECT_EQ(llm.total_calls, 0);
+  // Each chunk taken raised the budget; the last one crossed the 60 - 10 margin.
+  auto chunks = r.trace["chunks"];
+  EXPECT_GT(chunks.back()["budget"].get<int>(), 50);
+  for (const auto& h : r.hits) EXPECT_GE(h.file, 0);
+}
+
+TEST(StudyReact, ToolCallCriterionStopsAtTheFirstAnswer) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] =
+      script({call("code_search", {{"query", "summarize rows"}}),
+              call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 9}, {"end_line", 19}}), kAnswer});
+  auto r = run_strategy("react-bm25-tc", llm);
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_EQ(r.trace["tool_calls"], 2);
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].start_line, 9);
+  EXPECT_EQ(r.hits[0].end_line, 18);  // end_line is exclusive, as in the study's add_to_context
+  EXPECT_EQ(repo().engine->view().entities()[r.hits[0].entity].qualname, "Report.summarize");
+  EXPECT_GT(r.usage.total().calls, 0);
+  // Every step is in the trace, with the context size after it.
+  EXPECT_EQ(r.trace["steps"][1]["state_after"]["context_tokens"].get<int>(), r.trace["context_tokens"].get<int>());
+}
+
+TEST(StudyReact, ContextLengthCriterionContinuesBelowTheTarget) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] = script(
+      {kAnswer, call("add_to_context", {{"file_name", "pkg/core.py"}, {"start_line", 1}, {"end_line", 23}}), kAnswer});
+  RetrieverOptions ro;
+  ro.study.context_tokens = 40;
+  auto r = run_strategy("react-bm25-cl", llm, ro);
+  EXPECT_EQ(r.trace["stop_reason"], "context_length");
+  EXPECT_GE(r.trace["context_tokens"].get<int>(), 40);
+  EXPECT_EQ(r.trace["turns"], 3);  // the first answer came below the target: the agent was sent on
+  // With a target never met, the rounds run out.
+  ScriptedBackend idle;
+  idle.answers["study_react_turn"] = script({kAnswer});
+  ro.study.cl_max_rounds = 2;
+  EXPECT_EQ(run_strategy("react-bm25-cl", idle, ro).trace["stop_reason"], "cl_rounds");
+}
+
+TEST(StudyReact, SelfReflectionAsksWhetherTheContextSuffices) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] = script(
+      {kAnswer, call("add_to_context", {{"file_name", "pkg/store.py"}, {"start_line", 6}, {"end_line", 9}}), kAnswer});
+  llm.answers["study_self_reflection"] = script({R"({"review": "nothing gathered", "is_sufficient": false})",
+                                                 R"({"review": "load_rows is there", "is_sufficient": true})"});
+  auto r = run_strategy("react-acr-sr", llm);
+  EXPECT_EQ(r.trace["stop_reason"], "sufficient");
+  EXPECT_EQ(llm.calls["study_self_reflection"], 2);
+  // The first review's reasons went back to the agent.
+  ASSERT_FALSE(r.hits.empty());
+  EXPECT_EQ(repo().engine->view().files()[r.hits[0].file].path, "pkg/store.py");
+  // A model that never says yes stops at the review limit.
+  ScriptedBackend no;
+  no.answers["study_react_turn"] = script({kAnswer});
+  no.answers["study_self_reflection"] = script({R"({"review": "no", "is_sufficient": false})"});
+  RetrieverOptions ro;
+  ro.study.sr_max_reviews = 3;
+  auto r2 = run_strategy("react-bm25-sr", no, ro);
+  EXPECT_EQ(r2.trace["stop_reason"], "review_limit");
+  EXPECT_EQ(no.calls["study_self_reflection"], 3);
+}
+
+TEST(StudyReact, MalformedUnknownAndOutsideCallsAreRecordedNotFatal) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] =
+      script({"this is not json", call("rm_rf", {{"path", "/"}}),
+              call("add_to_context", {{"file_name", "../../etc/passwd"}, {"start_line", 1}, {"end_line", 2}}),
+              call("add_to_context", {{"file_name", "pkg/core.py"}}),  // missing arguments
+              call("code_search", {{"query", 7}}),                     // wrong type
+              kAnswer});
+  auto r = run_strategy("react-bm25-tc", llm);
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_TRUE(r.hits.empty());
+  const auto& steps = r.trace["steps"];
+  EXPECT_TRUE(steps[0].contains("invalid"));
+  EXPECT_NE(steps[1]["error"].get<std::string>().find("unknown tool 'rm_rf'"), std::string::npos);
+  EXPECT_NE(steps[2]["error"].get<std::string>().find("outside the repository"), std::string::npos);
+  EXPECT_NE(steps[3]["error"].get<std::string>().find("missing argument 'start_line'"), std::string::npos);
+  EXPECT_NE(steps[4]["error"].get<std::string>().find("must be of type string"), std::string::npos);
+  // Bad turns in a row end the run.
+  ScriptedBackend junk;
+  junk.answers["study_react_turn"] = script({"{"});
+  EXPECT_EQ(run_strategy("react-bm25-tc", junk).trace["stop_reason"], "invalid");
+}
+
+TEST(StudyReact, RepeatedCallsStopAsALoop) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] = script({call("search_class", {{"class_name", "Report"}})});
+  auto r = run_strategy("react-acr-tc", llm);
+  EXPECT_EQ(r.trace["stop_reason"], "loop");
+  EXPECT_EQ(r.trace["turns"], 3);
+}
+
+TEST(StudyReact, CompactionReplacesToolExchangesBySummary) {
+  ScriptedBackend llm;
+  llm.answers["study_react_turn"] = script({call("code_search", {{"query", "rows"}}),
+                                            call("code_search", {{"query", "store"}}), kAnswer});
+  llm.answers["study_react_turn_compaction"] = script({"searched rows and store; found pkg/store.py"});
+  RetrieverOptions ro;
+  ro.study.react.conversation_tokens = 400;  // below the system prompt plus one search result
+  auto r = run_strategy("react-bm25-tc", llm, ro);
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_GE(r.trace["compactions"].get<int>(), 1);
+  EXPECT_GE(llm.calls["study_react_turn_compaction"], 1);
+  bool seen = false;
+  for (const auto& s : r.trace["steps"])
+    if (s.contains("compaction")) seen = s["tokens_after"].get<int>() < s["tokens_before"].get<int>();
+  EXPECT_TRUE(seen);
+}
+
+TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswer) {
+  GatheredContext ctx(*repo().engine);
+  AddToContextTool add(*repo().engine, ctx);
+  struct Never : StopPolicy {
+    std::string name() const override { return "never"; }
+    StopDecision on_answer(ReactAgent&, const std::string&) override { return {}; }
+  } policy;
+  ScriptedBackend llm;
+  ReactAgent agent(llm, {&add}, policy, {});
+  json s = agent.turn_schema();
+  ASSERT_EQ(s["anyOf"].size(), 2u);
+  EXPECT_EQ(s["anyOf"][0]["properties"]["action"]["const"], "add_to_context");
+  EXPECT_EQ(s["anyOf"][0]["properties"]["arguments"]["properties"]["file_name"]["maxLength"], 200);
+  EXPECT_EQ(s["anyOf"][1]["properties"]["action"]["const"], "answer");
+}
+
+TEST(StudyAcr, SearchApisAnswerFromTheIndex) {
+  AcrSearch s(*repo().engine, {});
+  auto c = s.search_class("Report");
+  ASSERT_TRUE(c.ok);
+  EXPECT_NE(c.text.find("<class>Report</class>"), std::string::npos);
+  EXPECT_NE(c.text.find("def summarize(self, key):"), std::string::npos);  // the method's header ...
+  EXPECT_EQ(c.text.find("load_rows(self.store)"), std::string::npos);      // ... not its body
+  auto m = s.search_method_in_class("format", "Report");
+  ASSERT_TRUE(m.ok);
+  EXPECT_EQ(m.results[0].start, 20);
+  EXPECT_FALSE(s.search_method_in_file("format", "store.py").ok);
+  EXPECT_TRUE(s.search_method_in_file("format", "core.py").ok);
+  auto code = s.search_code("counts.get(key, 0)");
+  ASSERT_TRUE(code.ok);
+  EXPECT_EQ(code.results[0].func_name, "summarize");
+  EXPECT_EQ(code.results[0].class_name, "Report");
+  EXPECT_FALSE(s.search_class("Nope").ok);
+  // Test files are not searched, as in ACR.
+  EXPECT_FALSE(s.search_method("test_report").ok);
+  EXPECT_NE(s.call("search_class", {"a", "b"}).text.find("wrong number of arguments"), std::string::npos);
+  EXPECT_FALSE(s.get_code_around_line("../outside.py", 1, 2).ok);
+}
+
+TEST(StudyAcr, TwoStagesSearchThenBugLocations) {
+  ScriptedBackend llm;
+  llm.answers["acr_select"] = script({"I will look at the Report class.", "The bug is in Report.summarize."});
+  llm.answers["acr_proxy"] = script(
+      {R"({"API_calls": [{"api": "search_class", "arguments": ["Report", "extra"]}], "bug_locations": []})",
+       R"({"API_calls": [{"api": "search_class", "arguments": ["Report"]}], "bug_locations": []})",
+       R"({"API_calls": [], "bug_locations": [{"file": "pkg/core.py", "class": "Report", "method": "summarize"}]})"});
+  llm.answers["acr_analyze"] = script({"summarize counts by key."});
+  auto r = run_strategy("acr", llm);
+  EXPECT_EQ(r.trace["stop_reason"], "bug_locations");
+  // The first extraction had a wrong arity: the proxy was asked again with the reason.
+  EXPECT_NE(r.trace["rounds"][0]["proxy"][0].get<std::string>().find("wrong number of arguments"), std::string::npos);
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].start_line, 9);
+  EXPECT_EQ(r.hits[0].end_line, 18);
+  EXPECT_EQ(llm.calls["acr_analyze"], 1);
+}
+
+TEST(StudyMetrics, PrecisionRecallF1ByHand) {
+  auto m = prf({"a", "b", "c"}, {"b", "c", "d", "e"});
+  EXPECT_DOUBLE_EQ(m.p, 0.5);
+  EXPECT_DOUBLE_EQ(m.r, 2.0 / 3.0);
+  EXPECT_NEAR(m.f1, 2 * 0.5 * (2.0 / 3) / (0.5 + 2.0 / 3), 1e-12);
+  auto none = prf({"a"}, {});
+  EXPECT_EQ(none.p, 0);
+  EXPECT_EQ(none.f1, 0);
+  EXPECT_EQ(prf({}, {"x"}).r, 0);
+}
+
+TEST(StudyMetrics, EntitiesOfLinesAreEnclosingScopesAndTheInnermost) {
+  const auto& v = repo().engine->view();
+  // Line 12 is inside Report.summarize.<locals>.zebra_unique_helper; line 1 is module level.
+  auto e = entities_of_lines(v, {{"pkg/core.py", {1, 12}}});
+  EXPECT_EQ(e, (std::set<std::string>{"pkg/core.py::<module>", "pkg/core.py::Report", "pkg/core.py::Report.summarize",
+                                      "pkg/core.py::Report.summarize.<locals>.zebra_unique_helper"}));
+  // A retrieved range on Report.format only against a gold hunk in summarize: same file, half the entities.
+  LineSets gold = {{"pkg/core.py", {10, 11}}};
+  Hit h;
+  h.file = *v.file_by_path("pkg/core.py");
+  h.start_line = 20;
+  h.end_line = 22;
+  TaskScore s = score_task(v, gold, {h});
+  EXPECT_DOUBLE_EQ(s.file.f1, 1.0);
+  EXPECT_DOUBLE_EQ(s.entity.p, 0.5);  // {Report, Report.format} vs {Report, Report.summarize}
+  EXPECT_DOUBLE_EQ(s.entity.r, 0.5);
+}
+
+TEST(StudyTasks, LoadsSweBenchAndLcaRowsAndFlagsBadOnes) {
+  TempDir d;
+  d.write("t.jsonl", json{{"instance_id", "o__r-1"},
+                          {"repo", "o/r"},
+                          {"base_commit", "abc"},
+                          {"problem_statement", "bug"},
+                          {"patch", "diff"}}
+                             .dump() +
+                         "\n" +
+                         json{{"repo", "o/r"},
+                              {"hash", "0123456789abcdef"},
+                              {"message", "Fix it"},
+                              {"mods",
+                               {{{"change_type", "MODIFY"},
+                                 {"old_path", "a.py"},
+                                 {"new_path", "a.py"},
+                                 {"diff", "@@ -1 +1 @@\n-x\n+y\n"}}}}}
+                             .dump() +
+                         "\n" + R"({"foo": 1})" + "\nnot json\n");
+  auto t = load_localize_tasks(d.str() + "/t.jsonl");
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[0].id, "o__r-1");
+  EXPECT_EQ(t[0].dataset, "swe-bench-lite");
+  EXPECT_EQ(t[0].request, "bug");
+  EXPECT_TRUE(t[0].error.empty());
+  EXPECT_EQ(t[1].dataset, "lca");
+  EXPECT_EQ(t[1].id, "o/r@0123456789ab");
+  auto files = parse_unified_diff(t[1].patch);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].old_path, "a.py");
+  EXPECT_FALSE(t[2].error.empty());
+  EXPECT_FALSE(t[3].error.empty());
+  EXPECT_THROW(load_localize_tasks(d.str() + "/missing.jsonl"), Error);
+}
+
+namespace {
+
+void git(const std::string& dir, std::vector<std::string> args) {
+  args.insert(args.begin(),
+              {"/usr/bin/git", "-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"});
+  int pid = spawn_process(args);
+  std::atomic<bool> stop{false};
+  ASSERT_EQ(wait_processes({pid}, &stop)[0], 0) << args[5];
+}
+
+// A git repository with two commits: the second changes Report.format.
+struct GitFixture {
+  TempDir dir, cache, out;
+  std::string base, head;
+  GitFixture() {
+    dir.write("pkg/__init__.py", "");
+    dir.write("pkg/core.py", repoctx::testing::kCore);
+    dir.write("pkg/store.py", repoctx::testing::kStore);
+    dir.write("README.md", "report\n");
+    git(dir.str(), {"init", "-q"});
+    git(dir.str(), {"add", "."});
+    git(dir.str(), {"commit", "-q", "-m", "first"});
+    std::string changed = repoctx::testing::kCore;
+    changed.replace(changed.find("return sorted(counts.items())"), 29, "return sorted(counts.items(), reverse=True)");
+    dir.write("pkg/core.py", changed);
+    git(dir.str(), {"commit", "-q", "-am", "Sort the report's rows in descending order of key"});
+    GitRepository g(dir.str());
+    head = *g.resolve_commit("HEAD");
+    base = *g.resolve_commit("HEAD~1");
+  }
+};
+
+}  // namespace
+
+TEST(StudyGit, GoldFromThePatchAtTheBaseCommit) {
+  GitFixture f;
+  GitRepository g(f.dir.str());
+  EXPECT_FALSE(g.resolve_commit("0000000000000000000000000000000000000000"));
+  std::string patch = g.diff(f.base, f.head);
+  auto files = parse_unified_diff(patch);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].old_path, "pkg/core.py");
+  ASSERT_EQ(files[0].hunks.size(), 1u);
+  auto gold = gold_lines(files);
+  // The hunk's base range: the changed line 22 and up to 3 lines of context before it.
+  EXPECT_EQ(gold["pkg/core.py"], (std::set<int>{19, 20, 21, 22}));
+  std::string why;
+  EXPECT_TRUE(g.patch_applies(f.base, patch, &why)) << why;
+  EXPECT_FALSE(g.patch_applies(f.head, patch, &why));  // already applied: the '-' line is gone
+  EXPECT_NE(why.find("does not apply"), std::string::npos);
+  // The base tree, written from git objects (sources only), twice into the same folder.
+  std::string d1 = g.materialize_tree(f.base, f.cache.str(), [](const std::string& p) { return p.ends_with(".py"); });
+  std::string d2 = g.materialize_tree(f.base, f.cache.str(), [](const std::string&) { return true; });
+  EXPECT_EQ(d1, d2);
+  EXPECT_TRUE(std::filesystem::exists(d1 + "/pkg/core.py"));
+  EXPECT_FALSE(std::filesystem::exists(d1 + "/README.md"));
+  EXPECT_EQ(*g.read_file(f.base, "pkg/core.py"), repoctx::testing::kCore);
+  // A header whose line numbers are off (as in some SWE-bench patches): libgit2 refuses it, git applies it
+  // at an offset, and so does place_hunks, moving the gold lines to where the hunk's lines are.
+  std::string shifted = patch;
+  shifted.replace(shifted.find("@@ -19,4 +19,4 @@"), 17, "@@ -15,4 +15,4 @@");
+  EXPECT_FALSE(g.patch_applies(f.base, shifted, &why));
+  auto moved = parse_unified_diff(shifted);
+  auto read = [&](const std::string& p) { return g.read_file(f.base, p); };
+  EXPECT_EQ(place_hunks(moved, read), "");
+  EXPECT_EQ(gold_lines(moved)["pkg/core.py"], (std::set<int>{19, 20, 21, 22}));
+  // Context that is nowhere in the base does not apply at any offset.
+  std::string wrong = patch;
+  wrong.replace(wrong.find(" def format(self, counts):"), 26, " def fmt(self, counts):   ");
+  auto bad = parse_unified_diff(wrong);
+  EXPECT_NE(place_hunks(bad, read).find("does not apply"), std::string::npos);
+}
+
+TEST(StudyGit, EvaluationRecordsBadTasksAndResumes) {
+  GitFixture f;
+  GitRepository g(f.dir.str());
+  std::string patch = g.diff(f.base, f.head);
+  std::string repos = std::filesystem::path(f.dir.str()).parent_path().string();
+  std::string name = "o/" + std::filesystem::path(f.dir.str()).filename().string();
+  std::vector<LocalizeTask> tasks(4);
+  tasks[0] = {"good", "swe-bench-lite", name, f.base, "", "sort the report rows in descending order", patch, ""};
+  tasks[1] = {"no-commit", "swe-bench-lite", name, std::string(40, 'a'), "", "x", patch, ""};
+  tasks[2] = {"no-apply", "swe-bench-lite", name, f.head, "", "x", patch, ""};
+  tasks[3] = {"lca", "lca", name, "", f.head, "Sort the report's rows in descending order of key", "", ""};
+  LocalizeEvalOptions o;
+  o.strategies = {"study-bm25"};
+  o.out_dir = f.out.str() + "/res";
+  o.repos_dirs = {repos};
+  o.cache_dir = f.cache.str();
+  EXPECT_EQ(run_localize_eval(tasks, o, {}), 4u);
+  std::ifstream in(o.out_dir + "/results-0of1.jsonl");
+  std::map<std::string, json> rows;
+  for (std::string line; std::getline(in, line);) {
+    json r = json::parse(line);
+    rows[r["task"]] = r;
+  }
+  EXPECT_FALSE(rows["good"].contains("error")) << rows["good"].dump();
+  EXPECT_DOUBLE_EQ(rows["good"]["file"]["r"].get<double>(), 1.0);
+  EXPECT_NE(rows["no-commit"]["error"].get<std::string>().find("not in"), std::string::npos);
+  EXPECT_NE(rows["no-apply"]["error"].get<std::string>().find("does not apply"), std::string::npos);
+  EXPECT_FALSE(rows["lca"].contains("error")) << rows["lca"].dump();
+  EXPECT_EQ(rows["lca"]["gold_files"], json::array({"pkg/core.py"}));
+  // Resume: nothing left to do; the table has the study's columns.
+  EXPECT_EQ(run_localize_eval(tasks, o, {}), 0u);
+  std::string table = localize_table(o.out_dir);
+  EXPECT_NE(table.find("| BM25 | Baseline |"), std::string::npos);
+  EXPECT_NE(table.find("Avg. CL"), std::string::npos);
+}
