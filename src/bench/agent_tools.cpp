@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -13,6 +12,7 @@
 #include "retrieve/study/acr_search.h"
 #include "retrieve/study/chunks.h"
 #include "util/error.h"
+#include "util/subprocess.h"
 
 namespace repoctx {
 
@@ -166,16 +166,13 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
       for (const auto& f : files) fl << f.path << "\n";
       std::ofstream(tmp / "patterns.json") << json(patterns).dump();
     }
-    std::string cmd = o.python + " '" + script + "' '" + e.view().root() + "' '" + (tmp / "files.txt").string() +
-                      "' '" + (tmp / "patterns.json").string() + "'";
+    // argv, no shell: the repository path may hold any character (x';touch y;'z is a valid folder name).
+    std::vector<std::string> argv = {o.python, script, e.view().root(), (tmp / "files.txt").string(),
+                                     (tmp / "patterns.json").string()};
     std::string text;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-      char buf[4096];
-      size_t n;
-      while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-      pclose(p);
-    }
+    int rc = run_capture(argv, text);
     std::filesystem::remove_all(tmp);
+    std::string cmd = join_command(argv) + " (exit " + std::to_string(rc) + ")";
     json ref = json::parse(text, nullptr, false);
     if (ref.is_object() && ref.contains("ms")) {
       auto rms = ref["ms"].get<std::vector<double>>();

@@ -85,6 +85,7 @@ json run_bench_sandbox(const BenchSandboxOptions& o, const std::function<Engine&
     auto patch = patch_for_method(engine_for(t.repo), Models{}, t, "gold", {}, rec);
     EvalTask empty = t;
     empty.test_command = "true";
+    empty.test_argv = {"true"};
     Side tb, tu, eb, eu;  // the task's tests; an empty command on the same scratch copy
     for (int r = 0; r < o.repeat; ++r) {
       run_round(boxed, open, t, patch.patched, r % 2 == 0, log, tb, tu);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "index/schema.h"
+#include "index/store.h"
 #include "index/totals.h"
 #include "repo/parser.h"
 #include "retrieve/aligncoder_snippets.h"
@@ -23,11 +24,13 @@ namespace {
 struct IndexCmd {
   RepoOptions repo;
   OutputOptions out;
-  bool force = false;
+  bool force = false, rebuild = false;
 
   int run() const {
     IndexOptions io = index_options(repo, !out.quiet);
     io.force = force;
+    io.rebuild = rebuild;
+    io.verify = true;  // the command that writes into the file checks it first (PRAGMA quick_check)
     IndexStats st = build_index(repo.repo, io);
     IndexTotals tot = index_totals(st.db_path);
     warn_if_empty(st, repo.repo);
@@ -39,6 +42,7 @@ struct IndexCmd {
                   {"touched", st.touched},
                   {"removed", st.removed},
                   {"skipped", st.skipped},
+                  {"partial", st.partial},
                   {"with_errors", st.files_with_errors},
                   {"bytes", st.bytes_parsed},
                   {"entities", st.entities},
@@ -58,9 +62,9 @@ struct IndexCmd {
                              : fmt::format("{} files parsed ({} entities, {} references), {} unchanged, {} removed",
                                            st.parsed, st.entities, st.references, st.unchanged, st.removed);
       fmt::print(stderr,
-                 "{} in {:.2f}s: {}{}{}\n  the index holds {} files, {} entities, {} references, {} snippets: {}\n",
+                 "{} in {:.2f}s: {}{}{}{}\n  the index holds {} files, {} entities, {} references, {} snippets: {}\n",
                  repo.repo, st.seconds, what, st.skipped ? fmt::format(", {} skipped", st.skipped) : "",
-                 st.complete ? "" : " (interrupted: run again to finish)", tot.files, tot.entities, tot.references,
+                 st.partial ? fmt::format(", {} partly indexed (repoctx files --skipped)", st.partial) : "", st.complete ? "" : " (interrupted: run again to finish)", tot.files, tot.entities, tot.references,
                  tot.snippets, st.db_path);
     }
     return st.complete ? 0 : static_cast<int>(ExitCode::interrupted);
@@ -101,6 +105,26 @@ struct SymbolsCmd {
   }
 };
 
+// `files --skipped`: what the walk skipped (meta "skipped") and the files indexed only in part (a
+// "partial" entry in their errors), each with its reason.
+json skipped_files(const RepoView& v) {
+  json out = json::array();
+  auto db = open_index_for_reading(v.db_path());
+  auto sk = json::parse(meta_get(*db, "skipped", "[]"), nullptr, false);
+  if (sk.is_array())
+    for (const auto& row : sk)
+      if (row.is_array() && row.size() == 2 && row[0].is_string() && row[1].is_string()) out.push_back(row);
+  sql::Stmt s(*db, "SELECT path, errors FROM files WHERE errors LIKE '%\"partial\"%' ORDER BY path");
+  while (s.step()) {
+    auto errs = json::parse(s.str(1), nullptr, false);
+    if (!errs.is_array()) continue;
+    for (const auto& e : errs)
+      if (e.is_array() && e.size() == 4 && e[3] == "partial" && e[2].is_string())
+        out.push_back({s.str(0), "partly indexed: " + e[2].get<std::string>()});
+  }
+  return out;
+}
+
 struct FilesCmd {
   RepoOptions repo;
   OutputOptions out;
@@ -110,12 +134,12 @@ struct FilesCmd {
     auto eng = open_engine(repo, out);
     const auto& v = eng->view();
     if (skipped) {
-      sql::Db db(v.db_path(), true);
-      auto sk = json::parse(meta_get(db, "skipped", "[]"), nullptr, false);
+      json sk = skipped_files(v);
       if (out.json)
         print_json(sk);
       else
-        for (const auto& row : sk) fmt::print("{}  ({})\n", row[0].get<std::string>(), row[1].get<std::string>());
+        for (const auto& row : sk)
+          fmt::print("{}  ({})\n", sanitize_utf8(row[0].get<std::string>()), sanitize_utf8(row[1].get<std::string>()));
       return 0;
     }
     json arr = json::array();
@@ -181,6 +205,9 @@ void add_index_commands(CLI::App& app, Commands& out) {
   add_repo_options(c, ix->repo, false);
   add_output_options(c, ix->out);
   c->add_flag("--force", ix->force, "re-parse every file");
+  c->add_flag("--rebuild", ix->rebuild,
+              "delete the index (damaged, or built by another repoctx version) and build it again; never deletes "
+              "a file that is not a repoctx index");
   out.push_back({c, [ix] { return ix->run(); }});
 
   auto sy = std::make_shared<SymbolsCmd>();
@@ -197,7 +224,7 @@ void add_index_commands(CLI::App& app, Commands& out) {
   add_repo_options(c, fi->repo);
   add_output_options(c, fi->out);
   c->add_flag("--errors", fi->errors_only, "only files with syntax errors");
-  c->add_flag("--skipped", fi->skipped, "files the walk skipped, with the rule that skipped each");
+  c->add_flag("--skipped", fi->skipped, "files the walk skipped and files indexed only in part, each with its reason");
   out.push_back({c, [fi] { return fi->run(); }});
 
   auto sn = std::make_shared<SnippetsCmd>();

@@ -45,6 +45,16 @@ std::string str_field(const json& j, const char* k, const std::string& where, bo
   return "";
 }
 
+// A task's command as argv; a command that needs a shell is an error naming the task.
+template <class F>
+std::vector<std::string> command_argv(const std::string& where, F&& split) {
+  try {
+    return split();
+  } catch (const Error& e) {
+    throw Error(e.code(), where + ": " + e.what());
+  }
+}
+
 EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::string& where) {
   if (!j.is_object()) throw Error(ExitCode::bad_input, where + ": a task must be a JSON object");
   EvalTask t;
@@ -62,20 +72,19 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
     t.function = str_field(j, "function_name", where);
     t.full_function = str_field(j, "full_function", where, false);
     t.repo_id = name;
-    std::string tests;
+    std::vector<std::string> tests;
     if (j.contains("relavent_test_path")) {
       const auto& tp = j["relavent_test_path"];
       if (tp.is_string())
-        tests = tp.get<std::string>();
+        tests.push_back(tp.get<std::string>());
       else if (tp.is_array())
         for (const auto& x : tp)
-          if (x.is_string()) tests += (tests.empty() ? "" : " ") + x.get<std::string>();
+          if (x.is_string()) tests.push_back(x.get<std::string>());
     }
     if (tests.empty())
       throw Error(ExitCode::bad_input, where + ": missing 'relavent_test_path' (REPOCOD's test files)");
-    t.test_command = o.test_template;
-    auto at = t.test_command.find("{tests}");
-    if (at != std::string::npos) t.test_command.replace(at, 7, tests);
+    t.test_argv = command_argv(where, [&] { return expand_tests(o.test_template, tests, false); });
+    t.test_command = join_command(t.test_argv);
     t.id = j.contains("repo_id") ? (j["repo_id"].is_string() ? j["repo_id"].get<std::string>() : j["repo_id"].dump())
                                  : name + "::" + t.file + "::" + t.function;
     if (j.contains("repo_id")) t.id = name + "/" + t.id;
@@ -83,7 +92,17 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
     t.repo = str_field(j, "repo", where);
     t.file = str_field(j, "file", where);
     t.function = str_field(j, "function", where);
-    t.test_command = str_field(j, "test_command", where);
+    if (j.contains("test_command") && j["test_command"].is_array()) {
+      for (const auto& a : j["test_command"]) {
+        if (!a.is_string()) throw Error(ExitCode::bad_input, where + ": 'test_command' must hold strings only");
+        t.test_argv.push_back(a.get<std::string>());
+      }
+      t.test_command = join_command(t.test_argv);
+    } else {
+      t.test_command = str_field(j, "test_command", where);
+      t.test_argv = command_argv(where, [&] { return split_command(t.test_command); });
+    }
+    if (t.test_argv.empty()) throw Error(ExitCode::bad_input, where + ": 'test_command' is empty");
     t.repo_id = str_field(j, "repo_id", where, false);
     if (t.repo_id.empty()) t.repo_id = fs::path(t.repo).filename().string();
     t.id = str_field(j, "id", where, false);
@@ -314,10 +333,20 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
   ScratchTree tree(repo, scratch_root_ + "/" + next_scratch_name(), {{task.file, patched}}, policy_, exclude);
   const auto& st = tree.stats();
   rec["scratch"] = {{"linked", st.linked}, {"copied", st.copied}, {"seconds", st.seconds}};
-  std::vector<std::string> argv{"/bin/sh", "-c", task.test_command};
+  // The task's command as argv, never through a shell; leading NAME=value words set its environment (env(1)).
+  std::vector<std::string> argv = task.test_argv.empty() ? split_command(task.test_command) : task.test_argv;
   ProcessSetup setup;
   setup.log_path = log_path;
   setup.env_extra = {"PYTHONDONTWRITEBYTECODE=1"};
+  size_t first = 0;
+  while (first < argv.size() && is_env_assignment(argv[first])) setup.env_extra.push_back(argv[first++]);
+  argv.erase(argv.begin(), argv.begin() + static_cast<long>(first));
+  if (argv.empty()) throw Error(ExitCode::bad_input, "task " + task.id + ": the test command names no program");
+  // run_limited (and bubblewrap) exec argv[0] as a path; the sandbox sees the same system folders.
+  if (argv[0].find('/') == std::string::npos) {
+    std::string found = find_program(argv[0]);
+    if (!found.empty()) argv[0] = found;
+  }
   if (sandbox_.enabled()) {
     SandboxMount m;
     m.tree = tree.path();

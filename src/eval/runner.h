@@ -22,26 +22,29 @@
 namespace repoctx {
 
 struct EvalTask {
-  std::string id;             // unique in a task file
-  std::string repo_id;        // the group a table column shows (REPOCOD: the repository's name)
-  std::string repo;           // local path of the repository
-  std::string file;           // target file, relative to the repository
-  std::string function;       // qualified name in that file
-  std::string test_command;   // run in the repository root
-  std::string full_function;  // REPOCOD: the reference function (disambiguates same-named functions)
-  std::string given_body;     // optional field `given_body`: the body method `given` splices in verbatim
+  std::string id;                      // unique in a task file
+  std::string repo_id;                 // the group a table column shows (REPOCOD: the repository's name)
+  std::string repo;                    // local path of the repository
+  std::string file;                    // target file, relative to the repository
+  std::string function;                // qualified name in that file
+  std::string test_command;            // run in the repository root, without a shell (util/subprocess.h split_command)
+  std::vector<std::string> test_argv;  // test_command as argv (what runs)
+  std::string full_function;           // REPOCOD: the reference function (disambiguates same-named functions)
+  std::string given_body;              // optional field `given_body`: the body method `given` splices in verbatim
 };
 
 struct TaskLoadOptions {
   std::map<std::string, std::string> repos;  // REPOCOD `repository` name -> local path
   std::string repos_dir;                     // else <repos_dir>/<repository>
-  // REPOCOD tasks name test files; this command runs them ({tests}: the paths, space separated).
+  // REPOCOD tasks name test files; this command runs them (the word {tests}: one argument per path).
   std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";
 };
 
 // A JSONL file (one task a line) or a JSON array; REPOCOD's fields (repository, repo_id, target_module_path,
 // prompt, relavent_test_path, full_function, function_name) or the plain ones (repo, file, function,
-// test_command, optional id and repo_id). Throws Error(bad_input) naming the line and the missing field.
+// test_command, optional id and repo_id). test_command is a command line (quoting as in a shell, but no
+// shell: no variables, pipes or `;`) or a JSON array of arguments. Throws Error(bad_input) naming the line
+// and the missing field.
 std::vector<EvalTask> load_tasks(const std::string& path, const TaskLoadOptions& o);
 
 // "Gold" and "stub" need no model: the real body (the tests must pass) and `raise NotImplementedError`

@@ -99,18 +99,14 @@ std::vector<EvalTask> build_tasks(const Engine& e, const std::string& repo_path,
       t.repo = repo_path;
       t.file = path;
       t.function = te.qualname;
-      std::string tests;
-      int k = 0;
+      std::vector<std::string> tests;
       for (const auto& tf : tests_of[list[round]]) {
-        if (k++ >= o.max_test_files) break;
-        tests += (tests.empty() ? "" : " ") + tf;
+        if (static_cast<int>(tests.size()) >= o.max_test_files) break;
+        tests.push_back(tf);
       }
-      t.test_command = o.test_template;
-      auto at = t.test_command.find("{tests}");
-      if (at == std::string::npos)
-        t.test_command += " " + tests;
-      else
-        t.test_command.replace(at, 7, tests);
+      // argv, never a shell line: a test file named `a;rm -rf x.py` is one argument.
+      t.test_argv = expand_tests(o.test_template, tests, true);
+      t.test_command = join_command(t.test_argv);
       out.push_back(std::move(t));
     }
     if (!any) break;

@@ -20,7 +20,8 @@ struct TaskBuildOptions {
   int max_body_lines = 80;
   int max_test_files = 3;  // test files per task (the ones referencing the target, in path order)
   std::string repo_id;     // table column; default: the repository folder's name
-  std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";  // run in the repository root
+  // Run in the repository root, without a shell; the word {tests} becomes one argument per test file.
+  std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";
 };
 
 // Candidates, in a deterministic order. Throws Error(bad_input) when the repository has no test files.

@@ -1,5 +1,7 @@
 #include "index/index.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -11,11 +13,13 @@
 #include <thread>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "index/location.h"
 #include "index/query_image.h"
 #include "index/schema.h"
+#include "index/store.h"
 #include "repo/documents.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
@@ -67,6 +71,7 @@ struct FileResult {
   std::vector<TermVec> snippet_terms;
   std::string refs_blob;
   bool utf8 = true;
+  size_t shortened = 0;  // entities scored by their signature blocks (the document budget ran out)
 };
 
 bool read_file(const std::string& path, std::string& out, std::string& err) {
@@ -136,6 +141,393 @@ class Channel {
   bool closed_ = false;
 };
 
+// ---------------------------------------------------------------------------------------------- walk
+// What one run has to do, decided from the walk and the rows already in the index.
+struct RunPlan {
+  fs::path root;
+  bool force = false;
+  WalkResult walk;
+  std::unordered_map<std::string, ExistingFile> existing;
+  std::unordered_map<std::string, std::string> modules;  // rel -> dotted module name
+  std::vector<size_t> todo;                              // walk indices to (re)parse, largest first
+  std::vector<int64_t> removed;                          // file ids no longer in the tree
+  std::vector<std::pair<int64_t, std::string>> module_updates;
+
+  std::string module_of(const WalkedFile& f) const {
+    auto it = modules.find(f.rel);
+    return it == modules.end() ? std::string() : it->second;
+  }
+};
+
+// Settings recorded in the index that, changed, make every file stale.
+bool settings_changed(sql::Db& db, const IndexOptions& opt) {
+  std::string stored_L = meta_get(db, "snippet_lines");
+  if (!stored_L.empty() && stored_L != std::to_string(opt.snippet_lines)) {
+    log_info("snippet length changed ({} -> {}): re-indexing every file", stored_L, opt.snippet_lines);
+    return true;
+  }
+  std::string stored_ext = meta_get(db, "extractor");
+  if (!stored_ext.empty() && stored_ext != kExtractorVersion) {
+    log_info("index built by extractor {} (now {}): re-indexing every file", stored_ext, kExtractorVersion);
+    return true;
+  }
+  return false;
+}
+
+RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, IndexStats& st) {
+  RunPlan plan;
+  std::error_code ec;
+  plan.root = fs::canonical(fs::absolute(repo, ec), ec);
+  std::string stored_root = meta_get(db, "root");
+  if (!stored_root.empty() && stored_root != plan.root.string())
+    throw Error(ExitCode::bad_input, "index '" + st.db_path + "' belongs to '" + stored_root + "', not '" +
+                                         plan.root.string() + "'; pass another --db or delete that index");
+  plan.force = opt.force || settings_changed(db, opt);
+  {
+    sql::Stmt s(db, "SELECT id, path, hash, size, mtime_ns, module FROM files");
+    while (s.step()) plan.existing.emplace(s.str(1), ExistingFile{s.i64(0), s.str(2), s.i64(3), s.i64(4), s.str(5)});
+  }
+  WalkOptions wopt = opt.walk;
+  // Files checked at an earlier run with the same rules need not be opened by the walk again.
+  if (!plan.force && meta_get(db, "walk") == opt.walk.fingerprint())
+    wopt.known_unchanged = [&](const std::string& rel, uint64_t size, int64_t mtime) {
+      auto it = plan.existing.find(rel);
+      return it != plan.existing.end() && it->second.size == static_cast<int64_t>(size) && it->second.mtime_ns == mtime;
+    };
+  plan.walk = walk_repository(repo, wopt);
+  std::vector<std::string> rels;
+  rels.reserve(plan.walk.files.size());
+  for (const auto& f : plan.walk.files) rels.push_back(f.rel);
+  plan.modules = python_module_names(rels, plan.root.filename().string());
+  st.files_seen = plan.walk.files.size();
+  st.skipped = plan.walk.skipped.size();
+
+  std::unordered_map<std::string, size_t> walked;
+  for (size_t i = 0; i < plan.walk.files.size(); ++i) walked.emplace(plan.walk.files[i].rel, i);
+  for (const auto& [path, ef] : plan.existing)
+    if (!walked.count(path)) plan.removed.push_back(ef.id);
+  for (size_t i = 0; i < plan.walk.files.size(); ++i) {
+    const auto& f = plan.walk.files[i];
+    auto it = plan.existing.find(f.rel);
+    if (!plan.force && it != plan.existing.end() && it->second.size == static_cast<int64_t>(f.size) &&
+        it->second.mtime_ns == f.mtime_ns) {
+      ++st.unchanged;
+      if (it->second.module != plan.module_of(f)) plan.module_updates.emplace_back(it->second.id, plan.module_of(f));
+      continue;
+    }
+    plan.todo.push_back(i);
+  }
+  // Largest files first: one 1.5 MB test file parsed last would leave the other core idle.
+  std::stable_sort(plan.todo.begin(), plan.todo.end(),
+                   [&](size_t a, size_t b) { return plan.walk.files[a].size > plan.walk.files[b].size; });
+  return plan;
+}
+
+// The walk's facts and the removals, before any file is parsed.
+void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st) {
+  meta_set(db, "root", plan.root.string());
+  nlohmann::json sk = nlohmann::json::array();
+  for (const auto& f : plan.walk.skipped) sk.push_back({f.rel, f.reason});
+  meta_set(db, "skipped", sk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  meta_set(db, "snippet_lines", std::to_string(opt.snippet_lines));
+  meta_set(db, "extractor", kExtractorVersion);
+  meta_set(db, "walk", opt.walk.fingerprint());
+  if (plan.removed.empty() && plan.module_updates.empty()) return;
+  sql::Transaction tx(db);
+  sql::Stmt del(db, "DELETE FROM files WHERE id=?");
+  for (int64_t id : plan.removed) del.bind(1, id).exec();
+  sql::Stmt upd(db, "UPDATE files SET module=? WHERE id=?");
+  for (auto& [id, m] : plan.module_updates) upd.bind(1, m).bind(2, id).exec();
+  tx.commit();
+  st.removed = plan.removed.size();
+}
+
+// --------------------------------------------------------------------------------------------- parse
+// One file's work on a parser thread: read, hash, parse, documents, snippets, references. Every step is
+// linear in the file; false when an interrupt arrived meanwhile (the result is incomplete: dropped).
+bool parse_file(const WalkedFile& f, const RunPlan& plan, const IndexOptions& opt, SourceParser& parser,
+                FileResult& r) {
+  if (!read_file(f.abs, r.content, r.error)) {
+    r.failed = true;
+    return true;
+  }
+  r.hash = content_hash(r.content);
+  auto it = plan.existing.find(f.rel);
+  if (!plan.force && it != plan.existing.end() && it->second.hash == r.hash) {
+    r.content_unchanged = true;
+    r.content.clear();
+    return true;
+  }
+  r.utf8 = is_valid_utf8(r.content);
+  r.pf = parser.parse(f.rel, plan.module_of(f), r.content, f.language);
+  if (interrupted()) return false;
+  auto starts = line_starts(r.content);
+  EntityTerms et = entity_term_vectors(r.pf, r.content, starts);
+  if (interrupted()) return false;
+  r.entity_terms = std::move(et.terms);
+  r.shortened = et.shortened;
+  r.snippets = split_aggregate(r.content, opt.snippet_lines);
+  r.snippet_terms.reserve(r.snippets.size());
+  for (size_t i = 0; i < r.snippets.size(); ++i) {
+    if ((i & 1023) == 0 && interrupted()) return false;
+    const auto& sp = r.snippets[i];
+    r.snippet_terms.push_back(term_vector(line_range(r.content, starts, sp.start_line, sp.end_line)));
+  }
+  r.refs_blob = encode_references(r.pf.references);
+  if (r.shortened > 0) {
+    r.pf.errors.push_back({1, r.pf.line_count,
+                           fmt::format("the documents of {} entities were cut to their signatures: the file's "
+                                       "documents would hold more than {} times its size",
+                                       r.shortened, kEntityDocumentBudget),
+                           true});
+  }
+  return true;
+}
+
+// -------------------------------------------------------------------------------------------- write
+// The single SQLite writer: a file's old rows are replaced in the same transaction as its new ones, and
+// each batch of files is one transaction (a killed run leaves whole files only).
+class IndexWriter {
+ public:
+  IndexWriter(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st)
+      : db_(db), plan_(plan), opt_(opt), st_(st) {
+    const char* kill_env = std::getenv("REPOCTX_DEBUG_KILL_AFTER_FILES");
+    kill_after_ = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
+  }
+
+  void add(FileResult& r) {
+    const auto& f = plan_.walk.files[r.walk_index];
+    if (r.failed) {
+      log_warn("cannot read '{}': {} (skipped; its previous index entry, if any, is kept)", f.rel, r.error);
+      ++st_.skipped;
+      return;
+    }
+    if (!tx_) tx_.emplace(db_);
+    if (r.content_unchanged) {
+      touch_file_.bind(1, static_cast<int64_t>(f.size))
+          .bind(2, f.mtime_ns)
+          .bind(3, plan_.module_of(f))
+          .bind(4, f.rel)
+          .exec();
+      ++st_.touched;
+    } else {
+      warn_about(f, r);
+      write_file(f, r);
+    }
+    if (++in_batch_ >= opt_.batch_files) commit_batch();
+  }
+
+  void commit_batch() {
+    if (!tx_) return;
+    tx_->commit();
+    tx_.reset();
+    committed_ += in_batch_;
+    in_batch_ = 0;
+    if (kill_after_ && committed_ >= kill_after_) {
+      // Test hook: die exactly like `kill -9` would, with no cleanup, to prove crash safety.
+      std::raise(SIGKILL);
+    }
+    if (opt_.interrupt_after_files && committed_ >= opt_.interrupt_after_files) g_interrupted = true;
+  }
+
+ private:
+  void warn_about(const WalkedFile& f, const FileResult& r) {
+    const ParsedFile& pf = r.pf;
+    std::string partial = pf.partial_reason();
+    if (!partial.empty()) {
+      ++st_.partial;
+      log_warn("'{}' is partly indexed: {} (listed by `repoctx files --skipped`)", f.rel, partial);
+    }
+    size_t syntax = 0;
+    for (const auto& e : pf.errors) syntax += e.partial ? 0 : 1;
+    if (syntax > 0) {
+      ++st_.files_with_errors;
+      if (warned_errors_++ < 10) {
+        const ParseError& first =
+            *std::find_if(pf.errors.begin(), pf.errors.end(), [](const auto& e) { return !e.partial; });
+        log_warn("'{}': syntax errors at line {}{} ({} region{}); kept the {} definitions tree-sitter recovered", f.rel,
+                 first.start_line, syntax > 1 ? " and elsewhere" : "", syntax, syntax == 1 ? "" : "s",
+                 pf.entities.size());
+      }
+    }
+    if (!r.utf8 && warned_utf8_++ < 10)
+      log_warn("'{}' is not valid UTF-8; indexed as bytes (output shows invalid bytes as U+FFFD)", f.rel);
+  }
+
+  void write_file(const WalkedFile& f, const FileResult& r) {
+    const ParsedFile& pf = r.pf;
+    nlohmann::json errs = nlohmann::json::array();
+    for (const auto& e : pf.errors) {
+      nlohmann::json row = {e.start_line, e.end_line, e.message};
+      if (e.partial) row.push_back("partial");
+      errs.push_back(std::move(row));
+    }
+    del_file_.bind(1, f.rel).exec();
+    ins_file_.bind(1, f.rel)
+        .bind(2, pf.module)
+        .bind(3, pf.package)
+        .bind(4, language_name(pf.language))
+        .bind(5, r.hash)
+        .bind(6, static_cast<int64_t>(f.size))
+        .bind(7, f.mtime_ns)
+        .bind(8, pf.line_count)
+        .bind(9, errs.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))
+        .bind_blob(10, r.content.data(), r.content.size())
+        .exec();
+    int64_t fid = db_.last_insert_id();
+    write_entities(fid, r);
+    for (const auto& im : pf.imports)
+      ins_imp_.bind(1, fid)
+          .bind(2, im.line)
+          .bind(3, im.scope)
+          .bind(4, im.module)
+          .bind(5, im.level)
+          .bind(6, im.name)
+          .bind(7, im.alias)
+          .bind(8, im.star ? 1 : 0)
+          .bind(9, im.conditional ? 1 : 0)
+          .exec();
+    ins_refs_.bind(1, fid)
+        .bind(2, static_cast<int64_t>(pf.references.size()))
+        .bind_blob(3, r.refs_blob.data(), r.refs_blob.size())
+        .exec();
+    for (size_t i = 0; i < r.snippets.size(); ++i) {
+      std::string terms = r.snippet_terms[i].serialize();
+      ins_snip_.bind(1, fid)
+          .bind(2, static_cast<int64_t>(i))
+          .bind(3, r.snippets[i].start_line)
+          .bind(4, r.snippets[i].end_line)
+          .bind(5, static_cast<int64_t>(r.snippet_terms[i].length))
+          .bind_blob(6, terms.data(), terms.size())
+          .exec();
+    }
+    ++st_.parsed;
+    st_.bytes_parsed += f.size;
+    st_.entities += pf.entities.size();
+    st_.references += pf.references.size();
+    st_.snippets += r.snippets.size();
+  }
+
+  void write_entities(int64_t fid, const FileResult& r) {
+    const ParsedFile& pf = r.pf;
+    for (size_t i = 0; i < pf.entities.size(); ++i) {
+      const Entity& e = pf.entities[i];
+      std::string terms = r.entity_terms[i].serialize();
+      ins_ent_.bind(1, fid)
+          .bind(2, static_cast<int64_t>(i))
+          .bind(3, e.parent)
+          .bind(4, e.name)
+          .bind(5, e.qualname)
+          .bind(6, kind_name(e.kind))
+          .bind(7, e.start_line)
+          .bind(8, e.end_line)
+          .bind(9, e.decorated_start_line)
+          .bind(10, e.header_end_line)
+          .bind(11, e.doc_start_line)
+          .bind(12, e.doc_end_line)
+          .bind(13, e.body_start_line)
+          .bind(14, e.body_end_line)
+          .bind(15, static_cast<int64_t>(e.start_byte))
+          .bind(16, static_cast<int64_t>(e.end_byte))
+          .bind(17, static_cast<int64_t>(e.body_start_byte))
+          .bind(18, sanitize_utf8(e.signature))
+          .bind(19, sanitize_utf8(e.docstring))
+          .bind(20, encode_strings(e.decorators))
+          .bind(21, encode_strings(e.bases))
+          .bind(22, encode_params(e.params))
+          .bind(23, e.is_async ? 1 : 0)
+          .bind(24, static_cast<int64_t>(r.entity_terms[i].length))
+          .bind_blob(25, terms.data(), terms.size())
+          .exec();
+    }
+  }
+
+  sql::Db& db_;
+  const RunPlan& plan_;
+  const IndexOptions& opt_;
+  IndexStats& st_;
+  size_t kill_after_ = 0, committed_ = 0, in_batch_ = 0, warned_errors_ = 0, warned_utf8_ = 0;
+  std::optional<sql::Transaction> tx_;
+  sql::Stmt del_file_{db_, "DELETE FROM files WHERE path=?"};
+  sql::Stmt ins_file_{db_,
+                      "INSERT INTO files(path,module,package,language,hash,size,mtime_ns,line_count,errors,content) "
+                      "VALUES(?,?,?,?,?,?,?,?,?,?)"};
+  sql::Stmt touch_file_{db_, "UPDATE files SET size=?, mtime_ns=?, module=? WHERE path=?"};
+  sql::Stmt ins_ent_{
+      db_,
+      "INSERT INTO entities(file_id,ord,parent_ord,name,qualname,kind,start_line,end_line,"
+      "decorated_start_line,header_end_line,doc_start_line,doc_end_line,body_start_line,body_end_line,"
+      "start_byte,end_byte,body_start_byte,signature,docstring,decorators,bases,params,is_async,doc_len,terms) "
+      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"};
+  sql::Stmt ins_imp_{db_,
+                     "INSERT INTO imports(file_id,line,scope_ord,module,level,name,alias,star,conditional) "
+                     "VALUES(?,?,?,?,?,?,?,?,?)"};
+  sql::Stmt ins_refs_{db_, "INSERT INTO refs(file_id,count,data) VALUES(?,?,?)"};
+  sql::Stmt ins_snip_{db_, "INSERT INTO snippets(file_id,ord,start_line,end_line,doc_len,terms) VALUES(?,?,?,?,?,?)"};
+};
+
+// Parser threads feed the writer (this thread) through a bounded channel; returns whether every file of
+// the plan was written (false: interrupted).
+bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st) {
+  int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  nthreads = std::min<int>(nthreads, static_cast<int>(plan.todo.size()));
+  uint64_t total_bytes = 0;
+  for (size_t i : plan.todo) total_bytes += plan.walk.files[i].size;
+  Progress progress("indexing", plan.todo.size(), opt.progress, total_bytes);
+  // Few results in flight: each holds a whole file (content, parse, term vectors).
+  Channel<FileResult> chan(static_cast<size_t>(2 * nthreads + 2));
+  chan.set_producers(nthreads);
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    SourceParser parser;
+    while (!interrupted()) {
+      size_t k = next.fetch_add(1);
+      if (k >= plan.todo.size()) break;
+      FileResult r;
+      r.walk_index = plan.todo[k];
+      if (!parse_file(plan.walk.files[r.walk_index], plan, opt, parser, r)) break;
+      chan.push(std::move(r));
+    }
+    chan.producer_done();
+  };
+  std::vector<std::thread> threads;
+  for (int i = 0; i < nthreads; ++i) threads.emplace_back(worker);
+  auto stop_workers = [&] {
+    chan.close();
+    for (auto& t : threads) t.join();
+  };
+  try {
+    IndexWriter writer(db, plan, opt, st);
+    while (auto item = chan.pop()) {
+      progress.add(1, plan.walk.files[item->walk_index].size);
+      writer.add(*item);
+      if (interrupted()) break;
+    }
+    writer.commit_batch();
+  } catch (...) {
+    g_interrupted = true;
+    stop_workers();
+    throw;
+  }
+  stop_workers();
+  progress.finish();
+  return !interrupted();
+}
+
+// Folds the write-ahead log into the database so readers start from a compact file. Readers holding an
+// older snapshot (a query running meanwhile) must not stall the indexer: then only what they do not need
+// is folded, and a later run finishes the job.
+void checkpoint(sql::Db& db) {
+  sqlite3_busy_timeout(db.raw(), 0);
+  int rc = sqlite3_wal_checkpoint_v2(db.raw(), nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
+  if (rc == SQLITE_BUSY) sqlite3_wal_checkpoint_v2(db.raw(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  sqlite3_busy_timeout(db.raw(), 30000);
+}
+
+double since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace
 
 IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
@@ -146,342 +538,32 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     throw Error(
         ExitCode::not_found,
         "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
-  fs::path root = fs::canonical(fs::absolute(repo, ec), ec);
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
-  ensure_index_dir(st.db_path, ec);
-  if (ec)
-    throw Error(ExitCode::bad_input, "cannot create the index folder for '" + st.db_path + "': " + ec.message() +
-                                         " (choose another with --db)");
-
-  auto db = std::make_unique<sql::Db>(st.db_path);
-  if (!is_repoctx_database(*db))
-    throw Error(
-        ExitCode::bad_input,
-        "'" + st.db_path + "' is a database that is not a repoctx index; pass another --db (nothing was changed)");
-  configure_connection(*db);
-  if (!ensure_schema(*db)) {
-    log_warn("index '{}' has an older schema; rebuilding it", st.db_path);
-    db.reset();
-    for (const char* suf : {"", "-wal", "-shm"}) fs::remove(st.db_path + suf, ec);
-    db = std::make_unique<sql::Db>(st.db_path);
-    configure_connection(*db);
-    ensure_schema(*db);
-  }
-  std::string stored_root = meta_get(*db, "root");
-  if (!stored_root.empty() && stored_root != root.string()) {
-    throw Error(ExitCode::bad_input, "index '" + st.db_path + "' belongs to '" + stored_root + "', not '" +
-                                         root.string() + "'; pass another --db or delete that index");
-  }
-  bool force = opt.force;
-  std::string stored_L = meta_get(*db, "snippet_lines");
-  if (!stored_L.empty() && stored_L != std::to_string(opt.snippet_lines)) {
-    log_info("snippet length changed ({} -> {}): re-indexing every file", stored_L, opt.snippet_lines);
-    force = true;
-  }
-  std::string stored_ext = meta_get(*db, "extractor");
-  if (!stored_ext.empty() && stored_ext != kExtractorVersion) {
-    log_info("index built by extractor {} (now {}): re-indexing every file", stored_ext, kExtractorVersion);
-    force = true;
-  }
-
-  std::unordered_map<std::string, ExistingFile> existing;
-  {
-    sql::Stmt s(*db, "SELECT id, path, hash, size, mtime_ns, module FROM files");
-    while (s.step()) existing.emplace(s.str(1), ExistingFile{s.i64(0), s.str(2), s.i64(3), s.i64(4), s.str(5)});
-  }
-  WalkOptions wopt = opt.walk;
-  // Files checked at an earlier run with the same rules need not be opened by the walk again.
-  if (!force && meta_get(*db, "walk") == opt.walk.fingerprint())
-    wopt.known_unchanged = [&](const std::string& rel, uint64_t size, int64_t mtime) {
-      auto it = existing.find(rel);
-      return it != existing.end() && it->second.size == static_cast<int64_t>(size) && it->second.mtime_ns == mtime;
-    };
-  WalkResult walk = walk_repository(repo, wopt);
-
-  std::vector<std::string> rels;
-  rels.reserve(walk.files.size());
-  for (const auto& f : walk.files) rels.push_back(f.rel);
-  auto modules = python_module_names(rels, root.filename().string());
-  auto module_of = [&](const WalkedFile& f) -> std::string {
-    auto it = modules.find(f.rel);
-    return it == modules.end() ? std::string() : it->second;
-  };
-
-  st.files_seen = walk.files.size();
-  st.skipped = walk.skipped.size();
-
-  // Files that disappeared from the tree.
-  std::unordered_map<std::string, size_t> walked;
-  for (size_t i = 0; i < walk.files.size(); ++i) walked.emplace(walk.files[i].rel, i);
-  std::vector<int64_t> removed;
-  for (const auto& [path, ef] : existing)
-    if (!walked.count(path)) removed.push_back(ef.id);
-
-  log_debug("walk: {} files in {:.3f}s", walk.files.size(),
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  std::vector<size_t> todo;
-  std::vector<std::pair<int64_t, std::string>> module_updates;
-  for (size_t i = 0; i < walk.files.size(); ++i) {
-    const auto& f = walk.files[i];
-    auto it = existing.find(f.rel);
-    if (!force && it != existing.end() && it->second.size == static_cast<int64_t>(f.size) &&
-        it->second.mtime_ns == f.mtime_ns) {
-      ++st.unchanged;
-      if (it->second.module != module_of(f)) module_updates.emplace_back(it->second.id, module_of(f));
-      continue;
-    }
-    todo.push_back(i);
-  }
-
+  auto db = open_index_for_writing(st.db_path, IndexOpenOptions{opt.rebuild, opt.verify});
+  RunPlan plan = plan_run(*db, repo, opt, st);
+  log_debug("walk: {} files in {:.3f}s", plan.walk.files.size(), since(t0));
   // The query image stops matching before the first change (index/query_image.h).
-  const bool changing = !todo.empty() || !removed.empty() || !module_updates.empty();
+  const bool changing = !plan.todo.empty() || !plan.removed.empty() || !plan.module_updates.empty();
   if (changing) invalidate_query_image(*db);
-  meta_set(*db, "root", root.string());
-  {
-    nlohmann::json sk = nlohmann::json::array();
-    for (const auto& f : walk.skipped) sk.push_back({f.rel, f.reason});
-    meta_set(*db, "skipped", sk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  }
-  meta_set(*db, "snippet_lines", std::to_string(opt.snippet_lines));
-  meta_set(*db, "extractor", kExtractorVersion);
-  meta_set(*db, "walk", opt.walk.fingerprint());
-  if (!removed.empty() || !module_updates.empty()) {
-    sql::Transaction tx(*db);
-    sql::Stmt del(*db, "DELETE FROM files WHERE id=?");
-    for (int64_t id : removed) del.bind(1, id).exec();
-    sql::Stmt upd(*db, "UPDATE files SET module=? WHERE id=?");
-    for (auto& [id, m] : module_updates) upd.bind(1, m).bind(2, id).exec();
-    tx.commit();
-    st.removed = removed.size();
-  }
-  if (todo.empty()) {
+  record_walk(*db, plan, opt, st);
+  if (plan.todo.empty()) {
     meta_set(*db, "complete", "1");
     refresh_query_image(*db, st.db_path, changing);
     st.complete = true;
-    st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    st.seconds = since(t0);
     return st;
   }
   meta_set(*db, "complete", "0");
-
-  // Largest files first: one 1.5 MB test file parsed last would leave the other core idle.
-  std::stable_sort(todo.begin(), todo.end(),
-                   [&](size_t a, size_t b) { return walk.files[a].size > walk.files[b].size; });
-  int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  nthreads = std::min<int>(nthreads, static_cast<int>(todo.size()));
-  uint64_t total_bytes = 0;
-  for (size_t i : todo) total_bytes += walk.files[i].size;
-  Progress progress("indexing", todo.size(), opt.progress, total_bytes);
-
-  Channel<FileResult> chan(256);
-  chan.set_producers(nthreads);
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    SourceParser parser;
-    for (;;) {
-      if (g_interrupted) break;
-      size_t k = next.fetch_add(1);
-      if (k >= todo.size()) break;
-      size_t wi = todo[k];
-      const auto& f = walk.files[wi];
-      FileResult r;
-      r.walk_index = wi;
-      if (!read_file(f.abs, r.content, r.error)) {
-        r.failed = true;
-        chan.push(std::move(r));
-        continue;
-      }
-      r.hash = content_hash(r.content);
-      auto it = existing.find(f.rel);
-      if (!force && it != existing.end() && it->second.hash == r.hash) {
-        r.content_unchanged = true;
-        r.content.clear();
-        chan.push(std::move(r));
-        continue;
-      }
-      r.utf8 = is_valid_utf8(r.content);
-      r.pf = parser.parse(f.rel, module_of(f), r.content, f.language);
-      auto starts = line_starts(r.content);
-      r.entity_terms.reserve(r.pf.entities.size());
-      for (size_t e = 0; e < r.pf.entities.size(); ++e)
-        r.entity_terms.push_back(term_vector(entity_document(r.pf, r.content, starts, static_cast<int>(e))));
-      r.snippets = split_aggregate(r.content, opt.snippet_lines);
-      r.snippet_terms.reserve(r.snippets.size());
-      for (const auto& sp : r.snippets)
-        r.snippet_terms.push_back(term_vector(line_range(r.content, starts, sp.start_line, sp.end_line)));
-      r.refs_blob = encode_references(r.pf.references);
-      chan.push(std::move(r));
-    }
-    chan.producer_done();
-  };
-  std::vector<std::thread> threads;
-  for (int i = 0; i < nthreads; ++i) threads.emplace_back(worker);
-
-  sql::Stmt del_file(*db, "DELETE FROM files WHERE path=?");
-  sql::Stmt ins_file(*db,
-                     "INSERT INTO files(path,module,package,language,hash,size,mtime_ns,line_count,errors,content) "
-                     "VALUES(?,?,?,?,?,?,?,?,?,?)");
-  sql::Stmt touch_file(*db, "UPDATE files SET size=?, mtime_ns=?, module=? WHERE path=?");
-  sql::Stmt ins_ent(
-      *db,
-      "INSERT INTO entities(file_id,ord,parent_ord,name,qualname,kind,start_line,end_line,"
-      "decorated_start_line,header_end_line,doc_start_line,doc_end_line,body_start_line,body_end_line,"
-      "start_byte,end_byte,body_start_byte,signature,docstring,decorators,bases,params,is_async,doc_len,terms) "
-      "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  sql::Stmt ins_imp(*db,
-                    "INSERT INTO imports(file_id,line,scope_ord,module,level,name,alias,star,conditional) "
-                    "VALUES(?,?,?,?,?,?,?,?,?)");
-  sql::Stmt ins_refs(*db, "INSERT INTO refs(file_id,count,data) VALUES(?,?,?)");
-  sql::Stmt ins_snip(*db, "INSERT INTO snippets(file_id,ord,start_line,end_line,doc_len,terms) VALUES(?,?,?,?,?,?)");
-
-  const char* kill_env = std::getenv("REPOCTX_DEBUG_KILL_AFTER_FILES");
-  size_t kill_after = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
-  size_t committed = 0, in_batch = 0, warned_errors = 0, warned_utf8 = 0;
-  std::optional<sql::Transaction> tx;
-  auto commit_batch = [&] {
-    if (!tx) return;
-    tx->commit();
-    tx.reset();
-    committed += in_batch;
-    in_batch = 0;
-    if (kill_after && committed >= kill_after) {
-      // Test hook: die exactly like `kill -9` would, with no cleanup, to prove crash safety.
-      std::raise(SIGKILL);
-    }
-    if (opt.interrupt_after_files && committed >= opt.interrupt_after_files) g_interrupted = true;
-  };
-
-  try {
-    while (auto item = chan.pop()) {
-      FileResult& r = *item;
-      const auto& f = walk.files[r.walk_index];
-      progress.add(1, f.size);
-      if (r.failed) {
-        log_warn("cannot read '{}': {} (skipped; its previous index entry, if any, is kept)", f.rel, r.error);
-        ++st.skipped;
-        continue;
-      }
-      if (!tx) tx.emplace(*db);
-      if (r.content_unchanged) {
-        touch_file.bind(1, static_cast<int64_t>(f.size))
-            .bind(2, f.mtime_ns)
-            .bind(3, module_of(f))
-            .bind(4, f.rel)
-            .exec();
-        ++st.touched;
-      } else {
-        const ParsedFile& pf = r.pf;
-        if (!pf.errors.empty()) {
-          ++st.files_with_errors;
-          if (warned_errors++ < 10) {
-            log_warn("'{}': syntax errors at line {}{} ({} region{}); kept the {} definitions tree-sitter recovered",
-                     f.rel, pf.errors[0].start_line, pf.errors.size() > 1 ? " and elsewhere" : "", pf.errors.size(),
-                     pf.errors.size() == 1 ? "" : "s", pf.entities.size());
-          }
-        }
-        if (!r.utf8 && warned_utf8++ < 10)
-          log_warn("'{}' is not valid UTF-8; indexed as bytes (output shows invalid bytes as U+FFFD)", f.rel);
-        nlohmann::json errs = nlohmann::json::array();
-        for (const auto& e : pf.errors) errs.push_back({e.start_line, e.end_line, e.message});
-        del_file.bind(1, f.rel).exec();
-        ins_file.bind(1, f.rel)
-            .bind(2, pf.module)
-            .bind(3, pf.package)
-            .bind(4, language_name(pf.language))
-            .bind(5, r.hash)
-            .bind(6, static_cast<int64_t>(f.size))
-            .bind(7, f.mtime_ns)
-            .bind(8, pf.line_count)
-            .bind(9, errs.dump())
-            .bind_blob(10, r.content.data(), r.content.size())
-            .exec();
-        int64_t fid = db->last_insert_id();
-        for (size_t i = 0; i < pf.entities.size(); ++i) {
-          const Entity& e = pf.entities[i];
-          std::string terms = r.entity_terms[i].serialize();
-          ins_ent.bind(1, fid)
-              .bind(2, static_cast<int64_t>(i))
-              .bind(3, e.parent)
-              .bind(4, e.name)
-              .bind(5, e.qualname)
-              .bind(6, kind_name(e.kind))
-              .bind(7, e.start_line)
-              .bind(8, e.end_line)
-              .bind(9, e.decorated_start_line)
-              .bind(10, e.header_end_line)
-              .bind(11, e.doc_start_line)
-              .bind(12, e.doc_end_line)
-              .bind(13, e.body_start_line)
-              .bind(14, e.body_end_line)
-              .bind(15, static_cast<int64_t>(e.start_byte))
-              .bind(16, static_cast<int64_t>(e.end_byte))
-              .bind(17, static_cast<int64_t>(e.body_start_byte))
-              .bind(18, sanitize_utf8(e.signature))
-              .bind(19, sanitize_utf8(e.docstring))
-              .bind(20, encode_strings(e.decorators))
-              .bind(21, encode_strings(e.bases))
-              .bind(22, encode_params(e.params))
-              .bind(23, e.is_async ? 1 : 0)
-              .bind(24, static_cast<int64_t>(r.entity_terms[i].length))
-              .bind_blob(25, terms.data(), terms.size())
-              .exec();
-        }
-        for (const auto& im : pf.imports)
-          ins_imp.bind(1, fid)
-              .bind(2, im.line)
-              .bind(3, im.scope)
-              .bind(4, im.module)
-              .bind(5, im.level)
-              .bind(6, im.name)
-              .bind(7, im.alias)
-              .bind(8, im.star ? 1 : 0)
-              .bind(9, im.conditional ? 1 : 0)
-              .exec();
-        ins_refs.bind(1, fid)
-            .bind(2, static_cast<int64_t>(pf.references.size()))
-            .bind_blob(3, r.refs_blob.data(), r.refs_blob.size())
-            .exec();
-        for (size_t i = 0; i < r.snippets.size(); ++i) {
-          std::string terms = r.snippet_terms[i].serialize();
-          ins_snip.bind(1, fid)
-              .bind(2, static_cast<int64_t>(i))
-              .bind(3, r.snippets[i].start_line)
-              .bind(4, r.snippets[i].end_line)
-              .bind(5, static_cast<int64_t>(r.snippet_terms[i].length))
-              .bind_blob(6, terms.data(), terms.size())
-              .exec();
-        }
-        ++st.parsed;
-        st.bytes_parsed += f.size;
-        st.entities += pf.entities.size();
-        st.references += pf.references.size();
-        st.snippets += r.snippets.size();
-      }
-      if (++in_batch >= opt.batch_files) commit_batch();
-      if (g_interrupted) break;
-    }
-    commit_batch();
-  } catch (...) {
-    g_interrupted = true;
-    chan.close();
-    for (auto& t : threads) t.join();
-    throw;
-  }
-  chan.close();
-  for (auto& t : threads) t.join();
-  progress.finish();
-
+  bool whole = parse_and_write(*db, plan, opt, st);
   if (st.files_with_errors > 10)
     log_warn("{} files had syntax errors in all (list them with `repoctx files --errors`)", st.files_with_errors);
-  log_debug("parse+write done at {:.3f}s",
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  st.complete = !g_interrupted;
+  log_debug("parse+write done at {:.3f}s", since(t0));
+  st.complete = whole;
   meta_set(*db, "complete", st.complete ? "1" : "0");
-  if (st.complete) refresh_query_image(*db, st.db_path, true, force);
-  // Fold the write-ahead log into the database so readers start from a compact file (without waiting for a
-  // reader of an older snapshot, e.g. a server still answering from the index it loaded).
-  if (st.complete) db->checkpoint_if_idle();
-  log_debug("checkpoint done at {:.3f}s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (st.complete) refresh_query_image(*db, st.db_path, true, plan.force);
+  if (st.complete) checkpoint(*db);
+  log_debug("checkpoint done at {:.3f}s", since(t0));
+  st.seconds = since(t0);
   return st;
 }
 

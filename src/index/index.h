@@ -19,7 +19,7 @@ namespace repoctx {
 inline constexpr int kIndexSchemaVersion = 1;
 // Bumped whenever extraction (parsers, documents, snippets, tokenizer) changes what a file yields: an
 // index built by another extractor version is re-parsed in full.
-inline constexpr const char* kExtractorVersion = "code-v1.5";
+inline constexpr const char* kExtractorVersion = "code-v1.6";
 
 struct IndexOptions {
   std::string db_path;  // empty = default_index_path(repo)
@@ -28,7 +28,9 @@ struct IndexOptions {
   int snippet_lines = 15;   // AlignCoder's L (the paper gives no value; 15 is RLCoder's)
   size_t batch_files = 64;  // files per transaction
   bool progress = true;
-  bool force = false;  // re-parse every file
+  bool force = false;    // re-parse every file
+  bool rebuild = false;  // delete the index (damaged, or of a newer repoctx) and build it anew
+  bool verify = false;   // PRAGMA quick_check an existing index before writing into it (the `index` command)
   // Test hook: behave as if interrupted (Ctrl-C) once this many files are committed; 0 = never.
   // (REPOCTX_DEBUG_KILL_AFTER_FILES=N makes the process SIGKILL itself instead, for crash tests.)
   size_t interrupt_after_files = 0;
@@ -37,6 +39,7 @@ struct IndexOptions {
 struct IndexStats {
   size_t files_seen = 0, parsed = 0, unchanged = 0, touched = 0, removed = 0, skipped = 0;
   size_t files_with_errors = 0;
+  size_t partial = 0;  // files indexed only in part (nesting beyond the extractors' limits, document budget)
   uint64_t bytes_parsed = 0;
   size_t entities = 0, references = 0, snippets = 0;
   double seconds = 0;

@@ -8,33 +8,37 @@
 
 #include "index/index.h"
 #include "index/schema.h"
+#include "index/store.h"
 #include "util/error.h"
 #include "util/log.h"
 
 namespace repoctx {
 
+namespace {
+
+// The position of a file id in the view; a row naming an unknown file means a damaged index.
+int file_position(const std::unordered_map<int64_t, int>& index, int64_t id, const std::string& db_path,
+                  const char* table) {
+  auto it = index.find(id);
+  if (it == index.end())
+    throw Error(ExitCode::bad_input, "the index '" + db_path + "' is damaged (a row of " + table + " names file id " +
+                                         std::to_string(id) + ", which does not exist); " + rebuild_hint(db_path));
+  return it->second;
+}
+
+}  // namespace
+
 std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_image) {
-  std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec))
-    throw Error(ExitCode::not_found, "no index at '" + db_path + "': run `repoctx index <repo>` first");
   std::unique_ptr<RepoView> v(new RepoView());
   v->db_path_ = db_path;
-  v->db_ = std::make_unique<sql::Db>(db_path, true);
+  v->db_ = open_index_for_reading(db_path);
   sql::Db& db = *v->db_;
-  // One read transaction for the view's whole life: everything it loads now and later (contents, references,
-  // term vectors) comes from one snapshot of the index, also while an indexer commits (WAL), so a reader
-  // never mixes two states of the index. Closing the connection ends it.
+  // One read transaction for the view's whole life: the load below and everything read later on demand
+  // (references, contents, term vectors) come from one WAL snapshot, whatever an indexer running at the
+  // same time commits (it replaces a file's rows with new ids: a view mixing two snapshots would find
+  // entities of files it does not know, or no references for a file it does).
   db.exec("BEGIN");
-  if (!is_repoctx_database(db))
-    throw Error(
-        ExitCode::bad_input,
-        "'" + db_path + "' is not a repoctx index (no meta table); pass the index with --db or run `repoctx index`");
-  {
-    sql::Stmt s(db, "SELECT value FROM meta WHERE key='schema_version'");
-    if (!s.step() || s.str(0) != std::to_string(kIndexSchemaVersion))
-      throw Error(ExitCode::bad_input, "index '" + db_path + "' has another schema version: re-run `repoctx index`");
-  }
-  v->root_ = meta_get(db, "root");
+  v->root_ = meta_get(db, "root");  // the snapshot starts at this first read
   v->complete_ = meta_get(db, "complete") == "1";
   v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
   // The fast path: the tables and inverted lists from the query image written with this state of the index.
@@ -54,59 +58,14 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
       f.hash = s.str(5);
       f.line_count = s.i32(6);
       auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
-      f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
+      if (errs.is_array())  // syntax errors; "partial" rows (nesting beyond the limits) are not counted
+        for (const auto& e : errs) f.n_errors += e.is_array() && e.size() == 4 ? 0 : 1;
       file_index[f.id] = static_cast<int>(v->files_.size());
       v->files_.push_back(std::move(f));
     }
     v->index_files();
   }
-  {
-    sql::Stmt s(db,
-                "SELECT e.id, e.file_id, e.ord, e.parent_ord, e.name, e.qualname, e.kind, e.start_line, e.end_line, "
-                "e.decorated_start_line, e.header_end_line, e.doc_start_line, e.doc_end_line, e.body_start_line, "
-                "e.body_end_line, e.start_byte, e.end_byte, e.body_start_byte, e.signature, e.docstring, "
-                "e.decorators, e.bases, e.params, e.is_async, e.doc_len FROM entities e "
-                "JOIN files f ON f.id = e.file_id ORDER BY f.path, e.ord");
-    int last_file = -1;
-    while (s.step()) {
-      EntityRec e;
-      e.id = s.i64(0);
-      e.file = file_index.at(s.i64(1));
-      e.ord = s.i32(2);
-      e.parent = s.i32(3);
-      e.name = s.str(4);
-      e.qualname = s.str(5);
-      e.kind = kind_from_name(s.str(6)).value_or(EntityKind::function);
-      e.start_line = s.i32(7);
-      e.end_line = s.i32(8);
-      e.decorated_start_line = s.i32(9);
-      e.header_end_line = s.i32(10);
-      e.doc_start_line = s.i32(11);
-      e.doc_end_line = s.i32(12);
-      e.body_start_line = s.i32(13);
-      e.body_end_line = s.i32(14);
-      e.start_byte = static_cast<uint32_t>(s.i64(15));
-      e.end_byte = static_cast<uint32_t>(s.i64(16));
-      e.body_start_byte = static_cast<uint32_t>(s.i64(17));
-      e.signature = s.str(18);
-      e.docstring = s.str(19);
-      e.decorators = decode_strings(s.str(20));
-      e.bases = decode_strings(s.str(21));
-      e.params = decode_params(s.str(22));
-      e.is_async = s.i32(23) != 0;
-      e.doc_len = static_cast<uint32_t>(s.i64(24));
-      int idx = static_cast<int>(v->entities_.size());
-      FileRec& f = v->files_[e.file];
-      if (e.file != last_file) {
-        f.first_entity = idx;
-        last_file = e.file;
-      }
-      ++f.n_entities;
-      e.parent_index = e.parent >= 0 ? f.first_entity + e.parent : -1;
-      v->by_name_[e.name].push_back(idx);
-      v->entities_.push_back(std::move(e));
-    }
-  }
+  v->load_entities(file_index);
   {
     sql::Stmt s(db,
                 "SELECT s.file_id, s.ord, s.start_line, s.end_line, s.doc_len FROM snippets s "
@@ -114,7 +73,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
     int last_file = -1;
     while (s.step()) {
       SnippetRec r;
-      r.file = file_index.at(s.i64(0));
+      r.file = file_position(file_index, s.i64(0), db_path, "snippets");
       r.ord = s.i32(1);
       r.start_line = s.i32(2);
       r.end_line = s.i32(3);
@@ -133,7 +92,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
     sql::Stmt s(db, "SELECT file_id, line, scope_ord, module, level, name, alias, star, conditional FROM imports");
     while (s.step()) {
       Import im;
-      int f = file_index.at(s.i64(0));
+      int f = file_position(file_index, s.i64(0), db_path, "imports");
       im.line = s.i32(1);
       im.scope = s.i32(2);
       im.module = s.str(3);
@@ -155,6 +114,58 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
         "Run `repoctx index` again to finish it.",
         db_path);
   return v;
+}
+
+// The entities of every file, in file order, each file's in its extraction order (parents first).
+void RepoView::load_entities(const std::unordered_map<int64_t, int>& file_index) {
+  sql::Stmt s(*db_,
+              "SELECT e.id, e.file_id, e.ord, e.parent_ord, e.name, e.qualname, e.kind, e.start_line, e.end_line, "
+              "e.decorated_start_line, e.header_end_line, e.doc_start_line, e.doc_end_line, e.body_start_line, "
+              "e.body_end_line, e.start_byte, e.end_byte, e.body_start_byte, e.signature, e.docstring, "
+              "e.decorators, e.bases, e.params, e.is_async, e.doc_len FROM entities e "
+              "JOIN files f ON f.id = e.file_id ORDER BY f.path, e.ord");
+  int last_file = -1;
+  while (s.step()) {
+    EntityRec e;
+    e.id = s.i64(0);
+    e.file = file_position(file_index, s.i64(1), db_path_, "entities");
+    e.ord = s.i32(2);
+    e.parent = s.i32(3);
+    e.name = s.str(4);
+    e.qualname = s.str(5);
+    e.kind = kind_from_name(s.str(6)).value_or(EntityKind::function);
+    e.start_line = s.i32(7);
+    e.end_line = s.i32(8);
+    e.decorated_start_line = s.i32(9);
+    e.header_end_line = s.i32(10);
+    e.doc_start_line = s.i32(11);
+    e.doc_end_line = s.i32(12);
+    e.body_start_line = s.i32(13);
+    e.body_end_line = s.i32(14);
+    e.start_byte = static_cast<uint32_t>(s.i64(15));
+    e.end_byte = static_cast<uint32_t>(s.i64(16));
+    e.body_start_byte = static_cast<uint32_t>(s.i64(17));
+    e.signature = s.str(18);
+    e.docstring = s.str(19);
+    e.decorators = decode_strings(s.str(20));
+    e.bases = decode_strings(s.str(21));
+    e.params = decode_params(s.str(22));
+    e.is_async = s.i32(23) != 0;
+    e.doc_len = static_cast<uint32_t>(s.i64(24));
+    int idx = static_cast<int>(entities_.size());
+    FileRec& f = files_[e.file];
+    if (e.file != last_file) {
+      f.first_entity = idx;
+      last_file = e.file;
+    }
+    if (e.ord != f.n_entities || e.parent < -1 || e.parent >= e.ord)
+      throw Error(ExitCode::bad_input, "the index '" + db_path_ + "' is damaged (entity " + std::to_string(e.ord) +
+                                           " of '" + f.path + "' is out of order); " + rebuild_hint(db_path_));
+    ++f.n_entities;
+    e.parent_index = e.parent >= 0 ? f.first_entity + e.parent : -1;
+    by_name_[e.name].push_back(idx);
+    entities_.push_back(std::move(e));
+  }
 }
 
 void RepoView::index_files() {
@@ -236,14 +247,20 @@ void RepoView::load_all_terms() const {
   {
     sql::Stmt s(*db_, "SELECT file_id, ord, doc_len, terms FROM entities");
     while (s.step()) {
-      const FileRec& f = files_[fidx.at(s.i64(0))];
+      const FileRec& f = files_[file_position(fidx, s.i64(0), db_path_, "entities")];
+      if (s.i32(1) < 0 || s.i32(1) >= f.n_entities)
+        throw Error(ExitCode::bad_input, "the index '" + db_path_ + "' is damaged (entity rows changed under it); " +
+                                             rebuild_hint(db_path_));
       entity_terms_[f.first_entity + s.i32(1)] = TermVec::deserialize(s.blob(3), static_cast<uint32_t>(s.i64(2)));
     }
   }
   {
     sql::Stmt s(*db_, "SELECT file_id, ord, doc_len, terms FROM snippets");
     while (s.step()) {
-      const FileRec& f = files_[fidx.at(s.i64(0))];
+      const FileRec& f = files_[file_position(fidx, s.i64(0), db_path_, "snippets")];
+      if (s.i32(1) < 0 || s.i32(1) >= f.n_snippets)
+        throw Error(ExitCode::bad_input, "the index '" + db_path_ + "' is damaged (snippet rows changed under it); " +
+                                             rebuild_hint(db_path_));
       snippet_terms_[f.first_snippet + s.i32(1)] = TermVec::deserialize(s.blob(3), static_cast<uint32_t>(s.i64(2)));
     }
   }

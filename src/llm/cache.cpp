@@ -27,6 +27,7 @@ static const std::string& with_parent_dir(const std::string& path) {
 }
 
 LlmCache::LlmCache(const std::string& path) : path_(path), db_(with_parent_dir(path)) {
+  db_.set_damage_hint("delete it (and its -wal and -shm files): cached LLM results are then computed again");
   db_.exec("PRAGMA journal_mode=WAL");
   db_.exec("PRAGMA synchronous=NORMAL");
   db_.exec(R"SQL(CREATE TABLE IF NOT EXISTS llm_cache(
@@ -109,6 +110,26 @@ std::string CachedBackend::key_of(const json& request) const {
 }
 
 namespace {
+// Only answers worth serving again are stored: an empty generation (a server that answered nothing) or
+// an empty vector would otherwise be served forever.
+// A stored entry decoded; nullopt (a miss: the result is computed again) when it does not have the shape
+// its type writes, e.g. an entry damaged on disk or written by another version.
+template <class R>
+std::optional<R> decode_entry(const std::optional<json>& hit) {
+  if (!hit) return std::nullopt;
+  try {
+    return R::from_json(*hit);
+  } catch (const json::exception& e) {
+    log_warn("damaged LLM cache entry ignored ({}); it will be recomputed", e.what());
+    return std::nullopt;
+  }
+}
+bool cacheable(const GenerateResult& r) {
+  if (r.choices.empty()) return false;
+  for (const auto& c : r.choices)
+    if (c.text.empty()) return false;
+  return true;
+}
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -123,14 +144,17 @@ GenerateResult CachedBackend::generate(const GenerateRequest& r) {
   json req = r.to_json();
   std::string key = key_of(req);
   if (read_)
-    if (auto hit = cache_->get(key)) {
-      auto res = GenerateResult::from_json(*hit);
-      res.cached = true;
-      return res;
+    if (auto res = decode_entry<GenerateResult>(cache_->get(key)); res && !res->choices.empty()) {
+      res->cached = true;
+      return *res;
     }
   auto t0 = std::chrono::steady_clock::now();
   GenerateResult res = inner_->generate(r);
-  cache_->put(key, "generate", identity(), req, res.to_json(), res.prompt_tokens, completion_tokens(res), ms_since(t0));
+  if (cacheable(res))
+    cache_->put(key, "generate", identity(), req, res.to_json(), res.prompt_tokens, completion_tokens(res),
+                ms_since(t0));
+  else
+    log_warn("the LLM answered an empty text: returned as it is, not cached");
   return res;
 }
 
@@ -145,8 +169,8 @@ std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<Gener
     reqs[i] = rs[i].to_json();
     keys[i] = key_of(reqs[i]);
     if (read_) {
-      if (auto hit = cache_->get(keys[i])) {
-        out[i] = GenerateResult::from_json(*hit);
+      if (auto hit = decode_entry<GenerateResult>(cache_->get(keys[i])); hit && !hit->choices.empty()) {
+        out[i] = std::move(*hit);
         out[i].cached = true;
         if (on_done) on_done(i, out[i]);
         continue;
@@ -163,8 +187,9 @@ std::vector<GenerateResult> CachedBackend::generate_many(const std::vector<Gener
     size_t i = todo[k];
     std::lock_guard lk(mu);
     out[i] = res;
-    cache_->put(keys[i], "generate", identity(), reqs[i], res.to_json(), res.prompt_tokens, completion_tokens(res),
-                ms_since(t0));
+    if (cacheable(res))
+      cache_->put(keys[i], "generate", identity(), reqs[i], res.to_json(), res.prompt_tokens, completion_tokens(res),
+                  ms_since(t0));
     if (on_done) on_done(i, res);
   });
   return out;
@@ -174,10 +199,12 @@ LogprobResult CachedBackend::logprobs(const LogprobRequest& r) {
   json req = r.to_json();
   std::string key = key_of(req);
   if (read_)
-    if (auto hit = cache_->get(key)) return LogprobResult::from_json(*hit);
+    if (auto hit = decode_entry<LogprobResult>(cache_->get(key))) return *hit;
   auto t0 = std::chrono::steady_clock::now();
   LogprobResult res = inner_->logprobs(r);
-  cache_->put(key, "logprobs", identity(), req, res.to_json(), 0, static_cast<int>(res.logprobs.size()), ms_since(t0));
+  if (!res.logprobs.empty())
+    cache_->put(key, "logprobs", identity(), req, res.to_json(), 0, static_cast<int>(res.logprobs.size()),
+                ms_since(t0));
   return res;
 }
 
@@ -197,8 +224,8 @@ EmbedResult CachedBackend::embed(const EmbedRequest& r) {
     reqs[i] = one.to_json();
     keys[i] = key_of(reqs[i]);
     if (read_)
-      if (auto hit = cache_->get(keys[i])) {
-        out.vectors[i] = EmbedResult::from_json(*hit).vectors.at(0);
+      if (auto hit = decode_entry<EmbedResult>(cache_->get(keys[i])); hit && hit->vectors.size() == 1) {
+        out.vectors[i] = std::move(hit->vectors[0]);
         ++out.cached;
         continue;
       }
@@ -212,6 +239,7 @@ EmbedResult CachedBackend::embed(const EmbedRequest& r) {
   for (size_t k = 0; k < todo.size(); ++k) {
     size_t i = todo[k];
     out.vectors[i] = std::move(fresh.vectors.at(k));
+    if (out.vectors[i].empty()) continue;  // never cached: it would be served forever
     EmbedResult one;
     one.vectors = {out.vectors[i]};
     cache_->put(keys[i], "embed", identity(), reqs[i], one.to_json(), 0, 0, ms);

@@ -78,8 +78,10 @@ class ConfigObject {
 void model_from_json(ModelConfig& m, const json& j, const std::string& role, const std::string& file) {
   ConfigObject o(j, role, file,
                  {"backend", "model", "endpoints", "endpoint", "api_key_env", "timeout_s", "retries", "concurrency",
-                  "identity", "threads", "ctx", "batch", "gpu_layers", "query_prefix", "document_prefix"});
-  m.backend = o.str("backend", m.backend.empty() ? std::string("llama") : m.backend);
+                  "identity", "threads", "ctx", "batch", "gpu_layers", "query_prefix", "document_prefix", "max_response_mb"});
+  // A role that names a server and no backend is an openai one.
+  bool has_endpoints = o.has("endpoints") || o.has("endpoint");
+  m.backend = o.str("backend", !m.backend.empty() ? m.backend : has_endpoints ? std::string("openai") : "llama");
   if (m.backend != "llama" && m.backend != "openai")
     o.fail("has backend \"" + m.backend + "\": it must be \"llama\" or \"openai\"");
   if (o.has("model")) {
@@ -101,6 +103,8 @@ void model_from_json(ModelConfig& m, const json& j, const std::string& role, con
   std::string qp = o.str("query_prefix", m.llama.query_prefix), dp = o.str("document_prefix", m.llama.document_prefix);
   m.llama.query_prefix = m.openai.query_prefix = qp;
   m.llama.document_prefix = m.openai.document_prefix = dp;
+  if (o.has("max_response_mb"))
+    m.openai.max_response_bytes = static_cast<size_t>(o.num("max_response_mb", 0.0) * 1048576.0);
 }
 
 // Line and column of a byte offset, for parse errors a person can find.

@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "util/cancel.h"
 #include "util/dynlib.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -47,11 +48,28 @@ struct HttpResponse {
   std::string body;
   double retry_after_s = -1;
   std::string error;
+  std::string redirect;      // the Location of a 3xx answer (never followed)
+  size_t max_body = 0;       // the cap on the body's size
+  bool too_large = false;    // the body passed the cap: the transfer was aborted
+  bool interrupted = false;  // SIGINT/SIGTERM during the transfer: aborted
 };
 
 size_t write_cb(char* ptr, size_t size, size_t nmemb, void* user) {
-  static_cast<std::string*>(user)->append(ptr, size * nmemb);
-  return size * nmemb;
+  auto* resp = static_cast<HttpResponse*>(user);
+  size_t n = size * nmemb;
+  if (resp->body.size() + n > resp->max_body) {
+    resp->too_large = true;
+    return 0;  // curl aborts the transfer (CURLE_WRITE_ERROR)
+  }
+  resp->body.append(ptr, n);
+  return n;
+}
+
+// Called by curl about once a second and on every transfer event, also while a server sends nothing.
+int progress_cb(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  if (!interrupted()) return 0;
+  static_cast<HttpResponse*>(user)->interrupted = true;
+  return 1;  // aborts the transfer (CURLE_ABORTED_BY_CALLBACK)
 }
 
 size_t header_cb(char* buf, size_t size, size_t n, void* user) {
@@ -68,10 +86,70 @@ size_t header_cb(char* buf, size_t size, size_t n, void* user) {
   return size * n;
 }
 
+// Sleeps `seconds` in short slices, so that SIGINT/SIGTERM stops a backoff at once.
+void interruptible_sleep(double seconds) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+    throw_if_interrupted("the LLM results received so far are cached");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// A response of the wrong shape: valid JSON, but not what the OpenAI API specifies. Never retried, never
+// cached: the message names the endpoint and what was missing.
+Error bad_shape(const std::string& where, const std::string& what, const json& j) {
+  std::string sample = j.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (sample.size() > 300) sample = sample.substr(0, 300) + "...";
+  return Error(ExitCode::llm, where + " answered JSON of an unexpected shape (" + what + "): " + sample +
+                                  " -- is the endpoint an OpenAI-compatible /v1 URL?");
+}
+
 std::string trim_slash(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
   return s;
 }
+
+}  // namespace
+
+// choices[0] of a completion: its text must be a string (a null or missing one is an error, not an empty
+// answer that would be cached and served forever).
+GenerateResult openai_generation_from_json(const json& j, const std::string& where, bool chat) {
+  auto int_field = [](const json& o, const char* key) {
+    auto it = o.find(key);
+    return it != o.end() && it->is_number_integer() ? it->get<int>() : 0;
+  };
+  GenerateResult out;
+  if (!j.is_object()) throw bad_shape(where, "not a JSON object", j);
+  auto usage = j.find("usage");
+  int completion = 0;
+  if (usage != j.end() && usage->is_object()) {
+    out.prompt_tokens = int_field(*usage, "prompt_tokens");
+    completion = int_field(*usage, "completion_tokens");
+  }
+  auto choices = j.find("choices");
+  if (choices == j.end() || !choices->is_array() || choices->empty()) throw bad_shape(where, "no \"choices\" array", j);
+  const json& c = (*choices)[0];
+  if (!c.is_object()) throw bad_shape(where, "choices[0] is not an object", j);
+  const json* text = nullptr;
+  if (chat) {
+    auto msg = c.find("message");
+    if (msg == c.end() || !msg->is_object()) throw bad_shape(where, "choices[0] has no \"message\" object", j);
+    auto content = msg->find("content");
+    if (content != msg->end()) text = &*content;
+  } else if (auto t = c.find("text"); t != c.end()) {
+    text = &*t;
+  }
+  if (!text || !text->is_string())
+    throw bad_shape(where, chat ? "choices[0].message.content is not a string" : "choices[0].text is not a string", j);
+  Generation g;
+  g.text = text->get<std::string>();
+  if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) g.finish_reason = fr->get<std::string>();
+  g.completion_tokens = completion;
+  out.choices.push_back(std::move(g));
+  return out;
+}
+
+namespace {
 
 class OpenAiBackend : public LlmBackend {
  public:
@@ -155,6 +233,28 @@ class OpenAiBackend : public LlmBackend {
   }
 
   LogprobResult logprobs(const LogprobRequest& r) override {
+    return shape_checked("/completions (log-probabilities)", [&] { return logprobs_unchecked(r); });
+  }
+
+  EmbedResult embed(const EmbedRequest& r) override {
+    return shape_checked("/embeddings", [&] { return embed_unchecked(r); });
+  }
+
+ private:
+  // Reading a response through nlohmann's checked accessors: a field of the wrong type throws
+  // json::exception, reported as an LLM backend error (exit 5) naming the endpoint, never as an internal
+  // failure.
+  template <class F>
+  auto shape_checked(const std::string& what, F&& f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const json::exception& e) {
+      throw Error(ExitCode::llm, o_.endpoints[0] + what + " answered JSON of an unexpected shape (" + e.what() +
+                                     ") -- is the endpoint an OpenAI-compatible /v1 URL?");
+    }
+  }
+
+  LogprobResult logprobs_unchecked(const LogprobRequest& r) {
     if (!r.messages.empty())
       throw Error(ExitCode::usage,
                   "log-probabilities over the OpenAI API take a raw-text context (prompt), not chat messages");
@@ -165,7 +265,8 @@ class OpenAiBackend : public LlmBackend {
     HttpResponse resp = post_with_retries("/completions", body, /*retry_4xx=*/false, /*throw_4xx=*/false);
     if (resp.status == 200) {
       json j = json::parse(resp.body, nullptr, false);
-      if (!j.is_discarded() && j.contains("choices") && j["choices"][0].contains("logprobs") &&
+      if (j.is_object() && j.contains("choices") && j["choices"].is_array() && !j["choices"].empty() &&
+          j["choices"][0].is_object() && j["choices"][0].contains("logprobs") &&
           j["choices"][0]["logprobs"].is_object() && j["choices"][0]["logprobs"].contains("token_logprobs")) {
         const json& lp = j["choices"][0]["logprobs"];
         LogprobResult out;
@@ -216,7 +317,7 @@ class OpenAiBackend : public LlmBackend {
     return out;
   }
 
-  EmbedResult embed(const EmbedRequest& r) override {
+  EmbedResult embed_unchecked(const EmbedRequest& r) {
     const std::string& prefix = r.task == EmbedTask::query      ? o_.query_prefix
                                 : r.task == EmbedTask::document ? o_.document_prefix
                                                                 : empty_;
@@ -226,32 +327,38 @@ class OpenAiBackend : public LlmBackend {
     EmbedResult out;
     out.vectors.resize(r.texts.size());
     const json& data = j.at("data");
-    if (data.size() != r.texts.size())
+    if (!data.is_array() || data.size() != r.texts.size())
       throw Error(ExitCode::llm, "embedding endpoint returned " + std::to_string(data.size()) + " vectors for " +
                                      std::to_string(r.texts.size()) + " texts");
     for (size_t i = 0; i < data.size(); ++i) {
       size_t idx = data[i].value("index", i);
       std::vector<float> v = data[i].at("embedding").get<std::vector<float>>();
+      if (v.empty()) throw Error(ExitCode::llm, o_.endpoints[0] + "/embeddings returned an empty vector");
       double n2 = 0;
       for (float x : v) n2 += static_cast<double>(x) * x;
       double inv = n2 > 0 ? 1.0 / std::sqrt(n2) : 0;
       for (float& x : v) x = static_cast<float>(x * inv);
       if (idx < out.vectors.size()) out.vectors[idx] = std::move(v);
     }
+    for (const auto& v : out.vectors)
+      if (v.empty() || v.size() != out.vectors[0].size())
+        throw Error(ExitCode::llm, o_.endpoints[0] + "/embeddings returned vectors of different sizes or indices");
     return out;
   }
 
- private:
   std::string discover_model() {
     HttpResponse r = request("GET", o_.endpoints[0] + "/models", "");
+    check_final(r, o_.endpoints[0] + "/models");
     if (r.curl != CURLE_OK || r.status != 200)
       throw Error(ExitCode::llm, "cannot list models at " + o_.endpoints[0] + "/models (" +
                                      (r.curl != CURLE_OK ? r.error : "HTTP " + std::to_string(r.status)) +
                                      "); pass the model name with --llm-model");
     json j = json::parse(r.body, nullptr, false);
-    if (j.is_discarded() || !j.contains("data") || j["data"].empty())
-      throw Error(ExitCode::llm, "the endpoint lists no models; pass the model name explicitly");
-    return j["data"][0].at("id").get<std::string>();
+    if (!j.is_object() || !j.contains("data") || !j["data"].is_array() || j["data"].empty() ||
+        !j["data"][0].is_object() || !j["data"][0].contains("id") || !j["data"][0]["id"].is_string())
+      throw Error(ExitCode::llm,
+                  "the endpoint " + o_.endpoints[0] + " lists no models; pass the model name explicitly");
+    return j["data"][0]["id"].get<std::string>();
   }
 
   GenerateResult generate_single(const GenerateRequest& r) {
@@ -277,24 +384,8 @@ class OpenAiBackend : public LlmBackend {
     } else {
       body["prompt"] = r.prompt;
     }
-    json j = call(chat ? "/chat/completions" : "/completions", body);
-    GenerateResult out;
-    if (j.contains("usage") && j["usage"].is_object()) out.prompt_tokens = j["usage"].value("prompt_tokens", 0);
-    int completion = j.contains("usage") && j["usage"].is_object() ? j["usage"].value("completion_tokens", 0) : 0;
-    const json& choices = j.at("choices");
-    if (!choices.is_array() || choices.empty()) throw Error(ExitCode::llm, "response without choices");
-    Generation g;
-    const json& c = choices[0];
-    if (chat) {
-      const json& msg = c.at("message");
-      g.text = msg.contains("content") && msg["content"].is_string() ? msg["content"].get<std::string>() : "";
-    } else {
-      g.text = c.at("text").get<std::string>();
-    }
-    g.finish_reason = c.value("finish_reason", "");
-    g.completion_tokens = completion;
-    out.choices.push_back(std::move(g));
-    return out;
+    std::string path = chat ? "/chat/completions" : "/completions";
+    return openai_generation_from_json(call(path, body), o_.endpoints[0] + path, chat);
   }
 
   // At most `concurrency` requests in flight; `done(i, result)` as each finishes. The first error is
@@ -310,6 +401,7 @@ class OpenAiBackend : public LlmBackend {
         size_t i = next.fetch_add(1);
         if (i >= rs.size()) return;
         try {
+          throw_if_interrupted("the LLM results received so far are cached");
           out[i] = generate_single(rs[i]);
           if (done) done(i, out[i]);
         } catch (...) {
@@ -350,10 +442,15 @@ class OpenAiBackend : public LlmBackend {
     api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
     api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o_.connect_timeout_s * 1000));
+    r.max_body = o_.max_response_bytes;
     api.easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-    api.easy_setopt(c, CURLOPT_WRITEDATA, &r.body);
+    api.easy_setopt(c, CURLOPT_WRITEDATA, &r);
     api.easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
     api.easy_setopt(c, CURLOPT_HEADERDATA, &r);
+    api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+    api.easy_setopt(c, CURLOPT_XFERINFODATA, &r);
+    api.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect is reported, not followed
     if (std::string(method) == "POST") {
       api.easy_setopt(c, CURLOPT_POST, 1L);
       api.easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
@@ -362,6 +459,7 @@ class OpenAiBackend : public LlmBackend {
     r.curl = api.easy_perform(c);
     if (r.curl != CURLE_OK) r.error = api.easy_strerror(r.curl);
     api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    if (char* loc = nullptr; api.easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc) r.redirect = loc;
     api.slist_free_all(hdrs);
     api.easy_cleanup(c);
     return r;
@@ -375,12 +473,21 @@ class OpenAiBackend : public LlmBackend {
     thread_local std::mt19937 rng(std::random_device{}());
     for (int attempt = 0; attempt <= o_.retries; ++attempt) {
       const std::string& ep = o_.endpoints[(start + static_cast<size_t>(attempt)) % o_.endpoints.size()];
+      throw_if_interrupted("the LLM results received so far are cached");
       HttpResponse r = request("POST", ep + path, payload);
+      check_final(r, ep + path);
       bool transient = false;
       if (r.curl != CURLE_OK) {
         last = ep + path + ": " + r.error;
         transient = true;
-      } else if (r.status == 429 || r.status >= 500) {
+      } else if (r.status == 501) {
+        // Not Implemented is permanent (llama-server answers it for /embeddings unless started with
+        // --embeddings): no retry can change it.
+        throw Error(ExitCode::llm, ep + path + " does not implement this request (HTTP 501): " + r.body.substr(0, 300) +
+                                       (path == "/embeddings" ? "; a llama-server must be started with --embeddings "
+                                                                "--pooling mean (docs/LLM.md)"
+                                                              : ""));
+      } else if (r.status == 408 || r.status == 429 || r.status >= 500) {
         last = ep + path + ": HTTP " + std::to_string(r.status) + " " + r.body.substr(0, 200);
         transient = true;
       } else if (r.status >= 400) {
@@ -407,15 +514,32 @@ class OpenAiBackend : public LlmBackend {
       if (r.retry_after_s >= 0) delay = std::min(o_.backoff_max_s, std::max(delay, r.retry_after_s));
       delay *= std::uniform_real_distribution<double>(1.0, 1.25)(rng);
       log_warn("LLM request failed ({}); retry {}/{} in {:.1f}s", last, attempt + 1, o_.retries, delay);
-      std::this_thread::sleep_for(std::chrono::duration<double>(delay));
+      interruptible_sleep(delay);
     }
     throw Error(ExitCode::llm, "LLM request failed after " + std::to_string(o_.retries + 1) + " attempts: " + last);
+  }
+
+  // Answers no retry can change: an interrupt, a body over the size cap, a redirect.
+  void check_final(const HttpResponse& r, const std::string& url) const {
+    if (r.interrupted || (r.curl == CURLE_ABORTED_BY_CALLBACK && interrupted()))
+      throw Error(ExitCode::interrupted,
+                  "interrupted during a request to " + url + "; the LLM results received so far are cached");
+    if (r.too_large)
+      throw Error(ExitCode::llm, url + " sent a response larger than " + std::to_string(o_.max_response_bytes >> 20) +
+                                     " MiB: transfer aborted (raise \"max_response_mb\" in the config if that is "
+                                     "expected)");
+    if (r.curl == CURLE_OK && r.status >= 300 && r.status < 400)
+      throw Error(ExitCode::llm, url + " answered HTTP " + std::to_string(r.status) + ": a redirect to " +
+                                     (r.redirect.empty() ? std::string("(no Location)") : r.redirect) +
+                                     " (not followed: give the final URL as the endpoint)");
   }
 
   json call(const std::string& path, const json& body) {
     HttpResponse r = post_with_retries(path, body, false, true);
     json j = json::parse(r.body, nullptr, false);
-    if (j.contains("error")) throw Error(ExitCode::llm, path + ": " + j["error"].dump().substr(0, 400));
+    if (j.is_object() && j.contains("error"))
+      throw Error(ExitCode::llm,
+                  path + ": " + j["error"].dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 400));
     return j;
   }
 

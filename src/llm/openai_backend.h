@@ -22,10 +22,15 @@ struct OpenAiOptions {
   double backoff_s = 0.5;  // first retry delay, doubled each time (with jitter)
   double backoff_max_s = 30;
   int concurrency = 4;                        // requests in flight (generate_many)
+  size_t max_response_bytes = 64ull << 20;    // a larger response body is refused (the transfer is aborted)
   std::string identity;                       // cache identity override; default "openai:<model>"
   std::string query_prefix, document_prefix;  // embedding task prompts
 };
 
 std::unique_ptr<LlmBackend> make_openai_backend(const OpenAiOptions& o);
+
+// The generation in a (chat) completion response; Error(llm) naming `where` when the JSON has another
+// shape (no choices, a null or non-string text). Exposed for tests and fuzzing.
+GenerateResult openai_generation_from_json(const nlohmann::json& j, const std::string& where, bool chat);
 
 }  // namespace repoctx

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "util/cancel.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -101,14 +102,39 @@ std::string entity_signature_block(const Entity& e) {
   return out;
 }
 
+namespace {
+
+// The byte range of a statement's document: its lines, but where it shares its first or last line with
+// other statements through `;` (`a = 1; b = 2`), only its own part of that line. Without the cut, n
+// statements on one line would each score the whole line: n^2 work and memory.
+std::pair<size_t, size_t> own_lines(const Entity& e, std::string_view source, const std::vector<uint32_t>& starts) {
+  std::string_view lines = line_range(source, starts, e.decorated_start_line, e.end_line);
+  if (lines.empty() || lines.data() < source.data()) return {0, 0};
+  size_t a = static_cast<size_t>(lines.data() - source.data()), b = a + lines.size();
+  size_t s = std::min<size_t>(e.start_byte, source.size()), t = std::min<size_t>(e.end_byte, source.size());
+  if (s < a || t > b || s > t) return {a, b};
+  size_t semi = source.substr(a, s - a).rfind(';');
+  if (semi != std::string_view::npos) a += semi + 1;
+  size_t next = t;
+  while (next < b && (source[next] == ' ' || source[next] == '\t')) ++next;
+  if (next < b && source[next] == ';') b = t;
+  return {a, b};
+}
+
+}  // namespace
+
 std::string entity_document(const Entity& e, const std::vector<const Entity*>& children, std::string_view source,
                             const std::vector<uint32_t>& starts) {
-  if (!is_type(e.kind)) return std::string(line_range(source, starts, e.decorated_start_line, e.end_line));
+  if (!is_type(e.kind)) {
+    auto [a, b] = own_lines(e, source, starts);
+    return std::string(source.substr(a, b - a));
+  }
   std::string out = entity_signature_block(e);
   for (const Entity* m : children) {
     out += "\n    ";
     if (m->kind == EntityKind::attribute || m->kind == EntityKind::field) {
-      auto text = source.substr(m->start_byte, std::min<size_t>(m->end_byte - m->start_byte, 200));
+      auto text = source.substr(std::min<size_t>(m->start_byte, source.size()),
+                                std::min<size_t>(m->end_byte - m->start_byte, 200));
       out.append(text.substr(0, text.find('\n')));
     } else {
       out += m->signature;
@@ -117,13 +143,34 @@ std::string entity_document(const Entity& e, const std::vector<const Entity*>& c
   return out;
 }
 
-std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& starts,
-                            int idx) {
-  std::vector<const Entity*> children;
-  if (is_type(pf.entities[idx].kind))
-    for (const auto& m : pf.entities)
-      if (m.parent == idx) children.push_back(&m);
-  return entity_document(pf.entities[idx], children, source, starts);
+EntityTerms entity_term_vectors(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& starts) {
+  EntityTerms out;
+  const auto& ents = pf.entities;
+  std::vector<std::vector<const Entity*>> children(ents.size());
+  for (const auto& m : ents)
+    if (m.parent >= 0 && static_cast<size_t>(m.parent) < ents.size() && is_type(ents[m.parent].kind))
+      children[m.parent].push_back(&m);
+  size_t budget = kEntityDocumentBudget * source.size() + (1u << 20), used = 0;
+  out.terms.reserve(ents.size());
+  for (size_t i = 0; i < ents.size(); ++i) {
+    if ((i & 255) == 0 && interrupted()) break;
+    const Entity& e = ents[i];
+    size_t size = 0;
+    if (is_type(e.kind)) {
+      for (const Entity* m : children[i]) size += m->signature.size() + 200;
+    } else {
+      auto [a, b] = own_lines(e, source, starts);
+      size = b - a;
+    }
+    if (used + size > budget) {
+      ++out.shortened;
+      out.terms.push_back(term_vector(e.name + "\n" + entity_signature_block(e)));
+      continue;
+    }
+    used += size;
+    out.terms.push_back(term_vector(entity_document(e, children[i], source, starts)));
+  }
+  return out;
 }
 
 }  // namespace repoctx

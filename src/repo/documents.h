@@ -30,14 +30,26 @@ struct SnippetSpan {
 // holds at most max_lines lines (eq. 16); a mini-block longer than max_lines is cut into max_lines chunks.
 std::vector<SnippetSpan> split_aggregate(std::string_view source, int max_lines);
 
-// What BM25 scores for an entity: callables and variables by their full source (decorators to end);
-// classes by their skeleton (header, docstring, member signatures), so a class document does not
-// duplicate its methods' bodies.
-std::string entity_document(const ParsedFile& pf, std::string_view source, const std::vector<uint32_t>& line_starts,
-                            int idx);
-// The same document from an entity and its direct children (for readers of the index).
+// What BM25 scores for an entity: callables and variables by their full source lines (decorators to
+// end; a statement that shares a line with others through `;` by its own part of it); classes by their
+// skeleton (header, docstring, member signatures), so a class document does not duplicate its methods'
+// bodies. From an entity and its direct children.
 std::string entity_document(const Entity& e, const std::vector<const Entity*>& children, std::string_view source,
                             const std::vector<uint32_t>& line_starts);
+
+// The term vectors of every entity document of a parsed file, in time and memory linear in the file:
+// children lists are built once, and once the documents hold more than kEntityDocumentBudget times the
+// file's bytes (+1 MiB; real code stays under 2.5 times: nested functions repeat their bodies in their
+// parents' documents), the remaining entities are scored by their signature blocks instead; `shortened`
+// counts them (a statement binding 100,000 names would otherwise repeat itself 100,000 times).
+// Stops early (fewer vectors) when util/cancel.h reports an interrupt.
+inline constexpr size_t kEntityDocumentBudget = 8;
+struct EntityTerms {
+  std::vector<TermVec> terms;
+  size_t shortened = 0;
+};
+EntityTerms entity_term_vectors(const ParsedFile& pf, std::string_view source,
+                                const std::vector<uint32_t>& line_starts);
 
 // "def f(a, b):" followed by the docstring, indented: the visible part of a target.
 std::string entity_signature_block(const Entity& e);

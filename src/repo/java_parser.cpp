@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "repo/parser.h"
 #include "repo/ts_util.h"
@@ -238,7 +239,18 @@ class Extractor {
     return static_cast<int>(out_.entities.size()) - 1;
   }
 
+  // Types nest (inner classes, anonymous bodies): at most kMaxBlockNesting levels are walked.
   void visit_member(TSNode n, int parent, const std::string& prefix) {
+    if (member_depth_ >= kMaxBlockNesting) {
+      too_deep(n, "type declarations", kMaxBlockNesting);
+      return;
+    }
+    ++member_depth_;
+    visit_member_at_depth(n, parent, prefix);
+    --member_depth_;
+  }
+
+  void visit_member_at_depth(TSNode n, int parent, const std::string& prefix) {
     int k = kind(n);
     switch (k) {
       case j_class_declaration:
@@ -323,23 +335,33 @@ class Extractor {
     }
   }
 
+  // "a.b.c" for field-access chains rooted at a name, this or super; a scoped identifier as written.
+  // Iterative: chains can be arbitrarily long.
   bool chain_of(TSNode n, std::string& out) const {
-    int k = kind(n);
-    if (k == j_identifier || k == j_this || k == j_super) {
-      out.assign(text(n));
-      return true;
+    std::vector<TSNode> fields;
+    TSNode cur = n;
+    for (;;) {
+      int k = kind(cur);
+      if (k == j_field_access) {
+        fields.push_back(field(cur, g_.f_field));
+        cur = field(cur, g_.f_object);
+        continue;
+      }
+      if (k == j_identifier || k == j_this || k == j_super) {
+        out.assign(text(cur));
+        break;
+      }
+      if (k == j_scoped_identifier) {
+        out = compact(text(cur));
+        break;
+      }
+      return false;
     }
-    if (k == j_field_access) {
-      if (!chain_of(field(n, g_.f_object), out)) return false;
+    for (auto it = fields.rbegin(); it != fields.rend(); ++it) {
       out.push_back('.');
-      out.append(text(field(n, g_.f_field)));
-      return true;
+      out.append(text(*it));
     }
-    if (k == j_scoped_identifier) {
-      out = compact(text(n));
-      return true;
-    }
-    return false;
+    return true;
   }
 
   void record(int scope, std::string chain, RefKind rk, TSNode at, int nargs = -1) {
@@ -352,7 +374,32 @@ class Extractor {
     out_.references.push_back(std::move(r));
   }
 
-  void scan(TSNode n, int scope) {
+  // Method calls, instantiations and field accesses in a body, in source order. Iterative (an explicit
+  // stack, depth first): `a.b().b()...` and `1+1+...` nest one tree level per term.
+  void scan(TSNode root, int scope) {
+    struct Task {
+      TSNode node;
+      int depth;
+    };
+    std::vector<Task> stack{{root, 0}};
+    std::vector<Task> kids;
+    while (!stack.empty()) {
+      Task t = stack.back();
+      stack.pop_back();
+      if (ts_node_is_null(t.node)) continue;
+      if (t.depth > kMaxSyntaxDepth) {
+        too_deep(t.node, "an expression", kMaxSyntaxDepth);
+        continue;
+      }
+      kids.clear();
+      scan_node(t.node, scope, [&](TSNode c) { kids.push_back({c, t.depth + 1}); });
+      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
+    }
+  }
+
+  // One node of scan(): its own record, and its children to scan next (in order) through `later`.
+  template <class Later>
+  void scan_node(TSNode n, int scope, Later&& later) {
     int k = kind(n);
     if (k == j_method_invocation) {
       TSNode obj = field(n, g_.f_object);
@@ -365,11 +412,11 @@ class Extractor {
       else if (chain_of(obj, chain))
         chain += "." + std::string(text(name));
       else {
-        scan(obj, scope);
+        later(obj);
         chain.clear();
       }
       if (!chain.empty()) record(scope, chain, RefKind::call, n, nargs);
-      if (!ts_node_is_null(args)) scan(args, scope);
+      later(args);
       return;
     }
     if (k == j_object_creation_expression) {
@@ -378,7 +425,7 @@ class Extractor {
       if (!ts_node_is_null(type))
         record(scope, compact(text(type)), RefKind::call, n,
                ts_node_is_null(args) ? 0 : static_cast<int>(ts_node_named_child_count(args)));
-      if (!ts_node_is_null(args)) scan(args, scope);
+      later(args);
       return;
     }
     if (k == j_field_access) {
@@ -386,19 +433,31 @@ class Extractor {
       if (chain_of(n, chain))
         record(scope, chain, RefKind::attribute, n);
       else
-        scan(field(n, g_.f_object), scope);
+        later(field(n, g_.f_object));
       return;
     }
     if (k == j_line_comment || k == j_block_comment) return;
-    ts::for_each_child(n, true, [&](TSNode c) { scan(c, scope); });
+    ts::for_each_child(n, true, [&](TSNode c) { later(c); });
   }
+
+  // Records, once per file, that the walk stopped at `at` (the file is indexed as far as it reached).
+  void too_deep(TSNode at, const char* what, int limit) {
+    if (truncated_) return;
+    truncated_ = true;
+    int line = ts::start_line(at);
+    out_.errors.push_back({line, line,
+                           what + std::string(" nested deeper than ") + std::to_string(limit) + " levels at line " +
+                               std::to_string(line) + ": not analysed below that depth",
+                           true});
+  }
+  bool truncated_ = false;
+  int member_depth_ = 0;
 };
 
 }  // namespace
 
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out) {
-  ts_parser_set_language(parser, grammar().lang);
-  TSTree* tree = ts_parser_parse_string(parser, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+  TSTree* tree = parse_tree(parser, grammar().lang, source);
   if (!tree) {
     out.errors.push_back({1, 1, "tree-sitter returned no tree"});
     return;

@@ -23,6 +23,12 @@ Language language_from_path(const std::string& path) {
   return Language::unknown;
 }
 
+std::string ParsedFile::partial_reason() const {
+  for (const auto& e : errors)
+    if (e.partial) return e.message;
+  return {};
+}
+
 const char* kind_name(EntityKind k) {
   switch (k) {
     case EntityKind::klass:

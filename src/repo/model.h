@@ -117,6 +117,9 @@ struct ScopeInfo {
 struct ParseError {
   int start_line = 0, end_line = 0;
   std::string message;
+  // Not a syntax error: a region the extractor did not analyse because it nests deeper than its limits
+  // (kMaxSyntaxDepth, kMaxBlockNesting in repo/parser.h); the file is indexed as far as that depth.
+  bool partial = false;
 };
 
 struct ParsedFile {
@@ -132,6 +135,8 @@ struct ParsedFile {
   // the resolver must not mistake the local for a module-level name. Not stored in the index.
   std::vector<Reference> local_references;
   std::vector<ParseError> errors;  // regions tree-sitter could not parse; entities elsewhere are kept
+  // Why part of the file was not analysed (nesting beyond the extractor's limits); empty when all was.
+  std::string partial_reason() const;
   int line_count = 0;
 };
 

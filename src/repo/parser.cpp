@@ -2,11 +2,43 @@
 
 #include <tree_sitter/api.h>
 
+#include <cstdint>
 #include <cstdlib>
 
+#include "repo/ts_util.h"
+#include "util/cancel.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace repoctx {
+
+namespace {
+
+const char* read_source(void* payload, uint32_t byte, TSPoint, uint32_t* bytes_read) {
+  auto* src = static_cast<std::string_view*>(payload);
+  if (byte >= src->size()) {
+    *bytes_read = 0;
+    return "";
+  }
+  *bytes_read = static_cast<uint32_t>(src->size() - byte);
+  return src->data() + byte;
+}
+
+bool keep_parsing(TSParseState*) {
+  return interrupted();  // true = stop
+}
+
+}  // namespace
+
+TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source) {
+  if (source.size() >= UINT32_MAX) return nullptr;
+  ts_parser_set_language(parser, lang);
+  TSInput input{&source, read_source, TSInputEncodingUTF8, nullptr};
+  TSParseOptions options{nullptr, keep_parsing};
+  TSTree* tree = ts_parser_parse_with_options(parser, nullptr, input, options);
+  if (!tree) ts_parser_reset(parser);  // a cancelled parse would otherwise resume on the next call
+  return tree;
+}
 
 SourceParser::SourceParser() : python_(ts_parser_new()), java_(ts_parser_new()) {}
 
@@ -40,8 +72,19 @@ extern "C" const TSLanguage* tree_sitter_java(void);
 
 std::string syntax_tree(std::string_view source, Language lang) {
   TSParser* p = ts_parser_new();
-  ts_parser_set_language(p, lang == Language::java ? tree_sitter_java() : tree_sitter_python());
-  TSTree* t = ts_parser_parse_string(p, nullptr, source.data(), static_cast<uint32_t>(source.size()));
+  TSTree* t = parse_tree(p, lang == Language::java ? tree_sitter_java() : tree_sitter_python(), source);
+  if (!t) {
+    ts_parser_delete(p);
+    throw_if_interrupted();
+    throw Error(ExitCode::bad_input, "tree-sitter could not parse the file (larger than 4 GiB?)");
+  }
+  // ts_node_string recurses once per tree level: refuse trees deeper than the extractors' limit.
+  if (int depth = ts::max_depth(ts_tree_root_node(t)); depth > kMaxSyntaxDepth) {
+    ts_tree_delete(t);
+    ts_parser_delete(p);
+    throw Error(ExitCode::bad_input, "the syntax tree is " + std::to_string(depth) + " levels deep (more than " +
+                                         std::to_string(kMaxSyntaxDepth) + "): too deep to print");
+  }
   char* s = ts_node_string(ts_tree_root_node(t));
   std::string out(s);
   free(s);

@@ -8,8 +8,16 @@
 #include "repo/model.h"
 
 struct TSParser;
+struct TSTree;
+struct TSLanguage;
 
 namespace repoctx {
+
+// Limits of the extractors' walk over a syntax tree. Beyond them a file is indexed as far as they reach
+// and reported (ParseError::partial): CPython itself compiles no expression nested ~3000 levels deep nor
+// more than 100 levels of indentation, and javac overflows its stack on such code too.
+inline constexpr int kMaxSyntaxDepth = 3000;  // tree levels of one statement's expressions
+inline constexpr int kMaxBlockNesting = 200;  // nested blocks / type and member declarations
 
 // One parser per thread (tree-sitter parsers are not thread-safe; trees and languages are).
 class SourceParser {
@@ -30,6 +38,10 @@ class SourceParser {
 
 // tree-sitter's S-expression of a source (debugging: `repoctx debug-tree`).
 std::string syntax_tree(std::string_view source, Language lang);
+
+// tree-sitter's parse of `source`, polling util/cancel.h while it runs: nullptr when interrupted
+// (SIGINT/SIGTERM) or when the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
+TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source);
 
 // Language-specific extractors (python_parser.cpp, java_parser.cpp).
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out);

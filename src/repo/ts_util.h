@@ -4,6 +4,7 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -86,6 +87,25 @@ void for_each_child_field(TSNode node, F&& f) {
     do {
       f(ts_tree_cursor_current_node(c), ts_tree_cursor_current_field_id(c));
     } while (ts_tree_cursor_goto_next_sibling(c));
+  }
+}
+
+// The depth of the tree under `n` (n alone = 1), walked with one cursor (no recursion).
+inline int max_depth(TSNode n) {
+  TSTreeCursor c = ts_tree_cursor_new(n);
+  int depth = 1, best = 1;
+  for (;;) {
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      best = std::max(best, ++depth);
+      continue;
+    }
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        ts_tree_cursor_delete(&c);
+        return best;
+      }
+      --depth;
+    }
   }
 }
 

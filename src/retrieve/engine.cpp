@@ -87,18 +87,6 @@ const TermVec& Engine::visible_terms(int entity) const {
   return visible_terms_[entity];
 }
 
-static size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 TargetRef Engine::resolve_target(const std::string& spec) const {
   size_t sep = spec.find("::");
   if (sep == std::string::npos)
@@ -133,7 +121,7 @@ TargetRef Engine::resolve_target(const std::string& spec) const {
     for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
       const auto& e = view_->entities()[i];
       if (!is_callable(e.kind)) continue;
-      close.emplace_back(edit_distance(e.qualname, qual), e.qualname);
+      close.emplace_back(edit_distance(e.qualname, qual, 64), e.qualname);  // beyond 64 edits: not "close"
     }
     std::sort(close.begin(), close.end());
     std::string hint;

@@ -23,22 +23,10 @@ Db::~Db() {
 
 void Db::fail(const std::string& what) const {
   std::string msg = what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database");
-  int code = db_ ? sqlite3_errcode(db_) : 0;
+  int code = db_ ? sqlite3_errcode(db_) & 0xff : 0;  // extended codes (SQLITE_CORRUPT_INDEX ...) share the low byte
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
-    throw Error(ExitCode::bad_input,
-                msg + " (database '" + path_ + "' is damaged: delete it and re-run `repoctx index`)");
+    throw Error(ExitCode::bad_input, msg + " (the database '" + path_ + "' is damaged: " + damage_hint_ + ")");
   throw Error(ExitCode::failure, msg);
-}
-
-bool Db::checkpoint_if_idle() {
-  // A TRUNCATE checkpoint waits (busy handler) for readers of older snapshots; with no wait it reports busy.
-  sqlite3_busy_timeout(db_, 0);
-  int rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_TRUNCATE, nullptr, nullptr);
-  if (rc == SQLITE_BUSY)
-    rc = sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr) == SQLITE_OK ? SQLITE_BUSY
-                                                                                                           : rc;
-  sqlite3_busy_timeout(db_, 30000);
-  return rc == SQLITE_OK;
 }
 
 void Db::exec(const char* sql) {

@@ -51,22 +51,24 @@ class Db {
   Db() = default;
   explicit Db(const std::string& path, bool readonly = false);
   ~Db();
-  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), damage_hint_(std::move(o.damage_hint_)) {
+    o.db_ = nullptr;
+  }
   Db(const Db&) = delete;
 
   void exec(const char* sql);
-  // Folds the write-ahead log into the database and truncates it, unless a reader still holds an older
-  // snapshot (a server's loaded index): then it folds what it can without waiting and returns false; the
-  // log is folded by a later checkpoint once that reader is gone.
-  bool checkpoint_if_idle();
   int64_t last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
   sqlite3* raw() const { return db_; }
   const std::string& path() const { return path_; }
+  // What a damage message tells the user to do (SQLITE_CORRUPT / SQLITE_NOTADB become Error(bad_input)
+  // naming the file and this fix); default: delete the file and re-run.
+  void set_damage_hint(std::string hint) { damage_hint_ = std::move(hint); }
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
+  std::string damage_hint_ = "delete it and re-run";
 };
 
 // Commits on commit(), rolls back if destroyed without it (exceptions, early returns).

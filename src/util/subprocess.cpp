@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -21,6 +23,119 @@
 extern char** environ;
 
 namespace repoctx {
+
+// ------------------------------------------------------------------------------ command lines
+std::vector<std::string> split_command(std::string_view cmd) {
+  std::vector<std::string> out;
+  std::string word;
+  bool in_word = false;
+  auto refuse = [&](std::string_view what) {
+    throw Error(ExitCode::bad_input,
+                "the command `" + std::string(cmd.substr(0, 300)) + "` uses " + std::string(what) +
+                    ", which needs a shell: commands run without one (quote the character, or put the command in a "
+                    "script and run that)");
+  };
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    char c = cmd[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) out.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\'') {
+      size_t e = cmd.find('\'', i + 1);
+      if (e == std::string_view::npos)
+        throw Error(ExitCode::bad_input, "unterminated ' in the command `" + std::string(cmd.substr(0, 300)) + "`");
+      word.append(cmd.substr(i + 1, e - i - 1));
+      i = e;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < cmd.size() && cmd[j] != '"'; ++j) {
+        if (cmd[j] == '\\' && j + 1 < cmd.size() &&
+            std::string_view("\"\\$`\n").find(cmd[j + 1]) != std::string_view::npos)
+          ++j;  // inside "...", a backslash escapes only these
+        else if (cmd[j] == '$' || cmd[j] == '`')
+          refuse(cmd[j] == '$' ? "`$` (a variable or substitution)" : "a backquote (command substitution)");
+        word.push_back(cmd[j]);
+      }
+      if (j >= cmd.size())
+        throw Error(ExitCode::bad_input, "unterminated \" in the command `" + std::string(cmd.substr(0, 300)) + "`");
+      i = j;
+    } else if (c == '\\') {
+      if (i + 1 < cmd.size()) word.push_back(cmd[++i]);
+    } else if (std::string_view(";&|<>()$`").find(c) != std::string_view::npos) {
+      refuse(std::string("`") + c + "`");
+    } else if (c == '*' || c == '?') {
+      refuse(std::string("`") + c + "` (a file-name pattern)");
+    } else if (c == '~' && word.empty()) {
+      refuse("`~` (home-folder expansion)");
+    } else {
+      word.push_back(c);
+    }
+  }
+  if (in_word) out.push_back(std::move(word));
+  return out;
+}
+
+std::string join_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) {
+    if (!out.empty()) out.push_back(' ');
+    bool plain = !a.empty() && a.find_first_not_of(
+                                   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                   "_-+=./:,@%") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out.push_back('\'');
+    for (char c : a) {
+      if (c == '\'')
+        out += "'\\''";
+      else
+        out.push_back(c);
+    }
+    out.push_back('\'');
+  }
+  return out;
+}
+
+std::vector<std::string> expand_tests(std::string_view tmpl, const std::vector<std::string>& tests, bool append) {
+  std::vector<std::string> out;
+  bool used = false;
+  for (auto& w : split_command(tmpl)) {
+    if (w == "{tests}") {
+      out.insert(out.end(), tests.begin(), tests.end());
+      used = true;
+      continue;
+    }
+    size_t at = w.find("{tests}");
+    if (at != std::string::npos) {
+      std::string joined;
+      for (const auto& t : tests) joined += (joined.empty() ? "" : " ") + t;
+      w.replace(at, 7, joined);
+      used = true;
+    }
+    out.push_back(std::move(w));
+  }
+  if (!used && append) out.insert(out.end(), tests.begin(), tests.end());
+  return out;
+}
+
+bool is_env_assignment(const std::string& w) {
+  size_t eq = w.find('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  for (size_t i = 0; i < eq; ++i) {
+    char c = w[i];
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_') ||
+        (i == 0 && std::isdigit(static_cast<unsigned char>(c))))
+      return false;
+  }
+  return true;
+}
+
 
 namespace {
 
@@ -219,6 +334,41 @@ std::string find_program(const std::string& name) {
     at = colon + 1;
   }
   return "";
+}
+
+int run_capture(const std::vector<std::string>& argv_in, std::string& out) {
+  if (argv_in.empty()) return 127;
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) throw Error(ExitCode::failure, "pipe failed: cannot start " + argv_in[0]);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, pipefd[1], STDOUT_FILENO);
+  std::vector<char*> argv;
+  for (const auto& a : argv_in) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  ::close(pipefd[1]);
+  if (rc != 0) {
+    ::close(pipefd[0]);
+    return 127;
+  }
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(pipefd[0], buf, sizeof buf);
+    if (n > 0) {
+      out.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+  ::close(pipefd[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
 }  // namespace repoctx

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace repoctx {
@@ -27,6 +28,24 @@ struct CommandResult {
   double seconds = 0;
 };
 
+// Command lines written in task files and templates ("python3 -m pytest -q {tests}"), split into argv
+// without a shell: words separated by blanks, with POSIX quoting ('...', "...", backslash), nothing else
+// (no variables, globs, pipes, redirections, `;`, `&&`). A word holding one of those operators unquoted
+// is an error (Error(bad_input) naming it): such a command needs a script. Hand-written: no Debian C++
+// library splits like shlex without a shell.
+std::vector<std::string> split_command(std::string_view command);
+// A command line that split_command() reads back as `argv` (words quoted where needed), for task files
+// and messages.
+std::string join_command(const std::vector<std::string>& argv);
+// A test-command template with the test files: the word `{tests}` becomes one argv entry per path, and
+// `{tests}` inside a word becomes the paths separated by spaces; without `{tests}`, the paths are appended
+// when `append` is set.
+std::vector<std::string> expand_tests(std::string_view tmpl, const std::vector<std::string>& tests, bool append);
+
+// A word of the form NAME=value (NAME a shell variable name): leading such words of a test command set its
+// environment, as env(1) reads them.
+bool is_env_assignment(const std::string& word);
+
 struct ProcessSetup {
   std::string cwd;                     // empty: this process's
   std::vector<std::string> env_extra;  // "NAME=value" entries added to (or replacing in) the environment
@@ -39,6 +58,10 @@ struct ProcessSetup {
 // The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), however it dies. Polls `stop` (SIGINT/SIGTERM).
 CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
                           const std::atomic<bool>* stop);
+
+// Runs argv (no shell, PATH lookup) to completion, its stdout into `out`, stderr inherited. Returns the
+// exit status (127: could not start; 128 + signal when killed by one).
+int run_capture(const std::vector<std::string>& argv, std::string& out);
 
 // Starts argv (argv[0] a path) as a child in this process group (a terminal's Ctrl-C reaches it too),
 // inheriting stdio; returns its pid. Throws Error(failure) when fork fails.

@@ -307,6 +307,33 @@ std::string_view line_range(std::string_view text, const std::vector<uint32_t>& 
   return text.substr(a, b - a);
 }
 
+size_t edit_distance(std::string_view a, std::string_view b, size_t max) {
+  if (a.size() > b.size()) std::swap(a, b);  // a: the shorter
+  size_t n = a.size(), m = b.size();
+  const size_t over = max + 1;
+  if (m - n > max) return over;
+  if (n == 0) return m;
+  thread_local std::vector<size_t> prev, cur;
+  prev.assign(m + 1, over);
+  cur.assign(m + 1, over);
+  for (size_t j = 0; j <= std::min(m, max); ++j) prev[j] = j;
+  for (size_t i = 1; i <= n; ++i) {
+    // Row i covers columns [lo, hi]; the cells just outside the band read as `over`.
+    size_t lo = i > max ? i - max : 1, hi = std::min(m, i + max);
+    cur[lo - 1] = lo == 1 ? std::min(i, over) : over;
+    size_t row_min = cur[lo - 1];
+    for (size_t j = lo; j <= hi; ++j) {
+      size_t v = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      cur[j] = std::min(v, over);
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (hi < m) cur[hi + 1] = over;
+    if (row_min > max) return over;
+    std::swap(prev, cur);
+  }
+  return std::min(prev[m], over);
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }

@@ -309,7 +309,7 @@ def main():
                      ["retrieve", repo, "--db", garbage, "--no-refresh", "--target",
                       "pkg/core.py::helper"],
                      ["index", repo, "--db", garbage]):
-            expect(argv, 4, [r"re-?index|re-run `?repoctx index"],
+            expect(argv, 4, [r"re-?index|re-run `?repoctx index|index --rebuild"],
                    f"damaged index ({argv[0]})")
         with open(garbage, "rb") as f:
             ck.check(f.read() == blob, "the damaged index file was left as it was")

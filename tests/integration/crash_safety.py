@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Indexing survives a crash (SIGKILL) and an interrupt (SIGINT) mid-way.
 
-    crash_safety.py --repoctx BIN REPO [--kill-after 200]
+    crash_safety.py --repoctx BIN REPO [--kill-after 200] [--group-kills 3] [--report FILE]
 
 (a) `REPOCTX_DEBUG_KILL_AFTER_FILES=200 repoctx index REPO --db FRESH` dies by SIGKILL right after
     a commit; (b) the killed index passes `PRAGMA integrity_check`, says complete = '0', and every
@@ -9,11 +9,16 @@
     full index); (c) `repoctx index` on the killed index exits 0, parses exactly the files that had
     not been committed and finds the committed ones unchanged; (d) the resumed index lists the same
     symbols as the clean one; (e) SIGINT while indexing: exit 130, complete = '0', the next run
-    completes and lists the same symbols.
+    completes and lists the same symbols; (f) `kill -9` of the whole process group at a random moment of
+    `index` (a fresh index, or `--force` over a complete one), GROUP_KILLS times: each time the index passes
+    integrity_check, every file it holds is whole, and the next run completes it to the clean index
+    (docs/RELIABILITY.md reports 20 tries: --group-kills 20 --report FILE).
 """
 import argparse
 import json
 import os
+import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -67,11 +72,70 @@ def compare_symbols(ck, what, got, want):
             f"{missing[:2]}; {len(extra)} extra, e.g. {extra[:2]}")
 
 
+def group_kills(ck, binary, repo, tmp, tries, clean_counts, clean_seconds, report):
+    """(f): SIGKILL to the process group of `index` at a random moment, then check and resume."""
+    rng = random.Random(2021)
+    complete_db = os.path.join(tmp, "complete.db")
+    run_ok(binary, ["index", repo, "--db", complete_db, "-q"])
+    killed_mid_run, differing, inconsistent, resumed_bad = 0, 0, 0, 0
+    for k in range(tries):
+        db = os.path.join(tmp, f"group-kill-{k}.db")
+        force = k % 2 == 1
+        if force:      # rows replaced under a complete index
+            for suf in ("", "-wal", "-shm"):
+                if os.path.exists(complete_db + suf):
+                    shutil.copy(complete_db + suf, db + suf)
+        argv = [binary, "index", repo, "--db", db, "-q"] + (["--force"] if force else [])
+        delay = rng.uniform(0.05, max(0.1, clean_seconds * 0.95))
+        wait_for_binary(binary)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        time.sleep(delay)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed_mid_run += 1
+        proc.wait()
+        bad = []
+        if os.path.exists(db):
+            with ro_connect(db) as c:
+                integrity = [r[0] for r in c.execute("PRAGMA integrity_check")]
+                got = per_file_counts(c)
+        else:          # killed before the index existed: nothing to check
+            integrity, got = ["ok (no index yet)"], {}
+        if not integrity[0].startswith("ok"):
+            inconsistent += 1
+        for path, counts in got.items():
+            if clean_counts.get(path) != counts:
+                bad.append(path)
+        differing += len(bad)
+        p = run(binary, ["index", repo, "--db", db, "--json", "-q"])
+        with ro_connect(db) as c:
+            resumed = per_file_counts(c)
+        if p.returncode != 0 or resumed != clean_counts:
+            resumed_bad += 1
+        print(f"  try {k + 1}: {'--force, ' if force else ''}killed after {delay:.2f} s, {len(got)} files held, "
+              f"integrity {integrity[0]}, {len(bad)} differing, resumed "
+              f"{'to the clean index' if resumed == clean_counts else 'WRONG'}", flush=True)
+        for suf in ("", "-wal", "-shm"):
+            if os.path.exists(db + suf):
+                os.remove(db + suf)
+    ck.check(inconsistent == 0, f"(f) {tries} process-group kills: integrity_check ok after each")
+    ck.check(differing == 0, f"(f) {tries} process-group kills: 0 files differing from the clean index",
+             f"{differing} files differ")
+    ck.check(resumed_bad == 0, f"(f) {tries} process-group kills: the next run completes the clean index each time",
+             f"{resumed_bad} resumed runs differ")
+    if report:
+        with open(report, "w") as f:
+            json.dump({"tries": tries, "killed_mid_run": killed_mid_run, "files_differing": differing,
+                       "integrity_failures": inconsistent, "resume_failures": resumed_bad}, f, indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
     ap.add_argument("repo")
     ap.add_argument("--kill-after", type=int, default=200, metavar="N")
+    ap.add_argument("--group-kills", type=int, default=3, metavar="TRIES")
+    ap.add_argument("--report", help="(f)'s counts as JSON")
     args = ap.parse_args()
     binary, repo = os.path.abspath(args.repoctx), os.path.abspath(args.repo)
     if not os.path.isdir(repo):
@@ -84,7 +148,9 @@ def main():
         int_db = os.path.join(tmp, "interrupted.db")
 
         print(f"clean full index of {repo}", flush=True)
+        t_clean = time.time()
         clean = run_json(binary, ["index", repo, "--db", clean_db, "--json", "-q"])
+        clean_seconds = time.time() - t_clean
         ck.check(clean.get("complete") is True, f"clean index complete ({clean['files']} files, "
                                                 f"{clean['entities']} entities)")
         with ro_connect(clean_db) as c:
@@ -219,6 +285,9 @@ def main():
                          f"unchanged = {rep.get('unchanged')}, parsed = {rep.get('parsed')}")
             compare_symbols(ck, "index completed after SIGINT",
                             symbols_lines(binary, repo, int_db), clean_symbols)
+
+        print(f"\n(f) kill -9 of the process group during `index`, {args.group_kills} times", flush=True)
+        group_kills(ck, binary, repo, tmp, args.group_kills, clean_counts, clean_seconds, args.report)
     return ck.finish("crash_safety")
 
 

@@ -550,3 +550,53 @@ TEST(AgentToolsFlask, TheTargetBodyIsHiddenInARealRepository) {
   EXPECT_FALSE(hidden.resolve_function("app.py::Flask.make_response", &err));
   EXPECT_TRUE(hidden.resolve_function("helpers.py::make_response", &err)) << err;
 }
+
+// Issue 21, item 6: grep matches each line alone, whatever the pattern says about lines; the whole file is
+// searched once (a pattern like [\s\S]*\n used to restart a whole-file search at every candidate line:
+// 73 s over sympy).
+TEST(AgentTools, GrepMatchesEachLineAloneWhateverThePattern) {
+  RepoTools t(*small().engine);
+  auto hits = [&](const std::string& p, const std::string& path = "pkg") {
+    auto r = t.grep(p, path, false);
+    EXPECT_TRUE(r.ok) << p << ": " << r.error;
+    return grep_hits(r.output);
+  };
+  auto starts = hits("^    def ");
+  ASSERT_EQ(starts.size(), 4u);
+  EXPECT_EQ(hits("\\A    def "), starts) << "\\A is the start of a line";
+  EXPECT_EQ(hits("(?-m)^    def "), starts) << "(?-m) cannot make ^ the start of the file";
+  EXPECT_EQ(hits("(?s-m:^)    def "), starts);
+  EXPECT_EQ(hits("(?i-m)^    DEF "), starts);
+  auto ends = hits("\\(self\\):$");
+  ASSERT_EQ(ends.size(), 1u);
+  EXPECT_EQ(hits("\\(self\\):\\z"), ends) << "\\z is the end of a line";
+  EXPECT_TRUE(contains(t.grep("[\\A]", "pkg", false).error, "invalid escape")) << "inside a class, \\A is RE2's";
+  // A match never spans lines.
+  for (const char* p : {"[\\s\\S]*\\n", "rows\\nclass", "(?s)rows.*Store", "store\\s+def"})
+    EXPECT_TRUE(hits(p).empty()) << p;
+  // An empty match marks its line: every line of the file, blank ones included, once.
+  EXPECT_EQ(hits("[\\s\\S]*", "pkg/store.py").size(), 8u);
+  EXPECT_EQ(hits("\\Q(self)\\E", "pkg/store.py").size(), 1u) << "\\Q...\\E stays literal";
+}
+
+TEST(AgentTools, HugeArgumentsGetShortAnswers) {
+  RepoTools t(*small().engine);
+  std::string huge(16000, 'q');
+  ToolCall propose{"propose_func", "", "", "pkg/core.py::" + huge, 0, 0, false};
+  for (const ToolResult& r : {t.read_func(huge), t.search_func(huge), t.call(propose)}) {
+    EXPECT_FALSE(r.ok);
+    EXPECT_LT(r.error.size(), 300u) << r.error.substr(0, 300);
+    EXPECT_TRUE(contains(r.error, "characters long; the limit is 500")) << r.error.substr(0, 300);
+  }
+  // Under the limit, arguments are quoted briefly in every message, and suggestions still come.
+  std::string longish(450, 'z');
+  for (const ToolResult& r :
+       {t.read_func(longish), t.read_func("pkg/core.py::" + longish), t.ls(huge), t.read_lines(huge, 1, 2),
+        t.grep(std::string(900, 'x'), "", true), t.grep(std::string(900, '('), "", false)}) {
+    std::string text = r.text();
+    EXPECT_LT(text.size(), 1000u) << text.substr(0, 300);
+    EXPECT_TRUE(contains(text, "characters)")) << text.substr(0, 300);
+  }
+  auto near = t.read_func("Report.sumarize");
+  EXPECT_TRUE(contains(near.error, "pkg/core.py::Report.summarize")) << near.error;
+}

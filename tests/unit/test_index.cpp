@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
 #include <set>
 
 #include "helpers.h"
 #include "index/index.h"
 #include "index/repo_view.h"
 #include "util/error.h"
+#include "util/sqlite.h"
 
 using namespace repoctx;
 using repoctx::testing::TempDir;
@@ -137,4 +141,125 @@ TEST(Index, InterruptedRunLeavesAConsistentIndexThatTheNextRunCompletes) {
   EXPECT_TRUE(s2.complete);
   EXPECT_EQ(s2.parsed + s2.unchanged, 40u);
   EXPECT_EQ(RepoView::open(db)->entities().size(), 40u);
+}
+
+// ------------------------------------------------------------------------------------ issue 21, item 3
+// A view reads one snapshot for its whole life: an indexer replacing every file's rows (new ids) while the
+// view is open changes nothing it reads later (before: the lazily read references and contents of the
+// replaced ids were gone, and a view loaded while rows moved saw entities of files it did not know).
+TEST(Index, AViewKeepsItsSnapshotWhileTheIndexIsRewritten) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  repo.write("a.py", "import os\n\n\ndef f():\n    return os.path.join('a', 'b')\n");
+  repo.write("b.py", "def g():\n    return f()\n");
+  index(repo, db);
+  auto v = RepoView::open(db);
+  int a = *v->file_by_path("a.py");
+  repo.write("a.py", "def changed():\n    return 2\n");
+  IndexOptions o;
+  o.db_path = db;
+  o.progress = false;
+  o.force = true;  // every file's rows deleted and inserted again, under new ids
+  build_index(repo.str(), o);
+  EXPECT_EQ(v->content(a), "import os\n\n\ndef f():\n    return os.path.join('a', 'b')\n");
+  bool saw = false;
+  for (const auto& r : v->references(a)) saw = saw || r.chain == "os.path.join";
+  EXPECT_TRUE(saw) << "the references of the snapshot's a.py";
+  v->load_all_terms();
+  EXPECT_GT(v->entity_terms(v->files()[a].first_entity).length, 0u);
+  auto fresh = RepoView::open(db);
+  EXPECT_EQ(fresh->content(*fresh->file_by_path("a.py")), "def changed():\n    return 2\n");
+}
+
+// ------------------------------------------------------------------------------------ issue 21, item 4
+namespace {
+
+void expect_bad_index(const std::function<void()>& f, const std::string& what, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << what << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << what << ": " << e.what();
+  }
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void run_sql(const std::string& db, const char* statement) {
+  sql::Db d(db);
+  d.exec(statement);
+}
+
+}  // namespace
+
+TEST(Index, DamagedIndexesAreReportedWithTheFixAndNeverDeleted) {
+  TempDir repo, tmp;
+  for (int i = 0; i < 30; ++i)
+    repo.write("m" + std::to_string(i) + ".py",
+               "def f" + std::to_string(i) + "(x):\n    return x + " + std::string(2000, '1') + "\n");
+  std::string clean = tmp.str() + "/clean.db";
+  index(repo, clean);
+  IndexOptions write;
+  write.progress = false;
+  write.verify = true;
+  auto cases = std::vector<std::pair<std::string, std::function<void(const std::string&)>>>{
+      {"zero bytes", [](const std::string& p) { std::ofstream(p, std::ios::trunc); }},
+      {"dropped table", [](const std::string& p) { run_sql(p, "DROP TABLE entities"); }},
+      {"newer schema",
+       [](const std::string& p) { run_sql(p, "UPDATE meta SET value='999' WHERE key='schema_version'"); }},
+      {"damaged pages",
+       [](const std::string& p) {
+         std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+         f.seekp(0, std::ios::end);
+         auto size = static_cast<size_t>(f.tellp());
+         std::mt19937 rng(21);
+         for (size_t page = 1; page * 4096 < size; page += 1) {  // every page but the first (header, schema)
+           f.seekp(static_cast<std::streamoff>(page * 4096));
+           for (int k = 0; k < 4096; ++k) f.put(static_cast<char>(rng()));
+         }
+       }},
+  };
+  for (const auto& [what, damage] : cases) {
+    std::string db = tmp.str() + "/" + what + ".db";
+    std::filesystem::copy_file(clean, db);
+    damage(db);
+    std::string bytes = file_bytes(db);
+    std::string fix = what == "newer schema" ? "newer repoctx" : "repoctx index --rebuild";
+    write.db_path = db;
+    expect_bad_index([&] { build_index(repo.str(), write); }, what + " (index)", fix);
+    expect_bad_index([&] { RepoView::open(db)->load_all_terms(); }, what + " (view)", "--rebuild");
+    EXPECT_EQ(file_bytes(db), bytes) << what << ": the file is left as it was";
+    IndexOptions rebuild = write;
+    rebuild.rebuild = true;
+    auto st = build_index(repo.str(), rebuild);
+    EXPECT_EQ(st.parsed, 30u) << what;
+    EXPECT_EQ(RepoView::open(db)->entities().size(), 30u) << what;
+  }
+  // --rebuild never deletes a database that is not a repoctx index.
+  std::string foreign = tmp.str() + "/foreign.db";
+  run_sql(foreign, "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT)");
+  IndexOptions rebuild = write;
+  rebuild.rebuild = true;
+  rebuild.db_path = foreign;
+  expect_bad_index([&] { build_index(repo.str(), rebuild); }, "foreign database", "not a repoctx index");
+  sql::Db still(foreign, true);
+  sql::Stmt s(still, "SELECT count(*) FROM sqlite_master WHERE name='users'");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.i64(0), 1);
+}
+
+TEST(Index, ANewIndexIsNeverAnEmptyFile) {
+  // The index appears whole (schema included) or not at all: a zero-byte file at the index path can
+  // only come from outside, and is reported as damage rather than silently rebuilt.
+  TempDir repo, tmp;
+  repo.write("x.py", "x = 1\n");
+  std::string db = tmp.str() + "/sub/index.db";
+  index(repo, db);
+  EXPECT_GT(std::filesystem::file_size(db), 0u);
+  for (const auto& e : std::filesystem::directory_iterator(tmp.path() / "sub"))
+    EXPECT_EQ(e.path().filename().string().find(".new-"), std::string::npos) << e.path();
 }

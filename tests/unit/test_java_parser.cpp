@@ -53,3 +53,40 @@ public class Foo extends Base implements Runnable {
   EXPECT_TRUE(call);
   EXPECT_TRUE(ctor);
 }
+
+// Deep nesting (issue 21): the Java scan and the member walk used to recurse once per tree level and
+// overflowed the native stack below ~20,000 levels (every command indexing the file crashed).
+TEST(JavaParser, DeepNestingIsIndexedUpToTheLimitAndReported) {
+  SourceParser p;
+  auto sum = [](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += i ? "+1" : "1";
+    return s;
+  };
+  std::string calls = "a";
+  for (int i = 0; i < 50000; ++i) calls += ".b()";
+  std::string classes;
+  for (int i = 0; i < 20000; ++i) classes += "class C" + std::to_string(i) + " { ";
+  classes += std::string(20000, '}');
+  for (const std::string& src : {"class Deep { int f() { return " + sum(20000) + "; } void g() { helper.go(); } }",
+                                 "class Deep { int f() { return " + sum(50000) + "; } void g() { helper.go(); } }",
+                                 "class Deep { void f() { " + calls + "; } void g() { helper.go(); } }", classes}) {
+    auto pf = p.parse("Deep.java", "", src, Language::java);
+    ASSERT_FALSE(pf.entities.empty());
+    std::string why = pf.partial_reason();
+    EXPECT_NE(why.find("nested deeper than"), std::string::npos) << src.substr(0, 40);
+    if (src == classes) {
+      EXPECT_EQ(pf.entities.size(), 200u);  // kMaxBlockNesting levels of types
+    } else {
+      bool saw = false;
+      for (const auto& r : pf.references) saw = saw || r.chain == "helper.go";
+      EXPECT_TRUE(saw) << "the method after the deep one is analysed";
+    }
+  }
+  // Below the limit nothing is cut: every call of a 2,000-term sum is a reference.
+  std::string terms;
+  for (int i = 0; i < 2000; ++i) terms += i ? " + g(x)" : "g(x)";
+  auto pf = p.parse("Ok.java", "", "class Ok { int f() { return " + terms + "; } }", Language::java);
+  EXPECT_TRUE(pf.partial_reason().empty()) << pf.partial_reason();
+  EXPECT_EQ(pf.references.size(), 2000u);
+}

@@ -11,9 +11,11 @@
 
 #include "helpers.h"
 #include "llm/cache.h"
+#include "llm/config.h"
 #include "llm/llama_backend.h"
 #include "llm/openai_backend.h"
 #include "llm_fixtures.h"
+#include "util/cancel.h"
 #include "util/error.h"
 
 using namespace repoctx;
@@ -172,7 +174,23 @@ namespace {
 // A scripted OpenAI-compatible server: each request to /v1/chat/completions takes the next behaviour.
 class FaultServer {
  public:
-  enum Behaviour { ok, http429, http500, slow, truncated, malformed, http400 };
+  enum Behaviour {
+    ok,
+    http429,
+    http500,
+    slow,
+    truncated,
+    malformed,
+    http400,
+    http501,
+    http408,
+    null_content,
+    no_choices,
+    empty,
+    huge,
+    redirect,
+    hang
+  };
   explicit FaultServer(std::vector<Behaviour> script) : script_(std::move(script)) {
     svr_.Post("/v1/chat/completions", [this](const httplib::Request&, httplib::Response& res) {
       size_t i = calls_.fetch_add(1);
@@ -198,6 +216,14 @@ class FaultServer {
           res.status = 400;
           res.set_content(R"({"error":"bad request: unknown field"})", "application/json");
           break;
+        case http501:
+          res.status = 501;
+          res.set_content(R"({"error":"not implemented"})", "application/json");
+          break;
+        case http408:
+          res.status = 408;
+          res.set_content(R"({"error":"request timeout"})", "application/json");
+          break;
         case slow:
           std::this_thread::sleep_for(std::chrono::milliseconds(1500));
           res.set_content(good.dump(), "application/json");
@@ -208,6 +234,28 @@ class FaultServer {
         case malformed:
           res.set_content("<html>proxy error</html>", "text/html");
           break;
+        case null_content:
+          res.set_content(R"({"choices":[{"message":{"role":"assistant","content":null}}]})", "application/json");
+          break;
+        case no_choices:
+          res.set_content(R"({"id":"x","object":"chat.completion"})", "application/json");
+          break;
+        case empty:
+          res.set_content(R"({"choices":[{"message":{"role":"assistant","content":""},"finish_reason":"stop"}]})",
+                          "application/json");
+          break;
+        case huge:
+          res.set_content("{\"choices\":[{\"message\":{\"content\":\"" + std::string(5 << 20, 'a') + "\"}}]}",
+                          "application/json");
+          break;
+        case redirect:
+          res.status = 302;
+          res.set_header("Location", "http://127.0.0.1:9/v1/chat/completions");
+          break;
+        case hang:
+          for (int k = 0; k < 3000 && !stopping_; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          res.set_content(good.dump(), "application/json");
+          break;
       }
     });
     port_ = svr_.bind_to_any_port("127.0.0.1");  // bound before the constructor returns
@@ -215,6 +263,7 @@ class FaultServer {
     while (!svr_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ~FaultServer() {
+    stopping_ = true;
     svr_.stop();
     thread_.join();
   }
@@ -227,6 +276,7 @@ class FaultServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<size_t> calls_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 std::string error_of(LlmBackend& b, const GenerateRequest& r) {
@@ -274,6 +324,19 @@ TEST(OpenAiFaults, PersistentFailuresEndInAClearError) {
     EXPECT_EQ(s.calls(), 1u);  // a client error is not retried
   }
   {
+    FaultServer s(std::vector<FaultServer::Behaviour>(10, FaultServer::http501));
+    auto b = make_openai_backend(opts({s.v1()}));
+    auto msg = error_of(*b, chat("x"));
+    EXPECT_NE(msg.find("HTTP 501"), std::string::npos) << msg;
+    EXPECT_EQ(s.calls(), 1u);  // Not Implemented is permanent: not retried
+  }
+  {
+    FaultServer s({FaultServer::http408, FaultServer::ok});
+    auto b = make_openai_backend(opts({s.v1()}));
+    EXPECT_EQ(b->generate(chat("x")).choices[0].text, "fine");  // Request Timeout is transient
+    EXPECT_EQ(s.calls(), 2u);
+  }
+  {
     auto o = opts({"http://127.0.0.1:" + std::to_string(free_port()) + "/v1"});  // server down
     auto b = make_openai_backend(o);
     auto msg = error_of(*b, chat("x"));
@@ -318,4 +381,78 @@ TEST(OpenAiFaults, CompletedWorkIsNotLostWhenARequestFails) {
   auto out = cb.generate_many(rs);
   EXPECT_EQ(s.calls() - before, 1u);
   EXPECT_EQ(out[2].choices[0].text, "fine");
+}
+
+// Issue 21, item 7: a server that answers valid JSON of the wrong shape, an empty text, a huge body, a
+// redirect, or nothing at all.
+TEST(OpenAiFaults, WrongShapesAreClearErrorsAndNothingWrongIsCached) {
+  TempDir d;
+  auto cache = std::make_shared<LlmCache>(d.str() + "/c.db");
+  for (auto b : {FaultServer::null_content, FaultServer::no_choices}) {
+    FaultServer s(std::vector<FaultServer::Behaviour>(10, b));
+    CachedBackend cb(make_openai_backend(opts({s.v1()})), cache);
+    auto msg = error_of(cb, chat("x"));
+    EXPECT_NE(msg.find("unexpected shape"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
+    EXPECT_EQ(s.calls(), 1u);  // not retried: a wrong shape is no transient failure
+    error_of(cb, chat("x"));
+    EXPECT_EQ(s.calls(), 2u) << "nothing was cached";
+  }
+  FaultServer s({FaultServer::empty, FaultServer::empty});
+  CachedBackend cb(make_openai_backend(opts({s.v1()})), cache);
+  EXPECT_EQ(cb.generate(chat("y")).choices.at(0).text, "");
+  EXPECT_EQ(cb.generate(chat("y")).choices.at(0).text, "");
+  EXPECT_EQ(s.calls(), 2u) << "an empty answer is returned, never cached";
+  EXPECT_FALSE(cache->get(cb.key_of(chat("y").to_json())).has_value());
+}
+
+TEST(OpenAiFaults, BodiesPastTheCapAndRedirectsAreRefusedAtOnce) {
+  FaultServer big({FaultServer::huge});
+  auto o = opts({big.v1()});
+  o.max_response_bytes = 1 << 20;
+  auto b = make_openai_backend(o);
+  auto msg = error_of(*b, chat("x"));
+  EXPECT_NE(msg.find("larger than 1 MiB"), std::string::npos) << msg;
+  EXPECT_EQ(big.calls(), 1u);
+  FaultServer moved({FaultServer::redirect});
+  auto b2 = make_openai_backend(opts({moved.v1()}));
+  msg = error_of(*b2, chat("x"));
+  EXPECT_NE(msg.find("redirect to http://127.0.0.1:9/v1/chat/completions (not followed"), std::string::npos) << msg;
+  EXPECT_EQ(moved.calls(), 1u);
+}
+
+TEST(OpenAiFaults, AnInterruptStopsAHungRequest) {
+  FaultServer s(std::vector<FaultServer::Behaviour>(10, FaultServer::hang));
+  auto o = opts({s.v1()});
+  o.timeout_s = 300;  // the old worst case: every attempt waited for it
+  auto b = make_openai_backend(o);
+  g_interrupted = false;
+  std::thread stopper([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    g_interrupted = true;
+  });
+  try {
+    b->generate(chat("x"));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::interrupted) << e.what();
+  }
+  stopper.join();
+  g_interrupted = false;
+  EXPECT_EQ(s.calls(), 1u);  // no retry after the interrupt
+}
+
+TEST(OpenAiConfig, EndpointsMayComeFromTheCommandLine) {
+  LlmConfig c;
+  c.apply_json(json::parse(R"({"llm": {"backend": "openai", "model": "m"}})"));
+  EXPECT_THROW(c.validate(), Error);                   // nothing gives an endpoint yet
+  c.llm.openai.endpoints = {"http://127.0.0.1:1/v1"};  // what --endpoint does
+  EXPECT_NO_THROW(c.validate());
+  LlmConfig bad;
+  try {
+    bad.apply_json(json::parse(R"({"llm": {"backend": "openai", "endpoints": "not-a-list"}})"));
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+  }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "repo/parser.h"
+#include "util/cancel.h"
 
 using namespace repoctx;
 
@@ -198,4 +199,82 @@ TEST(PythonParser, EmptyAndBinaryLikeInput) {
   EXPECT_TRUE(parse("").entities.empty());
   auto pf = parse(std::string("x = 1\n\xff\xfe garbage \x01\n"));
   EXPECT_NE(find(pf, "x"), nullptr);
+}
+
+// ------------------------------------------------------------------------------- deep nesting (issue 21)
+namespace {
+
+std::string repeat_join(const std::string& part, const std::string& sep, int n) {
+  std::string out;
+  out.reserve(static_cast<size_t>(n) * (part.size() + sep.size()));
+  for (int i = 0; i < n; ++i) out += (i ? sep : "") + part;
+  return out;
+}
+
+std::string partial_of(const ParsedFile& pf) {
+  return pf.partial_reason();
+}
+
+}  // namespace
+
+TEST(PythonParserDepth, DeepExpressionsAreIndexedUpToTheLimitAndReported) {
+  // 11,000 and 50,000 terms (CPython: RecursionError), 50,000 nested parentheses and lists (CPython: "too
+  // many nested parentheses"): each used to overflow the native stack in the extractor's recursive scan.
+  const std::string good = "\n\ndef after(x):\n    return helper(x)\n";
+  for (const std::string& deep :
+       {"w = " + repeat_join("1", "+", 11000), "w = " + repeat_join("1", "+", 50000),
+        "w = " + std::string(50000, '(') + "1" + std::string(50000, ')'),
+        "w = " + std::string(50000, '[') + "1" + std::string(50000, ']'), "w = a" + repeat_join(".b()", "", 50000)}) {
+    auto pf = parse(deep + good);
+    ASSERT_NE(find(pf, "w"), nullptr) << deep.substr(0, 20);
+    ASSERT_NE(find(pf, "after"), nullptr) << deep.substr(0, 20);
+    EXPECT_EQ(chains_in(pf, "after"), (std::vector<std::string>{"helper"}));
+    std::string why = partial_of(pf);
+    EXPECT_NE(why.find("nested deeper than 3000 levels at line 1"), std::string::npos) << why;
+  }
+}
+
+TEST(PythonParserDepth, WhatCPythonCompilesIsAnalysedWhole) {
+  // A 2,000-term sum compiles in CPython 3.11 (3,000 does not): below the limit, nothing is cut and the
+  // references deep in the tree are all there.
+  auto pf = parse("def f():\n    return " + repeat_join("g(x)", " + ", 2000) + "\n");
+  EXPECT_TRUE(partial_of(pf).empty()) << partial_of(pf);
+  size_t calls = 0;
+  for (const auto& r : pf.references) calls += r.chain == "g" && r.kind == RefKind::call;
+  EXPECT_EQ(calls, 2000u);
+  // A 10,000-long attribute chain rooted at a name is one reference, whatever its length.
+  pf = parse("def f(a):\n    return mod" + repeat_join(".b", "", 10000) + "\n");
+  ASSERT_EQ(pf.references.size(), 1u);
+  EXPECT_EQ(pf.references[0].chain.size(), 3u + 2u * 10000u);
+}
+
+TEST(PythonParserDepth, DeepBlocksStopAtTheBlockLimit) {
+  // 1,000 nested functions (CPython allows 100 levels of indentation): the outer ones are indexed, the
+  // rest is reported.
+  std::string src;
+  for (int i = 0; i < 1000; ++i)
+    src += std::string(static_cast<size_t>(i), ' ') + "def f" + std::to_string(i) + "():\n";
+  src += std::string(1000, ' ') + "pass\n";
+  auto pf = parse(src);
+  EXPECT_GE(pf.entities.size(), 150u);
+  EXPECT_LE(pf.entities.size(), 201u);
+  EXPECT_NE(partial_of(pf).find("blocks nested deeper than 200 levels"), std::string::npos) << partial_of(pf);
+  // Chained assignments and nested targets are loops, not recursion.
+  pf = parse(repeat_join("a", " = ", 50000) + " = 1\n" + "(" + std::string(20000, '(') + "x" + std::string(20000, ')') +
+             ", y) = 1, 2\n");
+  EXPECT_NE(find(pf, "a"), nullptr);
+  EXPECT_NE(find(pf, "x"), nullptr);
+  EXPECT_NE(find(pf, "y"), nullptr);
+}
+
+TEST(PythonParserDepth, AnInterruptStopsTheParseOfAHugeFile) {
+  std::string huge = repeat_join("value = compute(arg)", ";", 400000) + "\n";
+  g_interrupted = true;
+  auto pf = parse(huge);
+  g_interrupted = false;
+  EXPECT_TRUE(pf.entities.empty());
+  ASSERT_FALSE(pf.errors.empty());
+  EXPECT_NE(pf.errors[0].message.find("cancelled"), std::string::npos);
+  // The parser is usable again afterwards.
+  EXPECT_NE(find(parse("def ok():\n    pass\n"), "ok"), nullptr);
 }

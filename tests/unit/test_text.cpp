@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "repo/documents.h"
 #include "repo/model.h"
+#include "repo/parser.h"
 #include "util/text.h"
 
 using namespace repoctx;
@@ -136,4 +140,96 @@ TEST(RougeL, LongInputsStayExact) {
   b += a;
   // P = 3000/4000, R = 1: F = 2 * 0.75 / 1.75 = 6/7.
   EXPECT_NEAR(rouge_l_f1(a, b), 6.0 / 7.0, 1e-12);
+}
+
+namespace {
+size_t levenshtein(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j)
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+  return d[a.size()][b.size()];
+}
+}  // namespace
+
+TEST(EditDistance, BoundedEqualsLevenshteinUpToTheBound) {
+  std::mt19937 rng(7);
+  for (int t = 0; t < 3000; ++t) {
+    auto word = [&] {
+      std::string s(std::uniform_int_distribution<size_t>(0, 14)(rng), 'a');
+      for (char& c : s) c = static_cast<char>('a' + std::uniform_int_distribution<int>(0, 3)(rng));
+      return s;
+    };
+    std::string a = word(), b = word();
+    size_t max = std::uniform_int_distribution<size_t>(0, 16)(rng);
+    size_t full = levenshtein(a, b);
+    EXPECT_EQ(edit_distance(a, b, max), full <= max ? full : max + 1) << a << " / " << b << " max " << max;
+  }
+  EXPECT_EQ(edit_distance("kitten", "sitting", 10), 3u);
+  EXPECT_EQ(edit_distance("", "abc", 5), 3u);
+  EXPECT_EQ(edit_distance("", "abc", 2), 3u);  // over the bound: max + 1
+}
+
+TEST(EditDistance, HugeInputsStayWithinTheBand) {
+  // 16,000 characters each way: the band of 2*5+1 cells per row, and an early exit when a row is all
+  // over the bound (the unbounded version filled 256 million cells).
+  std::string a(16000, 'q'), b(16000, 'q');
+  EXPECT_EQ(edit_distance(a, b, 5), 0u);
+  b[8000] = 'x';
+  EXPECT_EQ(edit_distance(a, b, 5), 1u);
+  std::string c(16000, 'z');
+  EXPECT_EQ(edit_distance(a, c, 5), 6u);
+  EXPECT_EQ(edit_distance(a, "short", 5), 6u);  // lengths differ by more than the bound
+}
+
+// Issue 21: n statements on one line made every variable's document the whole line (n^2 tokens: 100,000
+// statements took 482 s); each now scores its own statement, and a budget bounds what one file can hold.
+TEST(EntityDocuments, StatementsSharingALineScoreTheirOwnText) {
+  SourceParser p;
+  std::string line;
+  const int n = 100000;
+  for (int i = 0; i < n; ++i) line += (i ? ";" : "") + std::string("value_") + std::to_string(i) + "=compute";
+  line += "\n";
+  auto pf = p.parse("flat.py", "flat", line, Language::python);
+  ASSERT_EQ(pf.entities.size(), static_cast<size_t>(n));
+  auto starts = line_starts(line);
+  auto et = entity_term_vectors(pf, line, starts);
+  ASSERT_EQ(et.terms.size(), static_cast<size_t>(n));
+  EXPECT_EQ(et.shortened, 0u);
+  uint64_t tokens = 0;
+  for (const auto& tv : et.terms) tokens += tv.length;
+  EXPECT_EQ(tokens, 2u * n);  // "value" and "compute" per statement
+  EXPECT_EQ(et.terms[5].length, 2u);
+  // On ordinary lines, documents are the whole lines (trailing comments included), as before.
+  std::string src = "x = 1  # the answer\ny = [\n  2,\n]\n";
+  pf = p.parse("m.py", "m", src, Language::python);
+  starts = line_starts(src);
+  std::vector<const Entity*> none;
+  EXPECT_EQ(entity_document(pf.entities[0], none, src, starts), "x = 1  # the answer");
+  EXPECT_EQ(entity_document(pf.entities[1], none, src, starts), "y = [\n  2,\n]");
+  src = "a = 1; b = f(2);  c = 3  # note\n";
+  pf = p.parse("m.py", "m", src, Language::python);
+  starts = line_starts(src);
+  EXPECT_EQ(entity_document(pf.entities[0], none, src, starts), "a = 1");
+  EXPECT_EQ(entity_document(pf.entities[1], none, src, starts), " b = f(2)");
+  EXPECT_EQ(entity_document(pf.entities[2], none, src, starts), "  c = 3  # note");
+}
+
+TEST(EntityDocuments, ABudgetBoundsWhatOneFileHolds) {
+  // One statement binding 20,000 names: every name's document would be the whole statement.
+  SourceParser p;
+  std::string names;
+  for (int i = 0; i < 20000; ++i) names += (i ? ", " : "") + std::string("name_") + std::to_string(i);
+  std::string src = names + " = " + names + "\n";
+  auto pf = p.parse("m.py", "m", src, Language::python);
+  ASSERT_EQ(pf.entities.size(), 20000u);
+  auto et = entity_term_vectors(pf, src, line_starts(src));
+  ASSERT_EQ(et.terms.size(), 20000u);
+  uint64_t bytes_budget = kEntityDocumentBudget * src.size() + (1u << 20);
+  uint64_t tokens = 0;
+  for (const auto& tv : et.terms) tokens += tv.length;
+  EXPECT_GT(et.shortened, 19000u);
+  EXPECT_LT(tokens, bytes_budget);  // tokens <= bytes of documents
 }

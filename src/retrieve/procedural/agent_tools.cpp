@@ -23,16 +23,18 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
+// Suggestions rank candidates by edit distance; beyond this many edits a name is not "close" (and a
+// 16,000-character name costs O(1) per candidate instead of O(16,000 x length)).
+constexpr size_t kMaxSuggestionEdits = 64;
+
+// An argument quoted back in a message: whole when short, else its start and its length, so that no
+// error repeats a huge input (outputs are bounded by ToolLimits::max_output_chars).
+std::string echo(std::string_view s) {
+  constexpr size_t kShown = 120;
+  if (s.size() <= kShown) return sanitize_utf8(s);
+  size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return sanitize_utf8(s.substr(0, cut)) + fmt::format("… ({} characters)", s.size());
 }
 
 std::string basename(const std::string& p) {
@@ -86,6 +88,66 @@ class Bounded {
   bool full_ = false;
   std::string text_;
 };
+
+// grep matches every line alone (the tools' contract, and what the Python reference does): in the
+// pattern, \A and \z mean the start and end of a line like ^ and $, and a flag group that turns multi-line
+// mode off ((?-m)) is kept without that flag. The rewrite walks the pattern once, leaving escapes, character
+// classes and \Q...\E literals as they are; whatever it leaves invalid, RE2 reports.
+std::string per_line_pattern(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      char n = p[i + 1];
+      if (n == 'Q') {  // \Q...\E: literal text up to \E (or the end)
+        size_t e = p.find("\\E", i + 2);
+        size_t stop = e == std::string_view::npos ? p.size() : e + 2;
+        out.append(p.substr(i, stop - i));
+        i = stop - 1;
+      } else if (!in_class && (n == 'A' || n == 'z')) {
+        out.push_back(n == 'A' ? '^' : '$');
+        ++i;
+      } else {
+        out.push_back(c);
+        out.push_back(n);
+        ++i;
+      }
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      out.push_back(c);
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      out.push_back(c);
+      if (i + 1 < p.size() && p[i + 1] == '^') out.push_back(p[++i]);
+      if (i + 1 < p.size() && p[i + 1] == ']') out.push_back(p[++i]);  // a leading ']' is literal
+      continue;
+    }
+    if (c == '(' && i + 1 < p.size() && p[i + 1] == '?') {
+      size_t j = i + 2;
+      while (j < p.size() && (std::isalpha(static_cast<unsigned char>(p[j])) || p[j] == '-')) ++j;
+      if (j < p.size() && (p[j] == ')' || p[j] == ':') && j > i + 2) {
+        std::string flags(p.substr(i + 2, j - i - 2));
+        size_t minus = flags.find('-');
+        if (minus != std::string::npos) {
+          std::string off = flags.substr(minus + 1);
+          off.erase(std::remove(off.begin(), off.end(), 'm'), off.end());
+          flags = flags.substr(0, minus) + (off.empty() ? "" : "-" + off);
+        }
+        if (!flags.empty() || p[j] == ':') out += "(?" + flags + p[j];
+        i = j;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
 
 ToolResult fail(std::string error) {
   ToolResult r;
@@ -150,8 +212,9 @@ std::string RepoTools::close_paths(const std::string& path) const {
     else if (basename(cand) == base || stem(basename(cand)) == base)
       close.emplace_back(1, cand.size(), shown);
     else {
-      size_t d = edit_distance(lower(basename(cand)), lower(base));
-      if (d <= std::max<size_t>(2, base.size() / 4)) close.emplace_back(2, d, shown);
+      size_t limit = std::max<size_t>(2, base.size() / 4);
+      size_t d = edit_distance(lower(basename(cand)), lower(base), limit);
+      if (d <= limit) close.emplace_back(2, d, shown);
     }
   };
   for (const auto& f : e_.view().files()) consider(f.path, f.path);
@@ -174,14 +237,14 @@ std::optional<RepoTools::Located> RepoTools::locate(const std::string& raw, std:
     if (!root.empty() && root != "/" && (p == root || starts_with(p, root + "/"))) {
       p = p.substr(root.size());
     } else {
-      *error = "path '" + p +
+      *error = "path '" + echo(p) +
                "' is outside the repository: the tools only see the repository, and paths are "
                "relative to its root (\"\" or \".\" for the root, e.g. '" +
                (e_.view().files().empty() ? std::string("pkg/module.py") : e_.view().files().front().path) + "')";
       return std::nullopt;
     }
   } else if (starts_with(p, "~")) {
-    *error = "path '" + p +
+    *error = "path '" + echo(p) +
              "' is outside the repository ('~' is not expanded): paths are relative to the "
              "repository root";
     return std::nullopt;
@@ -194,7 +257,7 @@ std::optional<RepoTools::Located> RepoTools::locate(const std::string& raw, std:
     std::string part = p.substr(i, j - i);
     if (part == "..") {
       if (parts.empty()) {
-        *error = "path '" + std::string(trim(raw)) +
+        *error = "path '" + echo(trim(raw)) +
                  "' leaves the repository root: the tools only see the "
                  "repository; give a path relative to its root (\"\" for the root)";
         return std::nullopt;
@@ -216,7 +279,7 @@ std::optional<RepoTools::Located> RepoTools::locate(const std::string& raw, std:
     return loc;
   }
   std::string hint = close_paths(loc.path);
-  *error = "no indexed file or directory '" + loc.path + "' in the repository" +
+  *error = "no indexed file or directory '" + echo(loc.path) + "' in the repository" +
            (hint.empty() ? std::string(" (paths are relative to the repository root; only indexed source files exist "
                                        "for the tools: ls \"\" lists the root)")
                          : " (did you mean " + hint + "?)");
@@ -274,16 +337,17 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
   o.set_log_errors(false);
   o.set_max_mem(lim_.regex_max_mem);
   o.set_literal(fixed);
-  RE2 re(pattern, o);
+  // Lines are matched alone: a match never contains a newline, so one search over the whole file (RE2,
+  // linear) finds exactly the lines a per-line search would, in one pass.
+  o.set_never_nl(true);
+  RE2 re(fixed ? pattern : "(?m)" + per_line_pattern(pattern), o);
   if (re.error_code() == RE2::ErrorPatternTooLarge)
-    return fail("the regular expression '" + pattern + "' is too large to run (" + re.error() +
+    return fail("the regular expression '" + echo(pattern) + "' is too large to run (" + echo(re.error()) +
                 "): use fewer or smaller repetitions, or a fixed string");
   if (!re.ok())
-    return fail("invalid regular expression '" + pattern + "': " + re.error() +
+    return fail("invalid regular expression '" + echo(pattern) + "': " + echo(re.error()) +
                 " (grep takes RE2 syntax: no backreferences or lookaround; pass \"fixed\": true to search the text "
                 "literally)");
-  RE2 whole(fixed ? pattern : "(?m)" + pattern, o);
-  if (!whole.ok()) return fail("invalid regular expression '" + pattern + "': " + whole.error());
   std::string err;
   auto loc = locate(path, &err);
   if (!loc) return fail(err);
@@ -307,25 +371,22 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
     const std::string& fp = e_.view().files()[f].path;
     std::string_view text = text_of(f);
     bool file_shown = false, file_omitted = false;
-    // The whole file is searched at once (RE2 scans a buffer far faster than line by line) with the
-    // pattern in multi-line mode, a superset of the per-line matches; each candidate line is then
-    // checked alone, so a match spanning lines (e.g. through \s) is not reported.
     int line_no = 1;
     size_t counted = 0;  // line_no is the line number of offset `counted`
-    for (size_t i = 0; i < text.size();) {
+    for (size_t i = 0; i <= text.size();) {
       re2::StringPiece m;
-      if (!whole.Match(text, i, text.size(), RE2::UNANCHORED, &m, 1)) break;
+      if (!re.Match(text, i, text.size(), RE2::UNANCHORED, &m, 1)) break;
       size_t pos = static_cast<size_t>(m.data() - text.data());
       size_t ls = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
       ls = ls == std::string_view::npos ? 0 : ls + 1;
-      size_t le = text.find('\n', ls);
+      size_t le = text.find('\n', pos);
       if (le == std::string_view::npos) le = text.size();
       line_no += static_cast<int>(
           std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
       counted = ls;
-      std::string_view line = text.substr(ls, le - ls);
       i = le + 1;
-      if (!RE2::PartialMatch(line, re)) continue;
+      if (ls == text.size()) break;  // the empty "line" after a final newline is not a line
+      std::string_view line = text.substr(ls, le - ls);
       if (shown < lim_.max_matches &&
           out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim_.max_line_chars)))) {
         ++shown;
@@ -341,7 +402,7 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
   std::string where = loc->path.empty() ? "the repository" : "'" + loc->path + "'";
   std::string note;
   if (shown == 0 && omitted == 0)
-    note = fmt::format("no line of {} matches {} '{}'", where, fixed ? "the text" : "the pattern", pattern);
+    note = fmt::format("no line of {} matches {} '{}'", where, fixed ? "the text" : "the pattern", echo(pattern));
   else if (omitted > 0)
     note = fmt::format("[{} more matching lines not shown{}: narrow the pattern or the path]", omitted,
                        omitted_files ? fmt::format(" ({} more files)", omitted_files) : std::string());
@@ -400,8 +461,9 @@ std::string RepoTools::close_names(const std::string& name, bool callables_only)
     const EntityRec& en = ents[i];
     if (!(callables_only ? is_callable(en.kind) : is_function_or_class(en.kind)) || !exists(static_cast<int>(i)))
       continue;
-    size_t d = std::min(edit_distance(q, lower(en.name)), edit_distance(q, lower(en.qualname)));
-    if (d <= std::max<size_t>(2, q.size() / 3)) close.emplace_back(d, static_cast<int>(i));
+    size_t limit = std::max<size_t>(2, q.size() / 3);
+    size_t d = std::min(edit_distance(q, lower(en.name), limit), edit_distance(q, lower(en.qualname), limit));
+    if (d <= limit) close.emplace_back(d, static_cast<int>(i));
   }
   std::sort(close.begin(), close.end(), [&](const auto& a, const auto& b) {
     return std::tie(a.first, ents[a.second].qualname, a.second) < std::tie(b.first, ents[b.second].qualname, b.second);
@@ -416,6 +478,11 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
   std::string name(trim(raw));
   if (ends_with(name, "()")) name.resize(name.size() - 2);
   const char* what = callables_only ? "function or method" : "function or class";
+  if (name.size() > lim_.max_name_chars) {
+    *error = fmt::format("the name is {} characters long; the limit is {}: give \"path/to/file.py::Qualified.name\"",
+                         name.size(), lim_.max_name_chars);
+    return {};
+  }
   if (name.empty()) {
     *error = std::string("give the ") + what + " as \"path/to/file.py::Qualified.name\" or a unique name";
     return {};
@@ -443,11 +510,13 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
       std::vector<std::pair<size_t, std::string>> close;
       const FileRec& fr = v.files()[loc->file];
       for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
-        if (kind_ok(i)) close.emplace_back(edit_distance(lower(ents[i].qualname), lower(qual)), ents[i].qualname);
+        if (kind_ok(i))
+          close.emplace_back(edit_distance(lower(ents[i].qualname), lower(qual), kMaxSuggestionEdits),
+                             ents[i].qualname);
       std::sort(close.begin(), close.end());
       std::string hint;
       for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + close[i].second;
-      *error = fmt::format("no {} '{}' in {}{}", what, qual, loc->path,
+      *error = fmt::format("no {} '{}' in {}{}", what, echo(qual), loc->path,
                            hint.empty() ? " (search_func finds functions by name)" : " (closest: " + hint + ")");
     }
     return found;
@@ -471,7 +540,7 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
   if (found.empty()) {
     std::string hint = close_names(name, callables_only);
     *error =
-        fmt::format("no {} named '{}' in the repository{}", what, name,
+        fmt::format("no {} named '{}' in the repository{}", what, echo(name),
                     hint.empty() ? " (search_func finds functions by part of their name)" : " (closest: " + hint + ")");
     return {};
   }
@@ -488,7 +557,7 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
     std::string list;
     for (size_t i = 0; i < std::min<size_t>(20, distinct.size()); ++i) list += (i ? ", " : "") + distinct[i];
     if (distinct.size() > 20) list += fmt::format(" and {} more", distinct.size() - 20);
-    *error = fmt::format("'{}' names {} {}s: {}; pass one of them as path::Qualified.name", name, distinct.size(),
+    *error = fmt::format("'{}' names {} {}s: {}; pass one of them as path::Qualified.name", echo(name), distinct.size(),
                          callables_only ? "function" : "definition", list);
     return {};
   }
@@ -545,6 +614,9 @@ ToolResult RepoTools::search_func(const std::string& raw) {
   size_t sep = query.find("::");
   if (sep != std::string::npos) query = query.substr(sep + 2);
   if (query.empty()) return fail("search_func needs a name or part of one (e.g. \"parse\" or \"Config.load\")");
+  if (query.size() > lim_.max_name_chars)
+    return fail(fmt::format("the name is {} characters long; the limit is {}: search for a part of it", query.size(),
+                            lim_.max_name_chars));
   std::string q = lower(query);
   std::vector<std::string> words;
   for (size_t i = 0; i < q.size();) {
@@ -580,7 +652,7 @@ ToolResult RepoTools::search_func(const std::string& raw) {
   r.ok = true;
   if (cands.empty()) {
     std::string hint = close_names(query, false);
-    r.output = fmt::format("no function or class name contains '{}'{}\n", query,
+    r.output = fmt::format("no function or class name contains '{}'{}\n", echo(query),
                            hint.empty() ? " (grep searches the code itself)" : " (closest names: " + hint + ")");
     return r;
   }
@@ -627,6 +699,12 @@ std::optional<int> RepoTools::resolve_function(const std::string& name, std::str
 }
 
 ToolResult RepoTools::call(const ToolCall& c) {
+  ToolResult r = dispatch(c);
+  if (!r.ok && r.error.size() > lim_.max_output_chars) r.error = echo(r.error.substr(0, lim_.max_output_chars - 100));
+  return r;
+}
+
+ToolResult RepoTools::dispatch(const ToolCall& c) {
   std::string tool = lower(trim(c.tool));
   if (tool == "ls") return ls(c.path);
   if (tool == "grep" || tool == "execute_bash") return grep(c.pattern, c.path, c.fixed);
@@ -644,7 +722,7 @@ ToolResult RepoTools::call(const ToolCall& c) {
     r.files.push_back(e_.view().files()[e_.view().entities()[*e].file].path);
     return r;
   }
-  return fail("unknown tool '" + c.tool + "'; the tools are " + kToolNames);
+  return fail("unknown tool '" + echo(c.tool) + "'; the tools are " + kToolNames);
 }
 
 std::string RepoTools::structure(int depth, size_t max_chars) const {

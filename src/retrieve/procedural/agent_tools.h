@@ -39,6 +39,7 @@ struct ToolLimits {
   int max_entries = 200;           // ls entries, search_func results
   size_t max_line_chars = 300;     // one shown line (minified code, data tables)
   size_t max_pattern_chars = 1000;
+  size_t max_name_chars = 500;      // read_func / search_func / propose_func names
   int64_t regex_max_mem = 8 << 20;  // RE2's budget: a pattern that compiles past it is an error
 };
 
@@ -100,6 +101,7 @@ class RepoTools {
     bool is_dir = false;
   };
 
+  ToolResult dispatch(const ToolCall& c);
   const std::string& text_of(int file) const;
   bool exists(int entity) const;  // not defined inside the hidden body
   // Normalises a path the agent wrote and finds it; on failure *error says why and what is close.

@@ -1,0 +1,1 @@
+class Broken { void f( { int x = ; } class Ok { void g() { h(); } }

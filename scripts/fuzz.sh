@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# libFuzzer targets of fuzz/ (extractors, tokenizer, agent tools, model-JSON and OpenAI-response readers,
+# command lines), built with clang -fsanitize=fuzzer,address,undefined into build-fuzz/, each run for a
+# bounded time. Seeds: real Python sources of this machine (the standard library) plus fuzz/seeds/; the
+# corpora grow in build-fuzz/corpus/. Crashes are written to build-fuzz/crashes/<target>/ and make the
+# script fail.
+#
+#   scripts/fuzz.sh [SECONDS_PER_TARGET=20] [TARGET...]      REPOCTX_FUZZ_JOBS=N runs N workers per target
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs="${1:-20}"
+shift || true
+jobs="${REPOCTX_JOBS:-$(nproc)}"
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor tokenizer agent_tools model_json openai_response
+                                     command_line)
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ is missing (apt-get install clang)" >&2; exit 2; }
+export CCACHE_BASEDIR="$PWD"
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -fsanitize=fuzzer-no-link"
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" -DREPOCTX_FUZZ=ON \
+  -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF -DREPOCTX_NATIVE=OFF \
+  "${launcher[@]}" >/dev/null
+cmake --build build-fuzz -j "$jobs" --target fuzz_all
+
+# Seeds from real files: a deterministic sample of the standard library (whole files up to 16 KiB, and
+# the first 16 KiB of larger ones); everything else from fuzz/seeds/.
+seeds=build-fuzz/seeds
+if [ ! -d "$seeds/python_extractor" ]; then
+  mkdir -p "$seeds/python_extractor" "$seeds/tokenizer"
+  find /usr/lib/python3.11 -maxdepth 2 -name '*.py' | sort | awk 'NR % 7 == 0' | head -150 |
+    while read -r f; do
+      name=$(echo "$f" | tr '/' '_')
+      head -c 16384 "$f" > "$seeds/python_extractor/$name"
+      head -c 2048 "$f" > "$seeds/tokenizer/$name"
+    done
+fi
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+printf '%-18s %12s %10s %8s\n' target executions "exec/s" crashes
+for t in "${targets[@]}"; do
+  corpus=build-fuzz/corpus/$t crashes=build-fuzz/crashes/$t
+  mkdir -p "$corpus" "$crashes"
+  inputs=("$corpus")
+  [ -d "$seeds/$t" ] && inputs+=("$seeds/$t")
+  [ -d "fuzz/seeds/$t" ] && inputs+=("fuzz/seeds/$t")
+  dict=()
+  case $t in
+    python_extractor|java_extractor) dict=(-dict="fuzz/$t.dict") ;;
+    agent_tools|model_json|openai_response) dict=(-dict=fuzz/json.dict) ;;
+  esac
+  maxlen=4096
+  case $t in python_extractor|java_extractor) maxlen=16384 ;; esac
+  log=build-fuzz/$t.log
+  rc=0
+  build-fuzz/fuzz/fuzz_$t "${inputs[@]}" "${dict[@]}" -max_total_time="$secs" -max_len=$maxlen -timeout=20 \
+    -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$crashes/" -jobs="${REPOCTX_FUZZ_JOBS:-1}" \
+    -workers="${REPOCTX_FUZZ_JOBS:-1}" >"$log" 2>&1 || rc=$?
+  runs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+  rate=$(grep -h 'stat::average_exec_per_sec' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+  rm -f fuzz-*.log
+  found=$(find "$crashes" -type f | wc -l)
+  printf '%-18s %12s %10s %8s\n' "$t" "$runs" "$rate" "$found"
+  if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+    status=1
+    echo "  $t: exit $rc; inputs in $crashes/; log: $log" >&2
+    grep -m5 -E 'ERROR|runtime error|invariant|SUMMARY' "$log" >&2 || true
+  fi
+done
+exit $status
