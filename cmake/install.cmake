@@ -4,7 +4,7 @@
 #   P/bin/repoctx
 #   P/lib/repoctx/        llama.cpp's shared libraries (found through RUNPATH $ORIGIN/../lib/repoctx)
 #   P/libexec/repoctx/    llama-server (bench-llm)
-#   P/share/repoctx/      the benchmarks' Python reference implementations
+#   P/share/repoctx/      the benchmarks' Python reference implementations, bench-serve's MCP client script
 #
 # Nothing refers to the build machine's paths: the binary finds its files relative to itself
 # (src/util/paths.h), and the RUNPATHs of the copied llama.cpp binaries are rewritten at install time.
@@ -13,6 +13,7 @@ set_target_properties(repoctx PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTA
 install(TARGETS repoctx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/bench/reference/ref_index.py ${CMAKE_SOURCE_DIR}/bench/reference/ref_grep.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/repoctx/reference)
+install(FILES ${CMAKE_SOURCE_DIR}/bench/mcp_roundtrip.mjs DESTINATION ${CMAKE_INSTALL_DATADIR}/repoctx/bench)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${CMAKE_SOURCE_DIR}/docs/LLM.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 if(REPOCTX_WITH_LLAMA)
   file(GLOB _llama_libs "${LLAMA_PREFIX}/lib/*.so*")

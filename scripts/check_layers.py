@@ -12,7 +12,7 @@ import re
 import sys
 
 # The pipeline, earliest first. Every folder of src/ must be listed (a new stage is placed on purpose).
-STAGES = ["util", "repo", "index", "llm", "projection", "retrieve", "generate", "eval", "bench", "server", "cli"]
+STAGES = ["util", "repo", "index", "llm", "projection", "retrieve", "generate", "eval", "api", "bench", "server", "cli"]
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"/]+)/[^"]*"', re.M)
 
 

@@ -4,9 +4,11 @@
 #   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
 #
 # 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
-#    groups `python` and `test` (libraries the tests run on, a Slurm cluster) only with --python-libs.
+#    groups `python` and `test` (libraries the tests run on, a Slurm cluster, headless Chromium, ripgrep)
+#    only with --python-libs.
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
-#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx).
+#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
+#    the MCP client SDK for tests and benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
 # 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused.
 #
 # Re-running is cheap: every step checks a stamp file first. Exit codes: 0 ok, 2 bad usage,
@@ -81,9 +83,32 @@ npm_fetch() {  # name version integrity -> $DEPS/src/<name>-<version>/
   touch "$dest/.repoctx-ok"
   rm -rf "$tmp"
 }
+# An npm tool with dependencies (the MCP client SDK): the whole tree from a committed lock file whose entry for
+# the package must carry the integrity pinned in deps.lock; `npm ci` checks every package's integrity.
+node_install() {  # name version integrity -> $DEPS/node/<lock folder>-<version>/node_modules
+  local name="$1" ver="$2" integrity="$3" lockdir="$here/npm/mcp-client"
+  local dest="$DEPS/node/mcp-client-$ver"
+  [ -f "$dest/.repoctx-ok" ] && return 0
+  command -v npm >/dev/null || { log "npm: not installed (needed for $name)"; exit 4; }
+  local locked
+  locked="$(node -e 'const l=require(process.argv[1]); const p=l.packages["node_modules/"+process.argv[2]];
+    console.log(p.version+" "+p.integrity)' "$lockdir/package-lock.json" "$name")"
+  if [ "$locked" != "$ver $integrity" ]; then
+    log "npm: $lockdir/package-lock.json pins $name as '$locked', deps.lock as '$ver $integrity'"; exit 4
+  fi
+  log "npm: installing $name@$ver and its dependencies (npm ci)"
+  rm -rf "$dest"; mkdir -p "$dest"
+  cp "$lockdir/package.json" "$lockdir/package-lock.json" "$dest/"
+  (cd "$dest" && npm ci --ignore-scripts --no-audit --no-fund --silent) \
+    || { log "npm ci for $name@$ver failed: is the npm registry reachable?"; exit 4; }
+  touch "$dest/.repoctx-ok"
+}
 while read -r name ver integ; do
-  case "$name" in ''|'#'*) continue ;; esac
-  npm_fetch "$name" "$ver" "$integ"
+  case "$name" in
+    ''|'#'*) continue ;;
+    @*) node_install "$name" "$ver" "$integ" ;;
+    *) npm_fetch "$name" "$ver" "$integ" ;;
+  esac
 done < "$here/deps.lock"
 
 # ---------------------------------------------------------------- llama.cpp

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (Debian packages, npm sources, the Debian-packaged libraries the tests run
-# on), builds repoctx with its tests, and runs every test with ctest. Exit status = ctest's.
+# on, the test tools: headless Chromium, ripgrep, the MCP client SDK), builds repoctx with its tests, and
+# runs every test with ctest. Exit status = ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --python-libs

@@ -29,5 +29,7 @@ void add_localize_commands(CLI::App& app, Commands& out);
 // complete, complete-eval, complete-table, make-completion-tasks, train-aligncoder, complete-retrieval-eval,
 // bench-completion
 void add_complete_commands(CLI::App& app, Commands& out);
+// serve, mcp, report, bench-serve (cli/cmd_serve.cpp)
+void add_serve_commands(CLI::App& app, Commands& out);
 
 }  // namespace repoctx

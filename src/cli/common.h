@@ -50,12 +50,7 @@ std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& o
 void warn_if_empty(const IndexStats& st, const std::string& repo);
 
 // ----------------------------------------------------------------------------------------- models
-struct ModelOptions {
-  std::string config, backend, model, embed_backend, embed_model, hidden_model, cache;
-  std::vector<std::string> endpoints, embed_endpoints;
-  int threads = 0, ctx = 0;
-  bool no_cache = false;
-};
+using ModelOptions = ModelFlags;  // llm/config.h
 // --config, --model, --endpoint, ... in the "Model" group.
 void add_model_options(CLI::App* c, ModelOptions& o);
 // The configuration the flags and the config file give (flags win). The config file is read here, so only

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "index/location.h"
+#include "index/query_image.h"
 #include "index/schema.h"
 #include "index/store.h"
 #include "repo/documents.h"
@@ -540,9 +541,13 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   auto db = open_index_for_writing(st.db_path, IndexOpenOptions{opt.rebuild, opt.verify});
   RunPlan plan = plan_run(*db, repo, opt, st);
   log_debug("walk: {} files in {:.3f}s", plan.walk.files.size(), since(t0));
+  // The query image stops matching before the first change (index/query_image.h).
+  const bool changing = !plan.todo.empty() || !plan.removed.empty() || !plan.module_updates.empty();
+  if (changing) invalidate_query_image(*db);
   record_walk(*db, plan, opt, st);
   if (plan.todo.empty()) {
     meta_set(*db, "complete", "1");
+    refresh_query_image(*db, st.db_path, changing);
     st.complete = true;
     st.seconds = since(t0);
     return st;
@@ -554,6 +559,7 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   log_debug("parse+write done at {:.3f}s", since(t0));
   st.complete = whole;
   meta_set(*db, "complete", st.complete ? "1" : "0");
+  if (st.complete) refresh_query_image(*db, st.db_path, true, plan.force);
   if (st.complete) checkpoint(*db);
   log_debug("checkpoint done at {:.3f}s", since(t0));
   st.seconds = since(t0);

@@ -28,7 +28,7 @@ int file_position(const std::unordered_map<int64_t, int>& index, int64_t id, con
 
 }  // namespace
 
-std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
+std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_image) {
   std::unique_ptr<RepoView> v(new RepoView());
   v->db_path_ = db_path;
   v->db_ = open_index_for_reading(db_path);
@@ -41,6 +41,8 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path) {
   v->root_ = meta_get(db, "root");  // the snapshot starts at this first read
   v->complete_ = meta_get(db, "complete") == "1";
   v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
+  // The fast path: the tables and inverted lists from the query image written with this state of the index.
+  if (use_image && v->load_image(meta_get(db, "query_image"))) return v;
 
   std::unordered_map<int64_t, int> file_index;
   {
@@ -233,6 +235,11 @@ const std::string& RepoView::content(int file) const {
 void RepoView::load_all_terms() const {
   std::lock_guard lk(mu_);
   if (terms_loaded_) return;
+  if (image_) {  // file by file: vectors already handed out stay where they are
+    for (size_t f = 0; f < files_.size(); ++f) load_file_terms(static_cast<int>(f));
+    terms_loaded_ = true;
+    return;
+  }
   entity_terms_.assign(entities_.size(), {});
   snippet_terms_.assign(snippets_.size(), {});
   std::unordered_map<int64_t, int> fidx;
@@ -261,11 +268,21 @@ void RepoView::load_all_terms() const {
 }
 
 const TermVec& RepoView::entity_terms(int entity) const {
+  if (image_) {
+    std::lock_guard lk(mu_);
+    load_file_terms(entities_[entity].file);
+    return entity_terms_[entity];
+  }
   load_all_terms();
   return entity_terms_[entity];
 }
 
 const TermVec& RepoView::snippet_terms(int snippet) const {
+  if (image_) {
+    std::lock_guard lk(mu_);
+    load_file_terms(snippets_[snippet].file);
+    return snippet_terms_[snippet];
+  }
   load_all_terms();
   return snippet_terms_[snippet];
 }

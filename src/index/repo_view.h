@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "index/query_image.h"
 #include "repo/documents.h"
 #include "repo/model.h"
 #include "util/sqlite.h"
@@ -43,8 +44,9 @@ struct SnippetRec {
 
 class RepoView {
  public:
-  // Throws Error(not_found) with a hint to run `repoctx index` when the database is missing.
-  static std::unique_ptr<RepoView> open(const std::string& db_path);
+  // Throws Error(not_found) with a hint to run `repoctx index` when the database is missing. The tables come
+  // from the query image (index/query_image.h) when one matches the index and `use_image`, else through SQL.
+  static std::unique_ptr<RepoView> open(const std::string& db_path, bool use_image = true);
 
   const std::string& root() const { return root_; }
   const std::string& db_path() const { return db_path_; }
@@ -77,10 +79,19 @@ class RepoView {
   // Is entity `e` inside entity `outer` (or equal to it)?
   bool is_within(int e, int outer) const;
 
+  // The query image the view was loaded from (its BM25 inverted lists serve queries), or null.
+  const QueryImage* image() const { return image_.get(); }
+
  private:
   RepoView() = default;
   void load_entities(const std::unordered_map<int64_t, int>& file_index);  // part of open()
   void index_files();  // the lookup tables by path and by module
+  // Defined in query_image.cpp: the tables from the image (false: it does not match; load through SQL),
+  // and one file's term vectors read on demand (the image holds no term vectors).
+  bool load_image(const std::string& token);
+  void load_file_terms(int file) const;  // mu_ held
+  std::unique_ptr<QueryImage> image_;
+  mutable std::vector<char> file_terms_loaded_;
   std::string root_, db_path_;
   bool complete_ = false;
   int snippet_lines_ = 15;

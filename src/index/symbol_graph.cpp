@@ -68,24 +68,29 @@ bool SymbolGraph::is_builtin(const std::string& name) {
   return builtins().count(name) > 0;
 }
 
-SymbolGraph::SymbolGraph(const RepoView& view) : v_(view) {
-  const auto& files = v_.files();
-  const auto& ents = v_.entities();
-  top_level_.resize(files.size());
-  for (size_t i = 0; i < ents.size(); ++i)
-    if (ents[i].parent_index < 0) top_level_[ents[i].file][ents[i].name] = static_cast<int>(i);
-  for (const auto& f : files) {
-    if (f.module.empty()) continue;
-    std::string m = f.module;
-    for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
-      m.resize(dot);
-      packages_.insert(m);
+SymbolGraph::SymbolGraph(const RepoView& view) : v_(view) {}
+
+void SymbolGraph::build_tables() const {
+  std::call_once(tables_once_, [&] {
+    const auto& files = v_.files();
+    const auto& ents = v_.entities();
+    top_level_.resize(files.size());
+    for (size_t i = 0; i < ents.size(); ++i)
+      if (ents[i].parent_index < 0) top_level_[ents[i].file][ents[i].name] = static_cast<int>(i);
+    for (const auto& f : files) {
+      if (f.module.empty()) continue;
+      std::string m = f.module;
+      for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
+        m.resize(dot);
+        packages_.insert(m);
+      }
+      if (ends_with(f.path, "__init__.py")) packages_.insert(f.module);
     }
-    if (ends_with(f.path, "__init__.py")) packages_.insert(f.module);
-  }
+  });
 }
 
 int SymbolGraph::top_level(int file, const std::string& name) const {
+  build_tables();
   auto it = top_level_[file].find(name);
   return it == top_level_[file].end() ? -1 : it->second;
 }
@@ -116,6 +121,7 @@ std::string SymbolGraph::import_module(int file, const Import& im) const {
 }
 
 SymbolGraph::Value SymbolGraph::module_value(const std::string& module) const {
+  build_tables();
   Value v;
   if (module.empty()) return v;
   if (auto f = v_.file_by_module(module)) {

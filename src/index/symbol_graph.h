@@ -95,8 +95,11 @@ class SymbolGraph {
   Value resolve_import_binding(int file, const Import& im, const std::string& bound) const;
 
   const RepoView& v_;
-  std::vector<std::unordered_map<std::string, int>> top_level_;  // per file: name -> last top-level def
-  std::unordered_set<std::string> packages_;                     // dotted names of every package prefix
+  // Built at first use (a query that resolves nothing, e.g. BM25 for free text, never pays for them).
+  void build_tables() const;
+  mutable std::once_flag tables_once_;
+  mutable std::vector<std::unordered_map<std::string, int>> top_level_;  // per file: name -> last top-level def
+  mutable std::unordered_set<std::string> packages_;                     // dotted names of every package prefix
   mutable std::mutex mu_;
   mutable std::unordered_map<int, std::vector<int>> mro_cache_;
   mutable std::unordered_map<std::string, Resolution> member_cache_;  // "file\x1fname"

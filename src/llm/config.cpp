@@ -240,4 +240,33 @@ Models LlmSession::models(const ModelNeeds& needs) {
   return m;
 }
 
+LlmConfig llm_config_from(const ModelFlags& f) {
+  LlmConfig c = LlmConfig::load(f.config);
+  auto apply = [&](ModelConfig& m, const std::string& backend, const std::string& model,
+                   const std::vector<std::string>& eps) {
+    if (!backend.empty())
+      m.backend = backend;
+    else if (m.backend.empty() && !eps.empty())
+      m.backend = "openai";
+    else if (m.backend.empty() && !model.empty())
+      m.backend = "llama";
+    if (!model.empty()) {
+      m.llama.model_path = model;
+      m.openai.model = model;
+    }
+    if (!eps.empty()) m.openai.endpoints = eps;
+    if (f.threads) m.llama.threads = f.threads;
+    if (f.ctx) m.llama.ctx = f.ctx;
+    if (!m.backend.empty() && m.backend != "llama" && m.backend != "openai")
+      throw Error(ExitCode::usage, "--backend must be llama or openai, not '" + m.backend + "'");
+  };
+  apply(c.llm, f.backend, f.model, f.endpoints);
+  if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
+    apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
+  if (!f.hidden_model.empty()) apply(c.hidden_states, "llama", f.hidden_model, {});
+  if (!f.cache.empty()) c.cache_path = f.cache;
+  if (f.no_cache) c.cache_read = false;
+  return c;
+}
+
 }  // namespace repoctx

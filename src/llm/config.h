@@ -52,6 +52,18 @@ struct LlmConfig {
   void apply_json(const nlohmann::json& j, const std::string& file = "config");
 };
 
+// The model flags every front end spells the same way (the CLI's "Model" group, the public API's
+// ModelParams): empty/zero = not given.
+struct ModelFlags {
+  std::string config, backend, model, embed_backend, embed_model, hidden_model, cache;
+  std::vector<std::string> endpoints, embed_endpoints;
+  int threads = 0, ctx = 0;
+  bool no_cache = false;
+};
+// The configuration the flags and the config file give (flags win). The config file is read here, so only
+// callers that use a model read it. Throws Error(usage) for an unknown backend name.
+LlmConfig llm_config_from(const ModelFlags& flags);
+
 // Backends wrapped in the shared cache. Throw Error(usage) when the role is not configured.
 class LlmSession {
  public:

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "util/cancel.h"
+#include "util/dynlib.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -20,7 +21,26 @@ using nlohmann::json;
 
 namespace {
 
-std::once_flag g_curl_once;
+// libcurl's entry points, resolved at first use (util/dynlib.h says why not at program start); the header
+// gives their exact types. Constructing it runs curl_global_init once.
+struct Curl {
+  DynLib lib{{"libcurl.so.4"}, "install libcurl4 (apt)"};
+  decltype(&curl_global_init) global_init = lib.function<decltype(curl_global_init)>("curl_global_init");
+  decltype(&curl_easy_init) easy_init = lib.function<decltype(curl_easy_init)>("curl_easy_init");
+  decltype(&curl_easy_setopt) easy_setopt = lib.function<decltype(curl_easy_setopt)>("curl_easy_setopt");
+  decltype(&curl_easy_perform) easy_perform = lib.function<decltype(curl_easy_perform)>("curl_easy_perform");
+  decltype(&curl_easy_getinfo) easy_getinfo = lib.function<decltype(curl_easy_getinfo)>("curl_easy_getinfo");
+  decltype(&curl_easy_strerror) easy_strerror = lib.function<decltype(curl_easy_strerror)>("curl_easy_strerror");
+  decltype(&curl_easy_cleanup) easy_cleanup = lib.function<decltype(curl_easy_cleanup)>("curl_easy_cleanup");
+  decltype(&curl_slist_append) slist_append = lib.function<decltype(curl_slist_append)>("curl_slist_append");
+  decltype(&curl_slist_free_all) slist_free_all = lib.function<decltype(curl_slist_free_all)>("curl_slist_free_all");
+  Curl() { global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+const Curl& curl() {
+  static const Curl c;  // thread-safe initialisation
+  return c;
+}
 
 struct HttpResponse {
   CURLcode curl = CURLE_OK;
@@ -204,7 +224,7 @@ namespace {
 class OpenAiBackend : public LlmBackend {
  public:
   explicit OpenAiBackend(const OpenAiOptions& o) : o_(o) {
-    std::call_once(g_curl_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+    curl();  // loads libcurl (and runs curl_global_init) before any request thread exists
     if (o_.endpoints.empty())
       throw Error(ExitCode::usage,
                   "the openai backend needs at least one endpoint URL (--endpoint http://host:port/v1)");
@@ -621,44 +641,45 @@ class OpenAiBackend : public LlmBackend {
 
   HttpResponse request(const char* method, const std::string& url, const std::string& body) {
     HttpResponse r;
-    CURL* c = curl_easy_init();
+    const Curl& api = curl();
+    CURL* c = api.easy_init();
     if (!c) {
       r.curl = CURLE_FAILED_INIT;
       r.error = "curl init failed";
       return r;
     }
     struct curl_slist* hdrs = nullptr;
-    hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+    hdrs = api.slist_append(hdrs, "Content-Type: application/json");
     std::string auth;
     if (!api_key_.empty()) {
       auth = "Authorization: Bearer " + api_key_;
-      hdrs = curl_slist_append(hdrs, auth.c_str());
+      hdrs = api.slist_append(hdrs, auth.c_str());
     }
-    curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o_.connect_timeout_s * 1000));
+    api.easy_setopt(c, CURLOPT_URL, url.c_str());
+    api.easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+    api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(o_.timeout_s * 1000));
+    api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(o_.connect_timeout_s * 1000));
     r.max_body = o_.max_response_bytes;
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &r);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, &r);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect is reported, not followed
+    api.easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+    api.easy_setopt(c, CURLOPT_WRITEDATA, &r);
+    api.easy_setopt(c, CURLOPT_HEADERFUNCTION, header_cb);
+    api.easy_setopt(c, CURLOPT_HEADERDATA, &r);
+    api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, progress_cb);
+    api.easy_setopt(c, CURLOPT_XFERINFODATA, &r);
+    api.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);  // a redirect is reported, not followed
     if (std::string(method) == "POST") {
-      curl_easy_setopt(c, CURLOPT_POST, 1L);
-      curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+      api.easy_setopt(c, CURLOPT_POST, 1L);
+      api.easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+      api.easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
     }
-    r.curl = curl_easy_perform(c);
-    if (r.curl != CURLE_OK) r.error = curl_easy_strerror(r.curl);
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
-    if (char* loc = nullptr; curl_easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc) r.redirect = loc;
-    curl_slist_free_all(hdrs);
-    curl_easy_cleanup(c);
+    r.curl = api.easy_perform(c);
+    if (r.curl != CURLE_OK) r.error = api.easy_strerror(r.curl);
+    api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r.status);
+    if (char* loc = nullptr; api.easy_getinfo(c, CURLINFO_REDIRECT_URL, &loc) == CURLE_OK && loc) r.redirect = loc;
+    api.slist_free_all(hdrs);
+    api.easy_cleanup(c);
     return r;
   }
 

@@ -10,12 +10,32 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/dynlib.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/paths.h"
 
 namespace repoctx {
+
+namespace {
+
+// The three BLAS/LAPACK routines of the subspace, resolved from OpenBLAS and LAPACKE at first use
+// (util/dynlib.h says why not at program start); the headers give their exact types.
+struct Blas {
+  DynLib cblas{{"libopenblas.so.0", "libcblas.so.3", "libblas.so.3"}, "install libopenblas0 (apt)"};
+  DynLib lapacke{{"liblapacke.so.3"}, "install liblapacke (apt)"};
+  decltype(&cblas_dsyrk) dsyrk = cblas.function<decltype(cblas_dsyrk)>("cblas_dsyrk");
+  decltype(&cblas_sgemv) sgemv = cblas.function<decltype(cblas_sgemv)>("cblas_sgemv");
+  decltype(&LAPACKE_dsyevr) dsyevr = lapacke.function<decltype(LAPACKE_dsyevr)>("LAPACKE_dsyevr");
+};
+
+const Blas& blas() {
+  static const Blas b;  // thread-safe initialisation
+  return b;
+}
+
+}  // namespace
 
 void gram_eigen(const std::function<void(const std::function<void(int64_t, int64_t, const float*)>&)>& blocks,
                 int64_t dim, std::vector<double>& eigenvalues_asc, std::vector<double>& eigvecs_asc_colmajor) {
@@ -27,8 +47,8 @@ void gram_eigen(const std::function<void(const std::function<void(int64_t, int64
       block.resize(static_cast<size_t>(rows) * d);
       for (size_t i = 0; i < block.size(); ++i) block[i] = data[i];
       // G += B^T B with B row-major rows x d, i.e. column-major d x rows: C := A A^T with A = that view.
-      cblas_dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, dim, static_cast<int>(rows), 1.0, block.data(), dim, 1.0,
-                  gram.data(), dim);
+      blas().dsyrk(CblasColMajor, CblasUpper, CblasNoTrans, dim, static_cast<int>(rows), 1.0, block.data(), dim, 1.0,
+                   gram.data(), dim);
     });
   }  // the block buffer is freed before the eigen-solve
   // dsyevr (MRRR): O(d) workspace, unlike dsyevd's 2 d^2 (420 MB more at d = 5120).
@@ -36,8 +56,8 @@ void gram_eigen(const std::function<void(const std::function<void(int64_t, int64
   eigvecs_asc_colmajor.assign(d * d, 0.0);
   std::vector<lapack_int> support(2 * d);
   lapack_int found = 0;
-  int info = LAPACKE_dsyevr(LAPACK_COL_MAJOR, 'V', 'A', 'U', dim, gram.data(), dim, 0.0, 0.0, 0, 0, 0.0, &found,
-                            eigenvalues_asc.data(), eigvecs_asc_colmajor.data(), dim, support.data());
+  int info = blas().dsyevr(LAPACK_COL_MAJOR, 'V', 'A', 'U', dim, gram.data(), dim, 0.0, 0.0, 0, 0, 0.0, &found,
+                           eigenvalues_asc.data(), eigvecs_asc_colmajor.data(), dim, support.data());
   if (info != 0 || found != dim)
     throw Error(ExitCode::failure, "LAPACK dsyevr failed on the Gram matrix (info " + std::to_string(info) + ")");
   for (double& e : eigenvalues_asc) e = std::max(0.0, e);  // W^T W is positive semi-definite; clamp rounding noise
@@ -84,8 +104,8 @@ std::vector<float> ReasoningSubspace::project(const float* h) const {
   const size_t d = static_cast<size_t>(dim_), m = static_cast<size_t>(dim_ - k_);
   std::vector<float> out(m);
   // out = V_R^T h, V_R column-major d x m.
-  cblas_sgemv(CblasColMajor, CblasTrans, static_cast<int>(d), static_cast<int>(m), 1.0f, basis_.data(),
-              static_cast<int>(d), h, 1, 0.0f, out.data(), 1);
+  blas().sgemv(CblasColMajor, CblasTrans, static_cast<int>(d), static_cast<int>(m), 1.0f, basis_.data(),
+               static_cast<int>(d), h, 1, 0.0f, out.data(), 1);
   return out;
 }
 

@@ -15,31 +15,20 @@ std::vector<std::pair<uint64_t, uint32_t>> query_terms(std::string_view text) {
 
 void Bm25Index::build(const std::vector<const TermVec*>& docs) {
   doc_ptrs_ = docs;
-  postings_.clear();
-  doc_len_.assign(docs.size(), 0);
-  present_.assign(docs.size(), 0);
-  n_docs_ = 0;
-  total_len_ = 0;
-  std::unordered_map<uint64_t, uint32_t> counts;
-  for (const TermVec* d : docs)
-    if (d)
-      for (const auto& [t, tf] : d->terms) ++counts[t];
-  postings_.reserve(counts.size());
-  for (const auto& [t, c] : counts) postings_[t].reserve(c);
-  for (size_t i = 0; i < docs.size(); ++i) {
-    const TermVec* d = docs[i];
-    if (!d) continue;
-    present_[i] = 1;
-    ++n_docs_;
-    doc_len_[i] = d->length;
-    total_len_ += d->length;
-    for (const auto& [t, tf] : d->terms) postings_[t].push_back({static_cast<uint32_t>(i), tf});
-  }
+  doc_terms_ = nullptr;
+  owned_ = build_postings(docs);
+  v_ = owned_.view();
+}
+
+void Bm25Index::attach(const PostingsView& lists, std::function<const TermVec&(int)> doc_terms) {
+  owned_ = PostingsData{};
+  doc_ptrs_.clear();
+  v_ = lists;
+  doc_terms_ = std::move(doc_terms);
 }
 
 uint32_t Bm25Index::df(uint64_t term) const {
-  auto it = postings_.find(term);
-  return it == postings_.end() ? 0 : static_cast<uint32_t>(it->second.size());
+  return static_cast<uint32_t>(v_.find(term).size());
 }
 
 static uint32_t tf_in(const TermVec& d, uint64_t term) {
@@ -48,17 +37,17 @@ static uint32_t tf_in(const TermVec& d, uint64_t term) {
 }
 
 Bm25Index::Stats Bm25Index::stats(const Bm25Overrides* ov) const {
-  int64_t n = static_cast<int64_t>(n_docs_);
-  int64_t total = static_cast<int64_t>(total_len_);
+  int64_t n = static_cast<int64_t>(v_.n_docs);
+  int64_t total = static_cast<int64_t>(v_.total_len);
   if (ov) {
     for (int d : ov->removed) {
-      if (d < 0 || static_cast<size_t>(d) >= present_.size() || !present_[d]) continue;
+      if (!present(d)) continue;
       --n;
-      total -= doc_len_[d];
+      total -= v_.doc_len[d];
     }
     for (const auto& [d, tv] : ov->replaced) {
-      if (d >= 0 && static_cast<size_t>(d) < present_.size() && present_[d])
-        total -= doc_len_[d];
+      if (present(d))
+        total -= v_.doc_len[d];
       else
         ++n;
       total += tv->length;
@@ -71,9 +60,9 @@ double Bm25Index::idf(uint64_t term, const Stats& s, const Bm25Overrides* ov) co
   int64_t d = df(term);
   if (ov) {
     for (int r : ov->removed)
-      if (r >= 0 && static_cast<size_t>(r) < present_.size() && present_[r] && tf_in(*doc_ptrs_[r], term)) --d;
+      if (present(r) && tf_in(doc(r), term)) --d;
     for (const auto& [r, tv] : ov->replaced) {
-      if (r >= 0 && static_cast<size_t>(r) < present_.size() && present_[r] && tf_in(*doc_ptrs_[r], term)) --d;
+      if (present(r) && tf_in(doc(r), term)) --d;
       if (tf_in(*tv, term)) ++d;
     }
   }
@@ -89,9 +78,10 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
   thread_local std::vector<double> acc;
   thread_local std::vector<uint32_t> touched;
   thread_local std::vector<char> skip;
-  if (acc.size() < doc_len_.size()) {
-    acc.assign(doc_len_.size(), 0.0);
-    skip.assign(doc_len_.size(), 0);
+  const size_t n_ids = v_.doc_len.size();
+  if (acc.size() < n_ids) {
+    acc.assign(n_ids, 0.0);
+    skip.assign(n_ids, 0);
   }
   touched.clear();
   if (ov) {
@@ -101,15 +91,15 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
       if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
   }
   for (const auto& [term, qtf] : q) {
-    auto it = postings_.find(term);
-    if (it == postings_.end() && !ov) continue;
+    auto list = v_.find(term);
+    if (list.empty()) continue;
     double w = idf(term, s, ov) * static_cast<double>(qtf);
-    if (it == postings_.end()) continue;
-    for (const Posting& po : it->second) {
+    for (const Posting& po : list) {
+      if (po.doc >= n_ids) continue;  // a damaged mapped list must not write out of bounds
       if (skip[po.doc]) continue;
       if (allowed && !(*allowed)[po.doc]) continue;
       double tf = static_cast<double>(po.tf);
-      double add = w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(doc_len_[po.doc]));
+      double add = w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[po.doc]));
       if (acc[po.doc] == 0.0) touched.push_back(po.doc);
       acc[po.doc] += add;
     }
@@ -182,9 +172,8 @@ double Bm25Index::score_prepared(const Prepared& pq, const TermVec& doc) {
 }
 
 size_t Bm25Index::memory_bytes() const {
-  size_t b = doc_len_.size() * 5;
-  for (const auto& [t, v] : postings_) b += 32 + v.capacity() * sizeof(Posting);
-  return b;
+  return owned_.terms.capacity() * sizeof(PostingTerm) + owned_.postings.capacity() * sizeof(Posting) +
+         owned_.doc_len.capacity() * 4 + owned_.present.capacity() + doc_ptrs_.capacity() * sizeof(void*);
 }
 
 std::vector<double> normalize_scores(const std::vector<double>& s) {

@@ -13,10 +13,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
+#include "index/postings.h"
 #include "repo/documents.h"
 
 namespace repoctx {
@@ -44,10 +45,13 @@ class Bm25Index {
   Bm25Index() = default;
   // docs[i] is document i; null = no document with that id (counts neither in N nor in avgdl).
   void build(const std::vector<const TermVec*>& docs);
+  // Serves from inverted lists kept elsewhere (the index's memory-mapped query image); a document's terms,
+  // needed only for per-query overrides, come from `doc_terms`.
+  void attach(const PostingsView& lists, std::function<const TermVec&(int)> doc_terms);
 
-  size_t num_docs() const { return n_docs_; }
+  size_t num_docs() const { return static_cast<size_t>(v_.n_docs); }
   uint32_t doc_freq(uint64_t term) const { return df(term); }  // documents containing the term
-  double avgdl() const { return n_docs_ ? static_cast<double>(total_len_) / static_cast<double>(n_docs_) : 0.0; }
+  double avgdl() const { return v_.n_docs ? static_cast<double>(v_.total_len) / static_cast<double>(v_.n_docs) : 0.0; }
 
   // Scores every document containing a query term. `allowed` (optional, size = number of ids) restricts
   // the documents that may be returned, without changing the statistics. Returns documents with a
@@ -71,24 +75,19 @@ class Bm25Index {
   size_t memory_bytes() const;
 
  private:
-  struct Posting {
-    uint32_t doc;
-    uint32_t tf;
-  };
   struct Stats {
     double n, avgdl;
   };
   Stats stats(const Bm25Overrides* ov) const;
   double idf(uint64_t term, const Stats& s, const Bm25Overrides* ov) const;
   uint32_t df(uint64_t term) const;
+  bool present(int d) const { return d >= 0 && static_cast<size_t>(d) < v_.present.size() && v_.present[d]; }
+  const TermVec& doc(int d) const { return doc_terms_ ? doc_terms_(d) : *doc_ptrs_[d]; }
 
-  std::unordered_map<uint64_t, std::vector<Posting>> postings_;
-  std::vector<uint32_t> doc_len_;
-  std::vector<char> present_;
-  const std::vector<const TermVec*>* docs_ = nullptr;
+  PostingsData owned_;  // build(); attach() leaves it empty
+  PostingsView v_;
   std::vector<const TermVec*> doc_ptrs_;
-  size_t n_docs_ = 0;
-  uint64_t total_len_ = 0;
+  std::function<const TermVec&(int)> doc_terms_;
 };
 
 // Min-max normalisation to [0, 1] (all-equal scores map to 1 when positive, else 0).

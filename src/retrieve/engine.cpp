@@ -39,6 +39,11 @@ std::unique_ptr<Engine> Engine::open(const std::string& db_path) {
 
 const Bm25Index& Engine::entity_bm25() const {
   std::call_once(entity_once_, [&] {
+    if (const QueryImage* img = view_->image()) {  // the lists written at index time, mapped
+      const RepoView* v = view_.get();
+      entity_bm25_.attach(img->entity_postings(), [v](int d) -> const TermVec& { return v->entity_terms(d); });
+      return;
+    }
     view_->load_all_terms();
     std::vector<const TermVec*> docs(view_->entities().size());
     for (size_t i = 0; i < docs.size(); ++i) docs[i] = &view_->entity_terms(static_cast<int>(i));
@@ -49,6 +54,11 @@ const Bm25Index& Engine::entity_bm25() const {
 
 const Bm25Index& Engine::snippet_bm25() const {
   std::call_once(snippet_once_, [&] {
+    if (const QueryImage* img = view_->image()) {
+      const RepoView* v = view_.get();
+      snippet_bm25_.attach(img->snippet_postings(), [v](int d) -> const TermVec& { return v->snippet_terms(d); });
+      return;
+    }
     view_->load_all_terms();
     std::vector<const TermVec*> docs(view_->snippets().size());
     for (size_t i = 0; i < docs.size(); ++i) docs[i] = &view_->snippet_terms(static_cast<int>(i));

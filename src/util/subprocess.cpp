@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cerrno>
+#include <cstring>
 
 #include <cctype>
 #include <cerrno>
@@ -291,6 +292,45 @@ std::vector<int> wait_processes(const std::vector<int>& pids, const std::atomic<
     if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return status;
+}
+
+int start_process(const std::vector<std::string>& argv, const std::string& stdout_path,
+                  const std::string& stderr_path) {
+  if (argv.empty()) throw Error(ExitCode::failure, "start_process: empty command");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw Error(ExitCode::failure, "cannot start " + argv[0] + ": " + std::strerror(rc));
+  return static_cast<int>(pid);
+}
+
+int wait_process(int pid, double* cpu_seconds) {
+  int st = 0;
+  struct rusage ru {};
+  while (::wait4(pid, &st, 0, &ru) < 0)
+    if (errno != EINTR) return -1;
+  if (cpu_seconds)
+    *cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                   static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdout_path,
+                          const std::string& stderr_path) {
+  auto t0 = std::chrono::steady_clock::now();
+  int pid = start_process(argv, stdout_path, stderr_path);
+  ProcessResult r;
+  r.exit_code = wait_process(pid, &r.cpu_seconds);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return r;
 }
 
 std::string find_program(const std::string& name) {

@@ -80,6 +80,24 @@ int spawn_process(const std::vector<std::string>& argv);
 // killed by one), in the order of `pids`.
 std::vector<int> wait_processes(const std::vector<int>& pids, const std::atomic<bool>* stop);
 
+// Starts argv (argv[0] a path, or a name looked up in PATH) with stdout and stderr redirected to files
+// ("/dev/null" to discard), stdin from /dev/null; returns its pid. Throws Error(failure) naming the program
+// when it cannot be started.
+int start_process(const std::vector<std::string>& argv, const std::string& stdout_path = "/dev/null",
+                  const std::string& stderr_path = "/dev/null");
+
+struct ProcessResult {
+  int exit_code = -1;      // 128 + signal when killed by one
+  double seconds = 0;      // wall clock from start to exit
+  double cpu_seconds = 0;  // user + system time of the child
+};
+// start_process and wait for it.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& stdout_path = "/dev/null",
+                          const std::string& stderr_path = "/dev/null");
+// Waits for a child started by start_process; its exit code (128 + signal when killed by one) and, when
+// asked, its user + system CPU seconds.
+int wait_process(int pid, double* cpu_seconds = nullptr);
+
 // The first executable file named `name` in $PATH (or `name` itself when it holds a '/'); "" when none.
 std::string find_program(const std::string& name);
 

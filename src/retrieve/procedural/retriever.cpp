@@ -31,7 +31,6 @@ class ProceduralRetriever : public Retriever {
       if (err.code() == ExitCode::interrupted && !pipe.partial_trace().is_null()) write_trace(pipe.partial_trace());
       throw;
     }
-    write_trace(out.trace);
     if (!o_.rq2_pairs_path.empty()) {
       std::ofstream f(o_.rq2_pairs_path, std::ios::app);
       if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + o_.rq2_pairs_path + "'");
@@ -56,6 +55,20 @@ class ProceduralRetriever : public Retriever {
       }
       r.plan.push_back(std::move(ps));
     }
+    // The final context, as the hits rank it (what a report shows beside the stages that found it).
+    nlohmann::json fc = nlohmann::json::array();
+    for (size_t i = 0; i < r.hits.size(); ++i) {
+      const Hit& h = r.hits[i];
+      fc.push_back({{"rank", i + 1},
+                    {"function", e_.target_name(h.entity)},
+                    {"step", static_cast<int>(h.features.at("step"))},
+                    {"confirmed", h.features.at("confirmed") > 0},
+                    {"similarity", h.score},
+                    {"label", h.label},
+                    {"description", h.description}});
+    }
+    out.trace["final_context"] = std::move(fc);
+    write_trace(out.trace);
     r.trace = std::move(out.trace);
     r.usage = out.usage;
     r.empty_reason = out.empty_reason;

@@ -1,0 +1,63 @@
+// The JSON forms of the public API's parameters and results, shared by every front end that speaks JSON
+// (the HTTP server, the MCP server, the Python module): one table of fields per parameter struct gives the
+// parser, its error messages and the JSON Schema an MCP client sees, so the three front ends accept the
+// same names with the same types and defaults.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "repoctx/repoctx.h"
+
+namespace repoctx::api {
+
+template <class P>
+struct Field {
+  using Member =
+      std::variant<std::string P::*, int P::*, double P::*, bool P::*, std::map<std::string, std::string> P::*>;
+  Field(std::string n, std::string d, Member m, std::vector<std::string> c = {}, double lo = -1e300, double hi = 1e300)
+      : name(std::move(n)), description(std::move(d)), member(m), choices(std::move(c)), min(lo), max(hi) {}
+  std::string name;
+  std::string description;
+  Member member;
+  std::vector<std::string> choices;  // strings: the valid values (empty = any)
+  double min, max;                   // numbers: the valid range
+};
+
+const std::vector<Field<RetrieveParams>>& retrieve_fields();
+const std::vector<Field<SymbolsParams>>& symbols_fields();
+const std::vector<Field<FilesParams>>& files_fields();
+const std::vector<Field<SnippetsParams>>& snippets_fields();
+const std::vector<Field<ReadParams>>& read_fields();
+const std::vector<Field<GrepParams>>& grep_fields();
+const std::vector<Field<GenerateParams>>& generate_fields();
+
+// Reads the fields of `j` (an object) into a default-constructed P. Throws Error(usage) naming the field
+// for an unknown name (listing the valid ones), a wrong type, a value outside its range or choices.
+// Names in `ignore` (e.g. "repo", read by the caller) are skipped.
+template <class P>
+P params_from_json(const nlohmann::json& j, const std::vector<Field<P>>& fields,
+                   const std::set<std::string>& ignore = {});
+
+// JSON Schema (draft 2020-12 subset) of an object with these fields; `required` names must be given,
+// `omit` fields are left out (a front end that fixes them).
+template <class P>
+nlohmann::json params_schema(const std::vector<Field<P>>& fields, const std::vector<std::string>& required = {},
+                             const std::set<std::string>& omit = {});
+
+nlohmann::json to_json(const RefreshStats& r);
+nlohmann::json to_json(const RetrieveResult& r);
+nlohmann::json to_json(const std::vector<Symbol>& v);
+nlohmann::json to_json(const std::vector<FileInfo>& v);
+nlohmann::json to_json(const std::vector<Snippet>& v);
+nlohmann::json to_json(const GenerateResult& r);
+nlohmann::json to_json(const IndexInfo& i);
+nlohmann::json to_json(const CacheStats& c);
+nlohmann::json to_json(const std::vector<StrategyInfo>& v);
+
+}  // namespace repoctx::api

@@ -1,0 +1,236 @@
+// serve, mcp, report, bench-serve: repoctx behind an HTTP API and an MCP server, traces as HTML pages, and
+// the serving benchmark.
+#include <fmt/core.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "bench/serve.h"
+#include "cli/commands.h"
+#include "cli/common.h"
+#include "server/http_server.h"
+#include "server/mcp_server.h"
+#include "server/report.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/paths.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace repoctx {
+namespace {
+
+api::OpenParams open_params(const RepoOptions& r, const ModelOptions& m) {
+  api::OpenParams p;
+  p.index.db = r.db;
+  p.index.max_file_mb = r.max_file_mb;
+  p.index.follow_symlinks = r.follow_symlinks;
+  p.index.keep_vendored = r.keep_vendored;
+  p.index.keep_generated = r.keep_generated;
+  p.index.threads = r.threads;
+  p.index.snippet_lines = r.snippet_lines;
+  p.refresh = !r.no_refresh;
+  p.models = api::ModelParams{m.config,          m.backend,      m.model,   m.endpoints, m.embed_backend, m.embed_model,
+                              m.embed_endpoints, m.hidden_model, m.threads, m.ctx,       m.cache,         m.no_cache};
+  return p;
+}
+
+bool loopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// ------------------------------------------------------------------------------------------ serve
+struct ServeCmd {
+  std::vector<std::string> repos;  // PATH or NAME=PATH
+  RepoOptions repo;                // index options (repo itself unused)
+  ModelOptions models;
+  OutputOptions out;
+  ServeOptions opt;
+  bool no_watch = false;
+
+  int run() {
+    if (opt.token.empty()) {
+      if (const char* t = std::getenv("REPOCTX_SERVE_TOKEN")) opt.token = t;
+    }
+    if (!loopback(opt.host) && opt.token.empty())
+      throw Error(ExitCode::usage, "serving on '" + opt.host +
+                                       "' without a token would expose the repositories to the network: give --token "
+                                       "(or REPOCTX_SERVE_TOKEN), or keep the default --host 127.0.0.1");
+    if (repos.size() > 1 && !repo.db.empty())
+      throw Error(ExitCode::usage, "--db names one index: give it with one repository only");
+    opt.watch = !no_watch;
+    std::vector<ServedRepo> served;
+    for (const auto& spec : repos) {
+      auto eq = spec.find('=');
+      std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+      std::string name = eq == std::string::npos ? fs::path(fs::absolute(path)).lexically_normal().filename().string()
+                                                 : spec.substr(0, eq);
+      if (name.empty()) name = "repo";
+      for (const auto& s : served)
+        if (s.name == name)
+          throw Error(ExitCode::usage, "two repositories are named '" + name + "': name them with NAME=PATH");
+      log_info("loading {} ({})", name, path);
+      served.push_back(ServedRepo{name, std::make_unique<api::Index>(path, open_params(repo, models))});
+    }
+    return serve_http(std::move(served), opt);
+  }
+};
+
+void add_index_flags(CLI::App* c, RepoOptions& o) {
+  const char* g = "Index";
+  c->add_option("--db", o.db, "index database (one repository only)")->group(g);
+  c->add_flag("--no-refresh", o.no_refresh, "load the index as it is, without an incremental update first")->group(g);
+  c->add_option("--max-file-mb", o.max_file_mb, "skip source files larger than this")->capture_default_str()->group(g);
+  c->add_flag("--follow-symlinks", o.follow_symlinks, "follow directory symlinks")->group(g);
+  c->add_flag("--keep-vendored", o.keep_vendored, "index vendored trees")->group(g);
+  c->add_flag("--keep-generated", o.keep_generated, "index files marked as generated")->group(g);
+  c->add_option("--threads", o.threads, "parser threads (0 = all cores)")->capture_default_str()->group(g);
+  c->add_option("--snippet-lines", o.snippet_lines, "AlignCoder snippet length L")->capture_default_str()->group(g);
+}
+
+void add_serve(CLI::App& app, Commands& out) {
+  auto s = std::make_shared<ServeCmd>();
+  auto* c = app.add_subcommand("serve", "serve indexes over an HTTP JSON API (warm engines, one per repository)");
+  c->add_option("repos", s->repos, "repositories to serve: PATH or NAME=PATH (the name requests use)")
+      ->required()
+      ->expected(1, -1);
+  const char* g = "Server";
+  c->add_option("--host", s->opt.host, "address to listen on")->capture_default_str()->group(g);
+  c->add_option("--port", s->opt.port, "port (0 = any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--token", s->opt.token, "bearer token every request must carry (default: $REPOCTX_SERVE_TOKEN)")
+      ->group(g);
+  c->add_option("--request-threads", s->opt.threads, "request threads (0 = max(8, 2 x cores))")->group(g);
+  c->add_option("--max-body-bytes", s->opt.max_body_bytes, "largest request body")->capture_default_str()->group(g);
+  c->add_option("--request-timeout", s->opt.request_timeout_s, "seconds a model operation or refresh may take")
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--max-background", s->opt.max_background, "model operations and refreshes running at once")
+      ->capture_default_str()
+      ->group(g);
+  c->add_flag("--no-watch", s->no_watch, "do not refresh the indexes when files change")->group(g);
+  c->add_flag("--poll", s->opt.watch_opt.force_poll, "watch by polling instead of inotify")->group(g);
+  c->add_option("--poll-interval", s->opt.watch_opt.poll_s, "seconds between polls")->capture_default_str()->group(g);
+  c->add_option("--ready-file", s->opt.ready_file, "write {\"host\", \"port\", \"pid\"} here once listening")->group(g);
+  add_index_flags(c, s->repo);
+  add_output_options(c, s->out, false);
+  add_model_options(c, s->models);
+  out.push_back({c, [s] { return s->run(); }});
+}
+
+// -------------------------------------------------------------------------------------------- mcp
+struct McpCmd {
+  RepoOptions repo;
+  ModelOptions models;
+  OutputOptions out;
+  McpOptions opt;
+  bool no_watch = false;
+
+  int run() {
+    opt.watch = !no_watch;
+    api::Index index(repo.repo, open_params(repo, models));
+    McpServer server(index, opt);
+    log_info("MCP server on stdio for {} (protocol {})", repo.repo, kMcpProtocolVersion);
+    return server.serve(0, stdout);
+  }
+};
+
+void add_mcp(CLI::App& app, Commands& out) {
+  auto m = std::make_shared<McpCmd>();
+  auto* c = app.add_subcommand("mcp", "Model Context Protocol server on stdio for one repository");
+  add_repo_options(c, m->repo);
+  add_output_options(c, m->out, false);
+  add_model_options(c, m->models);
+  c->add_option("--max-message-bytes", m->opt.max_message_bytes, "largest JSON-RPC message")
+      ->capture_default_str()
+      ->group("Server");
+  c->add_flag("--no-watch", m->no_watch, "do not refresh the index when files change")->group("Server");
+  out.push_back({c, [m] { return m->run(); }});
+}
+
+// ----------------------------------------------------------------------------------------- report
+struct ReportCmd {
+  std::string trace, output;
+  OutputOptions out;
+
+  int run() const {
+    std::ifstream in(trace, std::ios::binary);
+    if (!in) throw Error(ExitCode::not_found, "cannot read trace '" + trace + "'");
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    json t = json::parse(text, nullptr, false);
+    if (t.is_discarded())
+      throw Error(ExitCode::bad_input, "'" + trace + "' is not valid JSON (write a trace with --trace FILE)");
+    std::string html = render_report(t, fs::path(trace).filename().string());
+    if (output.empty() || output == "-") {
+      std::cout << html;
+      return 0;
+    }
+    write_file(output, html);
+    if (!out.quiet) log_info("wrote {} ({} bytes)", output, html.size());
+    return 0;
+  }
+};
+
+void add_report(CLI::App& app, Commands& out) {
+  auto r = std::make_shared<ReportCmd>();
+  auto* c = app.add_subcommand("report", "one self-contained HTML page for a retrieval or generation trace");
+  c->add_option("trace", r->trace, "trace file (retrieve --strategy procedural --trace, generate --trace)")->required();
+  c->add_option("-o,--output", r->output, "HTML file to write (default: stdout)");
+  add_output_options(c, r->out, false);
+  out.push_back({c, [r] { return r->run(); }});
+}
+
+// ------------------------------------------------------------------------------------ bench-serve
+void add_bench_serve(CLI::App& app, Commands& out) {
+  struct Bench {
+    ServeBenchOptions o;
+    OutputOptions out;
+    std::string out_path;
+  };
+  auto b = std::make_shared<Bench>();
+  auto* c = app.add_subcommand("bench-serve",
+                               "cold CLI retrieve vs ripgrep, warm `serve` latency under concurrency, MCP round trips");
+  c->add_option("repo", b->o.repo, "repository (indexed first if needed)")->required();
+  c->add_option("--db", b->o.db, "index database");
+  c->add_option("--query", b->o.query, "the cold query")->capture_default_str();
+  c->add_option("--cold-runs", b->o.cold_runs, "runs of each cold command")->capture_default_str();
+  c->add_option("--requests", b->o.requests, "warm requests per strategy")->capture_default_str();
+  c->add_option("--clients", b->o.clients, "concurrent clients")->capture_default_str();
+  c->add_option("--mcp-calls", b->o.mcp_calls, "MCP tools/call round trips")->capture_default_str();
+  c->add_option("--mcp-sdk", b->o.mcp_sdk, "folder whose node_modules holds @modelcontextprotocol/sdk")
+      ->default_str(REPOCTX_MCP_SDK_DIR);
+  c->add_option("--rg", b->o.rg, "ripgrep executable")->capture_default_str();
+  c->add_option("--node", b->o.node, "Node.js executable")->capture_default_str();
+  c->add_option("--out", b->out_path, "also write the JSON report here");
+  add_output_options(c, b->out);
+  out.push_back({c, [b] {
+                   if (b->o.cold_runs < 1 || b->o.requests < 1 || b->o.clients < 1 || b->o.mcp_calls < 1)
+                     throw Error(ExitCode::usage, "--cold-runs, --requests, --clients and --mcp-calls must be >= 1");
+                   if (b->o.mcp_sdk.empty()) b->o.mcp_sdk = REPOCTX_MCP_SDK_DIR;
+                   b->o.binary = self_exe();
+                   b->o.mcp_script = data_file("bench/mcp_roundtrip.mjs");
+                   json r = run_bench_serve(b->o);
+                   if (!b->out_path.empty()) write_file(b->out_path, r.dump(2) + "\n");
+                   if (b->out.json)
+                     print_json(r);
+                   else
+                     std::cout << bench_serve_markdown(r);
+                   return 0;
+                 }});
+}
+
+}  // namespace
+
+void add_serve_commands(CLI::App& app, Commands& out) {
+  add_serve(app, out);
+  add_mcp(app, out);
+  add_report(app, out);
+  add_bench_serve(app, out);
+}
+
+}  // namespace repoctx

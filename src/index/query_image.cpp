@@ -1,0 +1,719 @@
+#include "index/query_image.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <unordered_map>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "index/repo_view.h"
+#include "index/schema.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace repoctx {
+
+namespace {
+
+constexpr char kMagic[8] = {'R', 'C', 'T', 'X', 'I', 'M', 'G', '1'};
+constexpr uint32_t kVersion = 1;
+
+struct Section {
+  uint64_t offset, count;
+};
+
+struct Header {
+  char magic[8];
+  uint32_t version, header_size;
+  char token[32];
+  uint64_t file_size;
+  Section strings, strlist, files, entities, params, snippets, imports;
+  Section ent_terms, ent_postings, ent_doclen, ent_present;
+  Section snip_terms, snip_postings, snip_doclen, snip_present;
+  uint64_t ent_n_docs, ent_total_len, snip_n_docs, snip_total_len;
+};
+
+// Appends arrays at 8-byte aligned offsets; strings go to their own table.
+class Writer {
+ public:
+  Writer() { buf_.resize(sizeof(Header)); }
+  template <class T>
+  Section add(const T* data, size_t count) {
+    buf_.resize((buf_.size() + 7) / 8 * 8);
+    Section s{buf_.size(), count};
+    buf_.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+    return s;
+  }
+  template <class T>
+  Section add(const std::vector<T>& v) {
+    return add(v.data(), v.size());
+  }
+  image::Str str(std::string_view s) {
+    image::Str r{static_cast<uint32_t>(strings_.size()), static_cast<uint32_t>(s.size())};
+    strings_.append(s);
+    return r;
+  }
+  std::string& strings() { return strings_; }
+  std::string& buffer() { return buf_; }
+
+ private:
+  std::string buf_, strings_;
+};
+
+std::string new_token() {
+  std::random_device rd;
+  std::mt19937_64 g((static_cast<uint64_t>(rd()) << 32) ^ rd() ^
+                    static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  return fmt::format("{:016x}{:016x}", g(), g());
+}
+
+// An image's contents before they are laid out: built from a view (a full rebuild) or from the previous
+// image and the files that changed (an update).
+struct ImageBuild {
+  Writer w;
+  std::vector<image::File> files;
+  std::vector<image::Entity> ents;
+  std::vector<image::Str> strlist;
+  std::vector<image::Param> params;
+  std::vector<image::Snippet> snips;
+  std::vector<image::Import> imports;
+  PostingsData ent_post, snip_post;
+};
+
+image::Entity entity_row(Writer& w, const EntityRec& e, std::vector<image::Str>& strlist,
+                         std::vector<image::Param>& params) {
+  image::Entity r{};
+  r.id = e.id;
+  r.file = e.file;
+  r.ord = e.ord;
+  r.parent = e.parent;
+  r.kind = static_cast<int32_t>(e.kind);
+  r.name = w.str(e.name);
+  r.qualname = w.str(e.qualname);
+  r.signature = w.str(e.signature);
+  r.docstring = w.str(e.docstring);
+  r.start_line = e.start_line;
+  r.end_line = e.end_line;
+  r.decorated_start_line = e.decorated_start_line;
+  r.header_end_line = e.header_end_line;
+  r.doc_start_line = e.doc_start_line;
+  r.doc_end_line = e.doc_end_line;
+  r.body_start_line = e.body_start_line;
+  r.body_end_line = e.body_end_line;
+  r.start_byte = e.start_byte;
+  r.end_byte = e.end_byte;
+  r.body_start_byte = e.body_start_byte;
+  r.doc_len = e.doc_len;
+  r.decorators = static_cast<uint32_t>(strlist.size());
+  r.n_decorators = static_cast<uint32_t>(e.decorators.size());
+  for (const auto& d : e.decorators) strlist.push_back(w.str(d));
+  r.bases = static_cast<uint32_t>(strlist.size());
+  r.n_bases = static_cast<uint32_t>(e.bases.size());
+  for (const auto& b : e.bases) strlist.push_back(w.str(b));
+  r.params = static_cast<uint32_t>(params.size());
+  r.n_params = static_cast<uint32_t>(e.params.size());
+  for (const auto& p : e.params)
+    params.push_back({w.str(p.name), w.str(p.annotation), static_cast<int32_t>(p.kind), p.has_default ? 1 : 0});
+  r.is_async = e.is_async ? 1 : 0;
+  return r;
+}
+
+image::File file_row(Writer& w, const FileRec& f) {
+  return {f.id,
+          w.str(f.path),
+          w.str(f.module),
+          w.str(f.package),
+          w.str(f.hash),
+          static_cast<int32_t>(f.language),
+          f.line_count,
+          f.n_errors,
+          f.first_entity,
+          f.n_entities,
+          f.first_snippet,
+          f.n_snippets,
+          0};
+}
+
+void build_from_view(ImageBuild& b, const RepoView& v) {
+  v.load_all_terms();
+  for (const auto& f : v.files()) b.files.push_back(file_row(b.w, f));
+  b.ents.reserve(v.entities().size());
+  for (const auto& e : v.entities()) b.ents.push_back(entity_row(b.w, e, b.strlist, b.params));
+  for (const auto& s : v.snippets()) b.snips.push_back({s.file, s.ord, s.start_line, s.end_line, s.doc_len, 0});
+  for (size_t f = 0; f < v.files().size(); ++f)
+    for (const auto& im : v.imports(static_cast<int>(f)))
+      b.imports.push_back({static_cast<int32_t>(f), im.line, im.scope, im.level, b.w.str(im.module), b.w.str(im.name),
+                           b.w.str(im.alias), im.star ? 1 : 0, im.conditional ? 1 : 0});
+  std::vector<const TermVec*> docs(v.entities().size());
+  for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.entity_terms(static_cast<int>(i));
+  b.ent_post = build_postings(docs);
+  docs.assign(v.snippets().size(), nullptr);
+  for (size_t i = 0; i < docs.size(); ++i) docs[i] = &v.snippet_terms(static_cast<int>(i));
+  b.snip_post = build_postings(docs);
+}
+
+void write_file_atomically(const std::string& path, const std::string& buf) {
+  // Written beside the database, synced, then renamed over the old image: a reader maps either image whole.
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
+  size_t done = 0;
+  while (done < buf.size()) {
+    ssize_t k = ::write(fd, buf.data() + done, buf.size() - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
+    }
+    done += static_cast<size_t>(k);
+  }
+  fdatasync(fd);
+  ::close(fd);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(ExitCode::bad_input, "cannot rename the query image into '" + path + "': " + std::strerror(errno));
+  }
+}
+
+// Lays the build out (header, tables, lists, strings), writes it and names it in meta.
+std::string write_image(sql::Db& db, const std::string& db_path, ImageBuild& b) {
+  Header h{};
+  std::memcpy(h.magic, kMagic, 8);
+  h.version = kVersion;
+  h.header_size = sizeof(Header);
+  std::string token = new_token();
+  std::memcpy(h.token, token.data(), 32);
+  Writer& w = b.w;
+  h.files = w.add(b.files);
+  h.entities = w.add(b.ents);
+  h.strlist = w.add(b.strlist);
+  h.params = w.add(b.params);
+  h.snippets = w.add(b.snips);
+  h.imports = w.add(b.imports);
+  h.ent_terms = w.add(b.ent_post.terms);
+  h.ent_postings = w.add(b.ent_post.postings);
+  h.ent_doclen = w.add(b.ent_post.doc_len);
+  h.ent_present = w.add(b.ent_post.present);
+  h.ent_n_docs = b.ent_post.n_docs;
+  h.ent_total_len = b.ent_post.total_len;
+  h.snip_terms = w.add(b.snip_post.terms);
+  h.snip_postings = w.add(b.snip_post.postings);
+  h.snip_doclen = w.add(b.snip_post.doc_len);
+  h.snip_present = w.add(b.snip_post.present);
+  h.snip_n_docs = b.snip_post.n_docs;
+  h.snip_total_len = b.snip_post.total_len;
+  h.strings = w.add(w.strings().data(), w.strings().size());
+  std::string& buf = w.buffer();
+  h.file_size = buf.size();
+  std::memcpy(buf.data(), &h, sizeof h);
+  write_file_atomically(QueryImage::path_for(db_path), buf);
+  meta_set(db, "query_image", token);
+  return token;
+}
+
+bool fits(const Section& s, size_t elem, size_t file_size) {
+  return s.offset % 8 == 0 && s.offset <= file_size && s.count <= (file_size - s.offset) / std::max<size_t>(elem, 1);
+}
+
+}  // namespace
+
+QueryImage::~QueryImage() {
+  if (base_) munmap(const_cast<char*>(base_), size_);
+}
+
+std::unique_ptr<QueryImage> QueryImage::open(const std::string& db_path, const std::string& token) {
+  if (token.size() != 32) return nullptr;
+  int fd = ::open(path_for(db_path).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st {};
+  void* p = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= sizeof(Header))
+    p = mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return nullptr;
+  std::unique_ptr<QueryImage> img(new QueryImage());
+  img->base_ = static_cast<const char*>(p);
+  img->size_ = static_cast<size_t>(st.st_size);
+  Header h;
+  std::memcpy(&h, img->base_, sizeof h);
+  const size_t n = img->size_;
+  bool ok = std::memcmp(h.magic, kMagic, 8) == 0 && h.version == kVersion && h.header_size == sizeof(Header) &&
+            h.file_size == n && std::string(h.token, 32) == token && fits(h.strings, 1, n) &&
+            fits(h.strlist, sizeof(image::Str), n) && fits(h.files, sizeof(image::File), n) &&
+            fits(h.entities, sizeof(image::Entity), n) && fits(h.params, sizeof(image::Param), n) &&
+            fits(h.snippets, sizeof(image::Snippet), n) && fits(h.imports, sizeof(image::Import), n) &&
+            fits(h.ent_terms, sizeof(PostingTerm), n) && fits(h.ent_postings, sizeof(Posting), n) &&
+            fits(h.ent_doclen, 4, n) && fits(h.ent_present, 1, n) && fits(h.snip_terms, sizeof(PostingTerm), n) &&
+            fits(h.snip_postings, sizeof(Posting), n) && fits(h.snip_doclen, 4, n) && fits(h.snip_present, 1, n) &&
+            h.ent_doclen.count == h.entities.count && h.ent_present.count == h.entities.count &&
+            h.snip_doclen.count == h.snippets.count && h.snip_present.count == h.snippets.count;
+  if (!ok) {
+    if (std::string(h.token, 32) == token) log_warn("the query image of '{}' is damaged; loading through SQL", db_path);
+    return nullptr;
+  }
+  img->token_ = token;
+  auto span_of = [&](const Section& s, auto* type) {
+    using T = std::remove_pointer_t<decltype(type)>;
+    return std::span<const T>(reinterpret_cast<const T*>(img->base_ + s.offset), s.count);
+  };
+  img->strings_ = std::string_view(img->base_ + h.strings.offset, h.strings.count);
+  img->files_ = span_of(h.files, (image::File*)nullptr);
+  img->entities_ = span_of(h.entities, (image::Entity*)nullptr);
+  img->params_ = span_of(h.params, (image::Param*)nullptr);
+  img->strlist_ = span_of(h.strlist, (image::Str*)nullptr);
+  img->snippets_ = span_of(h.snippets, (image::Snippet*)nullptr);
+  img->imports_ = span_of(h.imports, (image::Import*)nullptr);
+  img->entity_ = PostingsView{span_of(h.ent_terms, (PostingTerm*)nullptr),
+                              span_of(h.ent_postings, (Posting*)nullptr),
+                              span_of(h.ent_doclen, (uint32_t*)nullptr),
+                              span_of(h.ent_present, (uint8_t*)nullptr),
+                              h.ent_n_docs,
+                              h.ent_total_len};
+  img->snippet_ = PostingsView{span_of(h.snip_terms, (PostingTerm*)nullptr),
+                               span_of(h.snip_postings, (Posting*)nullptr),
+                               span_of(h.snip_doclen, (uint32_t*)nullptr),
+                               span_of(h.snip_present, (uint8_t*)nullptr),
+                               h.snip_n_docs,
+                               h.snip_total_len};
+  // Every list must lie inside the postings array (a posting's document id is checked where it is used).
+  for (const PostingsView* pv : {&img->entity_, &img->snippet_})
+    for (const auto& t : pv->terms)
+      if (static_cast<uint64_t>(t.offset) + t.count > pv->postings.size()) {
+        log_warn("the query image of '{}' is damaged (inverted lists); loading through SQL", db_path);
+        return nullptr;
+      }
+  return img;
+}
+
+std::string_view QueryImage::str(image::Str s) const {
+  if (static_cast<uint64_t>(s.off) + s.len > strings_.size())
+    throw Error(ExitCode::bad_input, "the query image is damaged (a string outside its table)");
+  return strings_.substr(s.off, s.len);
+}
+
+std::string publish_query_image(sql::Db& db, const RepoView& v) {
+  ImageBuild b;
+  build_from_view(b, v);
+  return write_image(db, v.db_path(), b);
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------- updating an image
+// A run that re-parsed a few files rewrites the image from the previous one: records of files whose row is
+// unchanged (same id and content hash: the indexer replaces the rows of every file it re-parses) are copied,
+// the others read from the database, and the inverted lists merged (old postings renumbered, postings of
+// the new documents inserted), so that a one-file change costs a pass over the image, not a full load.
+
+struct Added {
+  uint64_t term;
+  uint32_t doc, tf;
+};
+
+// The old lists with documents renumbered by `remap` (-1: gone), merged with the new documents' terms.
+PostingsData merge_postings(const PostingsView& old, const std::vector<int32_t>& remap,
+                            const std::vector<std::pair<int, TermVec>>& added, size_t n_docs) {
+  PostingsData d;
+  d.doc_len.assign(n_docs, 0);
+  d.present.assign(n_docs, 0);
+  for (size_t o = 0; o < remap.size(); ++o)
+    if (remap[o] >= 0 && o < old.present.size() && old.present[o]) {
+      d.present[remap[o]] = 1;
+      d.doc_len[remap[o]] = old.doc_len[o];
+    }
+  std::vector<Added> adds;
+  for (const auto& [doc, tv] : added) {
+    d.present[doc] = 1;
+    d.doc_len[doc] = tv.length;
+    for (const auto& [t, tf] : tv.terms) adds.push_back({t, static_cast<uint32_t>(doc), tf});
+  }
+  std::sort(adds.begin(), adds.end(),
+            [](const Added& a, const Added& b) { return a.term != b.term ? a.term < b.term : a.doc < b.doc; });
+  d.postings.reserve(old.postings.size() + adds.size());
+  size_t ai = 0;
+  auto flush_new_terms_below = [&](uint64_t limit, bool all) {
+    while (ai < adds.size() && (all || adds[ai].term < limit)) {
+      uint64_t term = adds[ai].term;
+      uint32_t off = static_cast<uint32_t>(d.postings.size());
+      for (; ai < adds.size() && adds[ai].term == term; ++ai) d.postings.push_back({adds[ai].doc, adds[ai].tf});
+      d.terms.push_back({term, off, static_cast<uint32_t>(d.postings.size() - off)});
+    }
+  };
+  for (const auto& t : old.terms) {
+    flush_new_terms_below(t.term, false);
+    uint32_t off = static_cast<uint32_t>(d.postings.size());
+    auto list = old.postings.subspan(t.offset, t.count);
+    size_t li = 0;
+    while (true) {
+      while (li < list.size() && (list[li].doc >= remap.size() || remap[list[li].doc] < 0)) {
+        if (list[li].doc >= remap.size()) throw Error(ExitCode::bad_input, "the previous query image is damaged");
+        ++li;
+      }
+      bool have_old = li < list.size(), have_new = ai < adds.size() && adds[ai].term == t.term;
+      if (!have_old && !have_new) break;
+      uint32_t od = have_old ? static_cast<uint32_t>(remap[list[li].doc]) : UINT32_MAX;
+      if (have_old && (!have_new || od < adds[ai].doc)) {
+        d.postings.push_back({od, list[li++].tf});
+      } else {
+        d.postings.push_back({adds[ai].doc, adds[ai].tf});
+        ++ai;
+      }
+    }
+    if (d.postings.size() > off) d.terms.push_back({t.term, off, static_cast<uint32_t>(d.postings.size() - off)});
+  }
+  flush_new_terms_below(0, true);
+  for (size_t i = 0; i < n_docs; ++i)
+    if (d.present[i]) {
+      ++d.n_docs;
+      d.total_len += d.doc_len[i];
+    }
+  return d;
+}
+
+image::Str copy_str(Writer& w, const QueryImage& old, image::Str s) {
+  return w.str(old.str(s));
+}
+
+// The records of an unchanged file, copied from the previous image under its new file index.
+void copy_file_records(ImageBuild& b, const QueryImage& old, const image::File& of, int32_t nf,
+                       std::vector<int32_t>& ent_map, std::vector<int32_t>& snip_map,
+                       std::span<const image::Import> old_imports) {
+  Writer& w = b.w;
+  if (static_cast<uint64_t>(of.first_entity) + of.n_entities > old.entities().size() ||
+      static_cast<uint64_t>(of.first_snippet) + of.n_snippets > old.snippets().size())
+    throw Error(ExitCode::bad_input, "the previous query image is damaged");
+  for (int i = of.first_entity; i < of.first_entity + of.n_entities; ++i) {
+    image::Entity e = old.entities()[i];
+    e.file = nf;
+    for (image::Str* f : {&e.name, &e.qualname, &e.signature, &e.docstring}) *f = copy_str(w, old, *f);
+    auto list = [&](uint32_t& first, uint32_t n) {
+      if (static_cast<uint64_t>(first) + n > old.strlist().size())
+        throw Error(ExitCode::bad_input, "the previous query image is damaged");
+      uint32_t at = static_cast<uint32_t>(b.strlist.size());
+      for (uint32_t k = 0; k < n; ++k) b.strlist.push_back(copy_str(w, old, old.strlist()[first + k]));
+      first = at;
+    };
+    list(e.decorators, e.n_decorators);
+    list(e.bases, e.n_bases);
+    if (static_cast<uint64_t>(e.params) + e.n_params > old.params().size())
+      throw Error(ExitCode::bad_input, "the previous query image is damaged");
+    uint32_t at = static_cast<uint32_t>(b.params.size());
+    for (uint32_t k = 0; k < e.n_params; ++k) {
+      image::Param pa = old.params()[e.params + k];
+      pa.name = copy_str(w, old, pa.name);
+      pa.annotation = copy_str(w, old, pa.annotation);
+      b.params.push_back(pa);
+    }
+    e.params = at;
+    ent_map[i] = static_cast<int32_t>(b.ents.size());
+    b.ents.push_back(e);
+  }
+  for (int i = of.first_snippet; i < of.first_snippet + of.n_snippets; ++i) {
+    image::Snippet sn = old.snippets()[i];
+    sn.file = nf;
+    snip_map[i] = static_cast<int32_t>(b.snips.size());
+    b.snips.push_back(sn);
+  }
+  for (image::Import im : old_imports) {
+    im.file = nf;
+    for (image::Str* f : {&im.module, &im.name, &im.alias}) *f = copy_str(w, old, *f);
+    b.imports.push_back(im);
+  }
+}
+
+// The records of a file the run re-parsed, read from the database; its documents' terms go to `ents`/`snips`.
+void read_file_records(ImageBuild& b, sql::Db& db, int64_t file_id, int32_t nf, image::File& fr,
+                       std::vector<std::pair<int, TermVec>>& ents, std::vector<std::pair<int, TermVec>>& snips) {
+  Writer& w = b.w;
+  sql::Stmt e(db,
+              "SELECT id, ord, parent_ord, name, qualname, kind, start_line, end_line, decorated_start_line, "
+              "header_end_line, doc_start_line, doc_end_line, body_start_line, body_end_line, start_byte, end_byte, "
+              "body_start_byte, signature, docstring, decorators, bases, params, is_async, doc_len, terms "
+              "FROM entities WHERE file_id=? ORDER BY ord");
+  e.bind(1, file_id);
+  while (e.step()) {
+    EntityRec r;
+    r.id = e.i64(0);
+    r.file = nf;
+    r.ord = e.i32(1);
+    r.parent = e.i32(2);
+    r.name = e.str(3);
+    r.qualname = e.str(4);
+    r.kind = kind_from_name(e.str(5)).value_or(EntityKind::function);
+    int* lines[] = {&r.start_line,     &r.end_line,     &r.decorated_start_line, &r.header_end_line,
+                    &r.doc_start_line, &r.doc_end_line, &r.body_start_line,      &r.body_end_line};
+    for (int k = 0; k < 8; ++k) *lines[k] = e.i32(6 + k);
+    r.start_byte = static_cast<uint32_t>(e.i64(14));
+    r.end_byte = static_cast<uint32_t>(e.i64(15));
+    r.body_start_byte = static_cast<uint32_t>(e.i64(16));
+    r.signature = e.str(17);
+    r.docstring = e.str(18);
+    r.decorators = decode_strings(e.str(19));
+    r.bases = decode_strings(e.str(20));
+    r.params = decode_params(e.str(21));
+    r.is_async = e.i32(22) != 0;
+    r.doc_len = static_cast<uint32_t>(e.i64(23));
+    ents.emplace_back(static_cast<int>(b.ents.size()), TermVec::deserialize(e.blob(24), r.doc_len));
+    b.ents.push_back(entity_row(w, r, b.strlist, b.params));
+    ++fr.n_entities;
+  }
+  sql::Stmt s(db, "SELECT ord, start_line, end_line, doc_len, terms FROM snippets WHERE file_id=? ORDER BY ord");
+  s.bind(1, file_id);
+  while (s.step()) {
+    uint32_t len = static_cast<uint32_t>(s.i64(3));
+    snips.emplace_back(static_cast<int>(b.snips.size()), TermVec::deserialize(s.blob(4), len));
+    b.snips.push_back({nf, s.i32(0), s.i32(1), s.i32(2), len, 0});
+    ++fr.n_snippets;
+  }
+  sql::Stmt im(db,
+               "SELECT line, scope_ord, module, level, name, alias, star, conditional FROM imports WHERE file_id=? "
+               "ORDER BY line");
+  im.bind(1, file_id);
+  while (im.step())
+    b.imports.push_back({nf, im.i32(0), im.i32(1), im.i32(3), w.str(im.str(2)), w.str(im.str(4)), w.str(im.str(5)),
+                         im.i32(6), im.i32(7)});
+}
+
+// Fills `b` from the previous image and the database; false when nothing is left to reuse.
+bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
+  std::unordered_map<std::string, int> old_by_path;
+  for (size_t i = 0; i < old.files().size(); ++i)
+    old_by_path.emplace(old.str(old.files()[i].path), static_cast<int>(i));
+  std::vector<std::pair<size_t, size_t>> old_imports(old.files().size(), {0, 0});  // per old file: [begin, end)
+  for (size_t i = 0; i < old.imports().size(); ++i) {
+    int32_t f = old.imports()[i].file;
+    if (f < 0 || static_cast<size_t>(f) >= old_imports.size()) throw Error(ExitCode::bad_input, "damaged image");
+    if (old_imports[f].second == 0) old_imports[f].first = i;
+    old_imports[f].second = i + 1;
+  }
+  std::vector<int32_t> ent_map(old.entities().size(), -1), snip_map(old.snippets().size(), -1);
+  std::vector<std::pair<int, TermVec>> new_ents, new_snips;
+  size_t reused = 0;
+  sql::Stmt s(db, "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path");
+  while (s.step()) {
+    FileRec f;
+    f.id = s.i64(0);
+    f.path = s.str(1);
+    f.module = s.str(2);
+    f.package = s.str(3);
+    std::string lang = s.str(4);
+    f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
+    f.hash = s.str(5);
+    f.line_count = s.i32(6);
+    auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
+    f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
+    f.first_entity = static_cast<int>(b.ents.size());
+    f.first_snippet = static_cast<int>(b.snips.size());
+    const int32_t nf = static_cast<int32_t>(b.files.size());
+    auto it = old_by_path.find(f.path);
+    const image::File* of = it == old_by_path.end() ? nullptr : &old.files()[it->second];
+    if (of && of->id == f.id && old.str(of->hash) == f.hash) {
+      f.n_entities = of->n_entities;
+      f.n_snippets = of->n_snippets;
+      auto [ib, ie] = old_imports[it->second];
+      copy_file_records(b, old, *of, nf, ent_map, snip_map, old.imports().subspan(ib, ie - ib));
+      b.files.push_back(file_row(b.w, f));
+      ++reused;
+    } else {
+      image::File fr = file_row(b.w, f);
+      read_file_records(b, db, f.id, nf, fr, new_ents, new_snips);
+      b.files.push_back(fr);
+    }
+  }
+  if (reused == 0) return false;
+  b.ent_post = merge_postings(old.entity_postings(), ent_map, new_ents, b.ents.size());
+  b.snip_post = merge_postings(old.snippet_postings(), snip_map, new_snips, b.snips.size());
+  return true;
+}
+
+}  // namespace
+
+void invalidate_query_image(sql::Db& db) {
+  // The image on disk stays, named as the base the next complete run updates from.
+  std::string token = meta_get(db, "query_image");
+  if (!token.empty()) meta_set(db, "query_image_base", token);
+  meta_set(db, "query_image", "");
+}
+
+void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, bool full) {
+  std::string token = meta_get(db, "query_image");
+  if (!changed && !token.empty() && QueryImage::open(db_path, token)) return;
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    if (!full) {
+      std::string base = token.empty() ? meta_get(db, "query_image_base") : token;
+      if (auto old = QueryImage::open(db_path, base)) {
+        ImageBuild b;
+        if (build_update(b, db, *old)) {
+          old.reset();  // unmapped before the new image replaces its file
+          write_image(db, db_path, b);
+          log_debug("query image updated in {:.3f}s",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          return;
+        }
+      }
+    }
+  } catch (const std::exception& e) {
+    log_debug("updating the query image failed ({}); rebuilding it", e.what());
+  }
+  try {
+    auto v = RepoView::open(db_path, false);
+    publish_query_image(db, *v);
+    log_debug("query image written in {:.3f}s",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  } catch (const std::exception& e) {
+    log_warn("could not write the query image ({}); queries load the index through SQL (slower)", e.what());
+  }
+}
+
+// ------------------------------------------------------------------ RepoView's side of the image
+// (here rather than in repo_view.cpp: everything about the image format is in this file).
+
+bool RepoView::load_image(const std::string& token) {
+  auto img = QueryImage::open(db_path_, token);
+  if (!img) return false;
+  auto bad = [] { return Error(ExitCode::bad_input, "the query image is damaged (an index out of range)"); };
+  try {
+    const auto& sl = img->strlist();
+    auto strings = [&](uint32_t first, uint32_t n) {
+      if (static_cast<uint64_t>(first) + n > sl.size()) throw bad();
+      std::vector<std::string> out;
+      for (uint32_t i = 0; i < n; ++i) out.emplace_back(img->str(sl[first + i]));
+      return out;
+    };
+    files_.reserve(img->files().size());
+    by_path_.reserve(img->files().size());
+    by_module_.reserve(img->files().size());
+    by_name_.reserve(img->entities().size());
+    for (const auto& r : img->files()) {
+      FileRec f;
+      f.id = r.id;
+      f.path = img->str(r.path);
+      f.module = img->str(r.module);
+      f.package = img->str(r.package);
+      f.hash = img->str(r.hash);
+      f.language = static_cast<Language>(r.language);
+      f.line_count = r.line_count;
+      f.n_errors = r.n_errors;
+      f.first_entity = r.first_entity;
+      f.n_entities = r.n_entities;
+      f.first_snippet = r.first_snippet;
+      f.n_snippets = r.n_snippets;
+      files_.push_back(std::move(f));
+    }
+    index_files();
+    const int n_files = static_cast<int>(files_.size());
+    const auto n_ents = static_cast<int64_t>(img->entities().size());
+    entities_.reserve(img->entities().size());
+    for (const auto& r : img->entities()) {
+      if (r.file < 0 || r.file >= n_files) throw bad();
+      EntityRec e;
+      e.id = r.id;
+      e.file = r.file;
+      e.ord = r.ord;
+      e.parent = r.parent;
+      e.name = img->str(r.name);
+      e.qualname = img->str(r.qualname);
+      e.kind = static_cast<EntityKind>(r.kind);
+      e.start_line = r.start_line;
+      e.end_line = r.end_line;
+      e.decorated_start_line = r.decorated_start_line;
+      e.header_end_line = r.header_end_line;
+      e.doc_start_line = r.doc_start_line;
+      e.doc_end_line = r.doc_end_line;
+      e.body_start_line = r.body_start_line;
+      e.body_end_line = r.body_end_line;
+      e.start_byte = r.start_byte;
+      e.end_byte = r.end_byte;
+      e.body_start_byte = r.body_start_byte;
+      e.signature = img->str(r.signature);
+      e.docstring = img->str(r.docstring);
+      e.decorators = strings(r.decorators, r.n_decorators);
+      e.bases = strings(r.bases, r.n_bases);
+      if (static_cast<uint64_t>(r.params) + r.n_params > img->params().size()) throw bad();
+      for (uint32_t i = 0; i < r.n_params; ++i) {
+        const auto& p = img->params()[r.params + i];
+        Parameter pa;
+        pa.name = img->str(p.name);
+        pa.annotation = img->str(p.annotation);
+        pa.kind = static_cast<Parameter::Kind>(p.kind);
+        pa.has_default = p.has_default != 0;
+        e.params.push_back(std::move(pa));
+      }
+      e.is_async = r.is_async != 0;
+      e.doc_len = r.doc_len;
+      e.parent_index = e.parent >= 0 ? files_[e.file].first_entity + e.parent : -1;
+      if (e.parent_index >= n_ents) throw bad();
+      by_name_[e.name].push_back(static_cast<int>(entities_.size()));
+      entities_.push_back(std::move(e));
+    }
+    snippets_.reserve(img->snippets().size());
+    for (const auto& r : img->snippets()) {
+      if (r.file < 0 || r.file >= n_files) throw bad();
+      snippets_.push_back(SnippetRec{r.file, r.ord, r.start_line, r.end_line, r.doc_len});
+    }
+    imports_.resize(files_.size());
+    for (const auto& r : img->imports()) {
+      if (r.file < 0 || r.file >= n_files) throw bad();
+      Import im;
+      im.line = r.line;
+      im.scope = r.scope;
+      im.module = img->str(r.module);
+      im.level = r.level;
+      im.name = img->str(r.name);
+      im.alias = img->str(r.alias);
+      im.star = r.star != 0;
+      im.conditional = r.conditional != 0;
+      imports_[r.file].push_back(std::move(im));
+    }
+  } catch (const Error& e) {
+    log_warn("{} ('{}'); loading through SQL", e.what(), db_path_);
+    files_.clear();
+    entities_.clear();
+    snippets_.clear();
+    imports_.clear();
+    by_path_.clear();
+    by_module_.clear();
+    files_by_module_.clear();
+    by_name_.clear();
+    return false;
+  }
+  refs_.resize(files_.size());
+  contents_.resize(files_.size());
+  entity_terms_.assign(entities_.size(), {});
+  snippet_terms_.assign(snippets_.size(), {});
+  file_terms_loaded_.assign(files_.size(), 0);
+  image_ = std::move(img);
+  return true;
+}
+
+void RepoView::load_file_terms(int file) const {
+  if (file_terms_loaded_[file]) return;
+  const FileRec& f = files_[file];
+  {
+    sql::Stmt s(*db_, "SELECT ord, doc_len, terms FROM entities WHERE file_id=?");
+    s.bind(1, f.id);
+    while (s.step())
+      if (s.i32(0) >= 0 && s.i32(0) < f.n_entities)
+        entity_terms_[f.first_entity + s.i32(0)] = TermVec::deserialize(s.blob(2), static_cast<uint32_t>(s.i64(1)));
+  }
+  {
+    sql::Stmt s(*db_, "SELECT ord, doc_len, terms FROM snippets WHERE file_id=?");
+    s.bind(1, f.id);
+    while (s.step())
+      if (s.i32(0) >= 0 && s.i32(0) < f.n_snippets)
+        snippet_terms_[f.first_snippet + s.i32(0)] = TermVec::deserialize(s.blob(2), static_cast<uint32_t>(s.i64(1)));
+  }
+  file_terms_loaded_[file] = 1;
+}
+
+}  // namespace repoctx

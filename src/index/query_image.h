@@ -1,0 +1,112 @@
+// The query image: what a query needs from an index (the file, entity, snippet and import tables and the
+// BM25 inverted lists of entities and snippets), written at index time next to the database
+// (<db>-image) in a flat layout that is memory-mapped at load, so that a fresh process answers a query
+// without re-reading the tables through SQL or rebuilding the inverted lists (sympy: ~40 ms instead of
+// ~650 ms; docs/BENCHMARKS.md).
+//
+// Consistency: the image carries a random token, and the database's meta row `query_image` names the
+// token of the image that matches its contents. An indexing run that changes anything clears the row
+// before its first write and sets it after writing the new image, so a reader (inside its read
+// transaction) uses the image only when both agree, and otherwise loads through SQL: slower, never wrong.
+// A damaged image (bad magic, sizes or references) is likewise ignored.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "index/postings.h"
+#include "util/sqlite.h"
+
+namespace repoctx {
+
+class RepoView;
+
+namespace image {
+
+struct Str {
+  uint32_t off, len;
+};
+struct File {
+  int64_t id;
+  Str path, module, package, hash;
+  int32_t language, line_count, n_errors, first_entity, n_entities, first_snippet, n_snippets, pad;
+};
+struct Entity {
+  int64_t id;
+  int32_t file, ord, parent, kind;
+  Str name, qualname, signature, docstring;
+  int32_t start_line, end_line, decorated_start_line, header_end_line, doc_start_line, doc_end_line, body_start_line,
+      body_end_line;
+  uint32_t start_byte, end_byte, body_start_byte, doc_len;
+  uint32_t decorators, n_decorators, bases, n_bases, params, n_params;  // into strlist / params
+  uint32_t is_async, pad;
+};
+struct Param {
+  Str name, annotation;
+  int32_t kind, has_default;
+};
+struct Snippet {
+  int32_t file, ord, start_line, end_line;
+  uint32_t doc_len, pad;
+};
+struct Import {
+  int32_t file, line, scope, level;
+  Str module, name, alias;
+  int32_t star, conditional;
+};
+
+}  // namespace image
+
+class QueryImage {
+ public:
+  // The image file of an index database.
+  static std::string path_for(const std::string& db_path) { return db_path + "-image"; }
+
+  // Maps the image of `db_path` when it exists, is well-formed and carries `token`; null otherwise.
+  static std::unique_ptr<QueryImage> open(const std::string& db_path, const std::string& token);
+  ~QueryImage();
+  QueryImage(const QueryImage&) = delete;
+  QueryImage& operator=(const QueryImage&) = delete;
+
+  std::span<const image::File> files() const { return files_; }
+  std::span<const image::Entity> entities() const { return entities_; }
+  std::span<const image::Param> params() const { return params_; }
+  std::span<const image::Str> strlist() const { return strlist_; }
+  std::span<const image::Snippet> snippets() const { return snippets_; }
+  std::span<const image::Import> imports() const { return imports_; }
+  const PostingsView& entity_postings() const { return entity_; }
+  const PostingsView& snippet_postings() const { return snippet_; }
+  // A string of the tables; throws Error(bad_input) when it points outside the string table (damaged).
+  std::string_view str(image::Str s) const;
+  const std::string& token() const { return token_; }
+
+ private:
+  QueryImage() = default;
+  const char* base_ = nullptr;
+  size_t size_ = 0;
+  std::string token_;
+  std::string_view strings_;
+  std::span<const image::File> files_;
+  std::span<const image::Entity> entities_;
+  std::span<const image::Param> params_;
+  std::span<const image::Str> strlist_;
+  std::span<const image::Snippet> snippets_;
+  std::span<const image::Import> imports_;
+  PostingsView entity_, snippet_;
+};
+
+// Writes the image of the index in `db` (the indexer's connection; its meta row is updated) from the
+// view `v` loaded through SQL, then names it in meta. Returns the token.
+std::string publish_query_image(sql::Db& db, const RepoView& v);
+// Called by the indexer: before a run's first change (the image no longer matches) ...
+void invalidate_query_image(sql::Db& db);
+// ... and after a complete run: writes a new image when the run changed anything or the current one is
+// missing or does not match (an index built before images existed), updating the previous image when it
+// can (`full`: rebuild from the whole index, e.g. after a forced re-parse). Failures only warn: queries
+// then load through SQL.
+void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, bool full = false);
+
+}  // namespace repoctx

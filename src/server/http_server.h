@@ -1,0 +1,52 @@
+// `repoctx serve`: an HTTP JSON API over warm indexes, one per repository, loaded once (cpp-httplib).
+//
+//   GET  /v1/health /v1/repos /v1/strategies /v1/cache/stats
+//   POST /v1/retrieve /v1/symbols /v1/files /v1/snippets /v1/read /v1/grep /v1/generate /v1/refresh (/v1/index)
+//
+// POST bodies are JSON objects holding the public API's parameters (include/repoctx/repoctx.h, api/json.h)
+// plus "repo" (the served repository's name; optional when one is served). Every failure answers a JSON
+// {"error": {"status", "code", "message"}} with a fitting HTTP status: 400 bad request or parameters,
+// 401 missing/wrong bearer token, 404 unknown endpoint/repository/file/target, 405 wrong method, 413 body
+// too large, 502 model backend failed, 503 shutting down or too many long requests, 504 past the request
+// time limit, 500 anything else.
+//
+// Requests run on a thread pool; operations that use a model (and refreshes) run on their own thread so
+// that a request past its time limit can be answered (504) while its work finishes in the background
+// (its LLM results are cached: a retry resumes). A watcher (inotify, else polling) refreshes each index when
+// its files change; a refresh swaps in a new snapshot, so readers never see a half-updated index.
+// SIGINT/SIGTERM: stop accepting, finish the requests in flight, return 0.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "repoctx/repoctx.h"
+#include "server/watcher.h"
+
+namespace repoctx {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8765;                  // 0 = any free port (announced on stderr and in ready_file)
+  std::string token;                // bearer token required on every request; empty = none
+  int threads = 0;                  // request threads (0 = max(8, 2 x cores))
+  size_t max_body_bytes = 1 << 20;  // larger request bodies are refused (413)
+  double request_timeout_s = 300;   // a model operation or refresh answers 504 after this
+  int max_background = 4;           // long operations running at once; more answer 503
+  double read_timeout_s = 30;       // a client sending its request slower than this is dropped
+  bool watch = true;                // refresh each index when its files change
+  WatchOptions watch_opt;
+  std::string ready_file;  // written ({"host", "port", "pid"}) once the server accepts connections
+};
+
+struct ServedRepo {
+  std::string name;  // how requests name it ("repo")
+  std::unique_ptr<api::Index> index;
+};
+
+// Serves until SIGINT/SIGTERM (util/cancel.h), then finishes the requests in flight and returns 0.
+// Throws Error(usage) when the address cannot be bound.
+int serve_http(std::vector<ServedRepo> repos, const ServeOptions& opt);
+
+}  // namespace repoctx

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""`repoctx serve` end to end on a copy of a Debian library, with real HTTP clients on 127.0.0.1.
+
+    serve_http.py --repoctx BIN REPO
+
+Checks: every endpoint answers what the CLI answers (retrieve: the same hits as `retrieve --json`); every bad
+request gets a JSON error with a fitting status (malformed JSON, wrong types, unknown fields, strategies,
+endpoints and repositories, wrong method, a body over the limit, paths outside the repository, a missing
+target, a missing or wrong bearer token); a file edited while serving is seen (watcher) and readers under
+load never see an error while the index is swapped; a client that disconnects mid-request and one that
+sends half a body leave the server serving; a repository deleted while serving leaves the last index
+serving and the health report saying so; SIGTERM during requests finishes them and exits 0, and the index
+is consistent afterwards.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from _util import Checker, Failure, TempDir, main_wrapper, run_json, tail
+
+PROBE = "repoctx_watch_probe_function"
+
+
+class Server:
+    def __init__(self, binary, repos, work, extra=(), name="server"):
+        self.ready = os.path.join(work, f"{name}.ready.json")
+        self.log_path = os.path.join(work, f"{name}.log")
+        self.log = open(self.log_path, "w")
+        args = [binary, "serve", *repos, "--port", "0", "--ready-file", self.ready, *extra]
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
+        deadline = time.time() + 300
+        while not os.path.exists(self.ready):
+            if self.proc.poll() is not None:
+                raise Failure(f"serve exited {self.proc.returncode} before listening: {tail(open(self.log_path).read())}")
+            if time.time() > deadline:
+                raise Failure("serve did not listen within 300 s")
+            time.sleep(0.05)
+        self.port = json.load(open(self.ready))["port"]
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return r.status, json.loads(r.read() or b"null"), dict(r.headers)
+        except urllib.error.HTTPError as e:
+            text = e.read()
+            try:
+                return e.code, json.loads(text), dict(e.headers)
+            except json.JSONDecodeError:
+                return e.code, {"raw": text.decode(errors="replace")}, dict(e.headers)
+
+    def post(self, path, body=None, **kw):
+        return self.request("POST", path, body if body is not None else {}, **kw)
+
+    def stop(self, sig=signal.SIGTERM, timeout=60):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def is_error(ck, got, status, code, what, contains=None):
+    st, body, _ = got
+    err = body.get("error") if isinstance(body, dict) else None
+    ok = st == status and isinstance(err, dict) and err.get("code") == code and err.get("status") == status
+    if contains:
+        ok = ok and contains in err.get("message", "")
+    ck.check(ok, f"{what}: {status} {code}", f"got {st} {json.dumps(body)[:300]}")
+
+
+def check_endpoints(ck, srv, binary, repo, db):
+    st, h, _ = srv.request("GET", "/v1/health")
+    ck.check(st == 200 and h["status"] == "ok" and h["repos"][0]["files"] > 10, "health lists the repository",
+             json.dumps(h)[:300])
+    query = "register a url rule for a view function"
+    st, r, _ = srv.post("/v1/retrieve", {"query": query, "strategy": "sparse", "k": 8})
+    cli = run_json(binary, ["retrieve", repo, "--db", db, "--no-refresh", "--query", query, "-k", "8", "--json"])
+    ck.check(st == 200 and [x["target"] for x in r["results"]] == [x["target"] for x in cli["results"]],
+             "retrieve (sparse) returns the CLI's hits in the CLI's order",
+             f"{[x.get('target') for x in r.get('results', [])]} vs {[x['target'] for x in cli['results']]}")
+    target = "helpers.py::get_root_path"
+    st, r, _ = srv.post("/v1/retrieve", {"target": target, "strategy": "structural", "k": 5, "with_text": True})
+    ck.check(st == 200 and r["target"] == target and len(r["results"]) == 5 and all(x["text"] for x in r["results"]),
+             "retrieve (structural, target, with_text)", json.dumps(r)[:300])
+    st, r, _ = srv.post("/v1/symbols", {"name": "get_root_path"})
+    ck.check(st == 200 and any(s["target"] == target for s in r), "symbols by name", json.dumps(r)[:200])
+    st, r, _ = srv.post("/v1/files", {})
+    ck.check(st == 200 and any(f["path"] == "helpers.py" for f in r), "files")
+    st, r, _ = srv.post("/v1/snippets", {"file": "helpers.py"})
+    ck.check(st == 200 and len(r) > 3 and r[0]["start_line"] >= 1, "snippets")
+    st, r, _ = srv.post("/v1/read", {"path": "helpers.py", "start_line": 1, "end_line": 5})
+    ck.check(st == 200 and "helpers.py (lines 1-5" in r["text"], "read a file range", json.dumps(r)[:200])
+    st, r, _ = srv.post("/v1/grep", {"pattern": "def get_root_path"})
+    ck.check(st == 200 and "helpers.py:" in r["text"], "grep", json.dumps(r)[:200])
+    st, r, _ = srv.request("GET", "/v1/strategies")
+    ck.check(st == 200 and {"sparse", "structural", "procedural"} <= {s["name"] for s in r}, "strategies")
+    st, r, _ = srv.request("GET", "/v1/cache/stats")
+    ck.check(st == 200 and "rows" in r, "cache stats", json.dumps(r)[:200])
+
+
+def check_bad_requests(ck, srv):
+    is_error(ck, srv.request("POST", "/v1/retrieve", raw=b'{"query": "x", '), 400, "bad_json", "malformed JSON")
+    is_error(ck, srv.request("POST", "/v1/retrieve", raw=b'[1, 2]'), 400, "bad_json", "a JSON array body")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x", "k": "ten"}), 400, "bad_request", "k as a string",
+             "field 'k'")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x", "k": 2.5}), 400, "bad_request", "k as a fraction")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x", "colour": 1}), 400, "bad_request", "an unknown field",
+             "unknown field 'colour'")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x", "strategy": "telepathy"}), 400, "bad_request",
+             "an unknown strategy", "sparse")
+    is_error(ck, srv.post("/v1/retrieve", {}), 400, "bad_request", "neither target nor query")
+    is_error(ck, srv.post("/v1/retrieve", {"target": "helpers.py::no_such_function"}), 404, "not_found",
+             "a missing target")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x", "repo": "nope"}), 404, "not_found", "an unknown repository")
+    is_error(ck, srv.post("/v1/teleport", {}), 404, "not_found", "an unknown endpoint", "/v1/retrieve")
+    got = srv.request("GET", "/v1/retrieve")
+    is_error(ck, got, 405, "method_not_allowed", "GET on a POST endpoint")
+    ck.check(got[2].get("Allow") == "POST", "405 says which method (Allow)")
+    is_error(ck, srv.post("/v1/retrieve", {"query": "x" * 10000}), 413, "too_large", "a body over --max-body-bytes")
+    for path in ["../../../etc/passwd", "/etc/passwd", "~/.ssh/id_rsa"]:
+        is_error(ck, srv.post("/v1/read", {"path": path}), 400, "bad_input", f"read outside the repository ({path})",
+                 "outside the repository" if not path.startswith("..") else "leaves the repository")
+    is_error(ck, srv.post("/v1/grep", {"pattern": "x", "path": "/etc"}), 400, "bad_input", "grep outside the repository")
+    is_error(ck, srv.post("/v1/grep", {"pattern": "(unclosed"}), 400, "bad_input", "an invalid regular expression")
+    is_error(ck, srv.post("/v1/read", {"path": "helpers.py", "start_line": 0}), 400, "bad_request",
+             "start_line 0")
+
+
+def check_token(ck, binary, repo, db, work):
+    srv = Server(binary, [repo], work, ["--db", db, "--no-refresh", "--no-watch", "--token", "s3cret"], "token")
+    try:
+        is_error(ck, srv.request("GET", "/v1/health"), 401, "unauthorized", "no bearer token")
+        is_error(ck, srv.request("GET", "/v1/health", headers={"Authorization": "Bearer wrong"}), 401,
+                 "unauthorized", "a wrong bearer token")
+        st, _, _ = srv.request("GET", "/v1/health", headers={"Authorization": "Bearer s3cret"})
+        ck.check(st == 200, "the right bearer token is accepted")
+    finally:
+        srv.stop()
+    p = subprocess.run([binary, "serve", repo, "--db", db, "--host", "0.0.0.0", "--port", "0", "--no-refresh"],
+                       capture_output=True, text=True, timeout=60)
+    ck.check(p.returncode == 2 and "token" in p.stderr, "a non-local address without a token is refused (exit 2)",
+             f"exit {p.returncode}: {tail(p.stderr)}")
+    for args, code, what in [([os.path.join(work, "missing")], 3, "a missing repository"),
+                             ([repo, "--port", "70000"], 2, "a port out of range")]:
+        p = subprocess.run([binary, "serve", *args, "--db", db, "--no-refresh", "--no-watch"], capture_output=True,
+                           text=True, timeout=60)
+        ck.check(p.returncode == code, f"serve with {what} exits {code}", f"exit {p.returncode}: {tail(p.stderr)}")
+
+
+def check_disconnects(ck, srv):
+    # Half a body, then the client goes away.
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+              b'{"query": "reg')
+    s.close()
+    # A whole request, then the client goes away before reading the answer.
+    body = json.dumps({"target": "app.py::Flask.add_url_rule", "strategy": "structural", "k": 50}).encode()
+    for _ in range(5):
+        s = socket.create_connection(("127.0.0.1", srv.port))
+        s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        s.close()
+    # Garbage instead of HTTP.
+    s = socket.create_connection(("127.0.0.1", srv.port))
+    s.sendall(b"\x00\x01\x02 not http at all\r\n\r\n")
+    try:
+        s.recv(1000)
+    except OSError:
+        pass
+    s.close()
+    st, h, _ = srv.request("GET", "/v1/health")
+    ck.check(st == 200 and srv.proc.poll() is None, "the server serves on after clients vanish mid-request")
+
+
+def check_fresh_under_load(ck, srv, copy):
+    errors, answered, stop = [], [0], threading.Event()
+
+    def reader():
+        while not stop.is_set():
+            st, r, _ = srv.post("/v1/retrieve", {"target": "helpers.py::get_root_path", "strategy": "structural",
+                                                 "k": 5, "with_text": True})
+            if st != 200 or len(r.get("results", [])) != 5 or not all(x.get("text") for x in r["results"]):
+                errors.append(f"{st} {json.dumps(r)[:200]}")
+            answered[0] += 1
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        helpers = os.path.join(copy, "helpers.py")
+        with open(helpers, "a") as f:
+            f.write(f"\n\ndef {PROBE}(x):\n    return get_root_path(x)\n")
+        deadline, seen = time.time() + 60, False
+        while time.time() < deadline and not seen:
+            st, r, _ = srv.post("/v1/symbols", {"name": PROBE})
+            seen = st == 200 and len(r) == 1
+            time.sleep(0.2)
+        ck.check(seen, "a function added while serving is found (the watcher refreshed the index)")
+        # Several more swaps under load.
+        for i in range(3):
+            with open(os.path.join(copy, f"added_{i}.py"), "w") as f:
+                f.write(f"def added_{i}():\n    return {i}\n")
+            st, r, _ = srv.post("/v1/refresh", {})
+            ck.check(st == 200 and r["complete"], f"refresh {i} under load", json.dumps(r)[:200])
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    ck.check(not errors and answered[0] > 10,
+             f"{answered[0]} reads during the swaps, none failed or saw a torn index", "; ".join(errors[:3]))
+    st, h, _ = srv.request("GET", "/v1/health")
+    ck.check(h["repos"][0]["generation"] >= 3, "each change swapped in a new snapshot", json.dumps(h)[:300])
+
+
+def check_repo_deleted(ck, srv, copy):
+    shutil.rmtree(copy)
+    deadline, noticed = time.time() + 30, False
+    while time.time() < deadline and not noticed:
+        st, h, _ = srv.request("GET", "/v1/health")
+        noticed = st == 200 and not h["repos"][0]["fresh"]
+        time.sleep(0.2)
+    ck.check(noticed, "health reports the deleted repository (fresh: false, last_error)")
+    st, r, _ = srv.post("/v1/retrieve", {"target": "helpers.py::get_root_path", "strategy": "structural", "k": 3,
+                                         "with_text": True})
+    ck.check(st == 200 and len(r["results"]) == 3, "the last loaded index keeps serving after the deletion",
+             json.dumps(r)[:200])
+    is_error(ck, srv.post("/v1/refresh", {}), 404, "not_found", "refresh of a deleted repository", "gone")
+
+
+def check_sigterm(ck, binary, repo, db, work):
+    srv = Server(binary, [repo], work, ["--db", db, "--no-refresh", "--no-watch"], "sigterm")
+    results = []
+
+    def slow():
+        results.append(srv.post("/v1/refresh", {"force": True}, timeout=300))
+
+    def fast():
+        for _ in range(20):
+            try:
+                results.append(srv.post("/v1/retrieve", {"query": "url rule", "k": 5}, timeout=60))
+            except (urllib.error.URLError, ConnectionError) as e:
+                results.append(("refused", str(e)))
+
+    threads = [threading.Thread(target=slow)] + [threading.Thread(target=fast) for _ in range(3)]
+    for t in threads:
+        t.start()
+    time.sleep(0.3)
+    rc = srv.stop(signal.SIGTERM, timeout=120)
+    for t in threads:
+        t.join(timeout=120)
+    ck.check(rc == 0, "SIGTERM during requests: the server exits 0", f"exit {rc}: {tail(open(srv.log_path).read())}")
+    answered = [r for r in results if r[0] != "refused"]
+    ok = all(r[0] in (200, 503) and isinstance(r[1], dict) for r in answered)
+    ck.check(ok and answered, f"every request in flight got a whole JSON answer ({len(answered)} answered, "
+             f"{len(results) - len(answered)} refused after the stop)", str([r[:2] for r in answered if r[0] not in (200, 503)][:3]))
+    p = run_json(binary, ["index", repo, "--db", db, "--json", "-q"])
+    ck.check(p["complete"] and p["files"] > 10, "the index is consistent after the interrupted refresh (re-index completes)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repoctx", required=True)
+    ap.add_argument("repo")
+    a = ap.parse_args()
+    ck = Checker()
+    with TempDir("repoctx-serve-") as work:
+        copy = os.path.join(work, "flask")
+        shutil.copytree(a.repo, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        db = os.path.join(work, "index.db")
+        srv = Server(a.repoctx, [copy], work, ["--db", db, "--max-body-bytes", "4096"])
+        try:
+            check_endpoints(ck, srv, a.repoctx, copy, db)
+            check_bad_requests(ck, srv)
+            check_disconnects(ck, srv)
+            check_fresh_under_load(ck, srv, copy)
+            check_repo_deleted(ck, srv, copy)
+            ck.check(srv.stop() == 0, "the server stops on SIGTERM with exit 0")
+        finally:
+            srv.stop(signal.SIGKILL)
+        copy2 = os.path.join(work, "flask2")
+        shutil.copytree(a.repo, copy2, ignore=shutil.ignore_patterns("__pycache__"))
+        db2 = os.path.join(work, "index2.db")
+        run_json(a.repoctx, ["index", copy2, "--db", db2, "--json", "-q"])
+        check_token(ck, a.repoctx, copy2, db2, work)
+        check_sigterm(ck, a.repoctx, copy2, db2, work)
+    return ck.finish("serve_http")
+
+
+if __name__ == "__main__":
+    sys.exit(main_wrapper("serve_http", main))

@@ -1,0 +1,201 @@
+// The query image (index/query_image.h): a view loaded from it equals the view loaded through SQL (every
+// table, every BM25 score), also after updates that changed, added, removed and renamed files; a damaged or
+// stale image is never used.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "helpers.h"
+#include "index/index.h"
+#include "index/query_image.h"
+#include "index/repo_view.h"
+#include "index/schema.h"
+#include "retrieve/bm25.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+
+std::string module_text(int i, int version) {
+  std::string s = "\"\"\"Module " + std::to_string(i) + ".\"\"\"\nimport os\nfrom .util import helper\n\n";
+  s += "@decorate(" + std::to_string(version) + ")\nclass Store" + std::to_string(i) + "(Base, Mixin):\n";
+  s += "    \"\"\"Keeps records of kind " + std::to_string(i) + ".\"\"\"\n";
+  s += "    def load(self, path: str, *args, limit=10, **kw) -> dict:\n        \"\"\"Load records.\"\"\"\n";
+  s += "        return helper(path, version=" + std::to_string(version) + ")\n\n";
+  s += "def compute_" + std::to_string(i) + "(values):\n    total = sum(values) * " + std::to_string(version) +
+       "\n    return total\n";
+  return s;
+}
+
+struct Repo {
+  TempDir dir, db;
+  IndexOptions opt;
+  Repo() {
+    dir.write("pkg/__init__.py", "");
+    dir.write("pkg/util.py", "def helper(path, version=0):\n    return {'path': path, 'v': version}\n");
+    for (int i = 0; i < 12; ++i) dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 1));
+    opt.db_path = db.str() + "/i.db";
+    opt.progress = false;
+  }
+  IndexStats index() { return build_index(dir.str(), opt); }
+};
+
+void expect_same_entity(const EntityRec& a, const EntityRec& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.file, b.file);
+  EXPECT_EQ(a.ord, b.ord);
+  EXPECT_EQ(a.parent_index, b.parent_index);
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.qualname, b.qualname);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.signature, b.signature);
+  EXPECT_EQ(a.docstring, b.docstring);
+  EXPECT_EQ(a.decorators, b.decorators);
+  EXPECT_EQ(a.bases, b.bases);
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    EXPECT_EQ(a.params[i].name, b.params[i].name);
+    EXPECT_EQ(a.params[i].kind, b.params[i].kind);
+    EXPECT_EQ(a.params[i].has_default, b.params[i].has_default);
+    EXPECT_EQ(a.params[i].annotation, b.params[i].annotation);
+  }
+  EXPECT_EQ(a.start_line, b.start_line);
+  EXPECT_EQ(a.end_line, b.end_line);
+  EXPECT_EQ(a.body_start_line, b.body_start_line);
+  EXPECT_EQ(a.body_start_byte, b.body_start_byte);
+  EXPECT_EQ(a.doc_len, b.doc_len);
+}
+
+// The image-loaded view answers exactly like the SQL-loaded one.
+void expect_same_views(const std::string& db) {
+  auto img = RepoView::open(db, true);
+  auto sql = RepoView::open(db, false);
+  ASSERT_NE(img->image(), nullptr) << "the image matches the index";
+  ASSERT_EQ(sql->image(), nullptr);
+  EXPECT_EQ(img->snippet_lines(), sql->snippet_lines());
+  ASSERT_EQ(img->files().size(), sql->files().size());
+  for (size_t f = 0; f < sql->files().size(); ++f) {
+    const auto &a = img->files()[f], &b = sql->files()[f];
+    EXPECT_EQ(a.path, b.path);
+    EXPECT_EQ(a.module, b.module);
+    EXPECT_EQ(a.hash, b.hash);
+    EXPECT_EQ(a.first_entity, b.first_entity);
+    EXPECT_EQ(a.n_entities, b.n_entities);
+    EXPECT_EQ(a.n_snippets, b.n_snippets);
+    EXPECT_EQ(img->files_in_module(a.module), sql->files_in_module(b.module));
+    ASSERT_EQ(img->imports(static_cast<int>(f)).size(), sql->imports(static_cast<int>(f)).size());
+    for (size_t k = 0; k < sql->imports(static_cast<int>(f)).size(); ++k) {
+      EXPECT_EQ(img->imports(static_cast<int>(f))[k].module, sql->imports(static_cast<int>(f))[k].module);
+      EXPECT_EQ(img->imports(static_cast<int>(f))[k].name, sql->imports(static_cast<int>(f))[k].name);
+      EXPECT_EQ(img->imports(static_cast<int>(f))[k].line, sql->imports(static_cast<int>(f))[k].line);
+    }
+  }
+  ASSERT_EQ(img->entities().size(), sql->entities().size());
+  for (size_t e = 0; e < sql->entities().size(); ++e) expect_same_entity(img->entities()[e], sql->entities()[e]);
+  ASSERT_EQ(img->snippets().size(), sql->snippets().size());
+  for (size_t s = 0; s < sql->snippets().size(); ++s) {
+    EXPECT_EQ(img->snippets()[s].start_line, sql->snippets()[s].start_line);
+    EXPECT_EQ(img->snippets()[s].doc_len, sql->snippets()[s].doc_len);
+  }
+  // BM25 over the mapped lists equals BM25 built from the term vectors, with and without overrides.
+  sql->load_all_terms();
+  std::vector<const TermVec*> docs(sql->entities().size());
+  for (size_t i = 0; i < docs.size(); ++i) docs[i] = &sql->entity_terms(static_cast<int>(i));
+  Bm25Index built, mapped;
+  built.build(docs);
+  const RepoView* iv = img.get();
+  mapped.attach(img->image()->entity_postings(), [iv](int d) -> const TermVec& { return iv->entity_terms(d); });
+  EXPECT_EQ(built.num_docs(), mapped.num_docs());
+  EXPECT_DOUBLE_EQ(built.avgdl(), mapped.avgdl());
+  Bm25Overrides ov;
+  ov.removed = {0, 3};
+  TermVec replacement = term_vector("def load(self, path): return helper(path) records total values");
+  ov.replaced = {{5, &replacement}};
+  for (const char* q : {"load records path", "compute total values sum", "helper version", "store kind base"})
+    for (const Bm25Overrides* o :
+         {static_cast<const Bm25Overrides*>(nullptr), static_cast<const Bm25Overrides*>(&ov)}) {
+      auto a = built.score_all(query_terms(q), Bm25Params{}, o);
+      auto b = mapped.score_all(query_terms(q), Bm25Params{}, o);
+      auto by_doc = [](std::vector<ScoredDoc> v) {
+        std::sort(v.begin(), v.end(), [](const ScoredDoc& x, const ScoredDoc& y) { return x.doc < y.doc; });
+        return v;
+      };
+      a = by_doc(a);
+      b = by_doc(b);
+      ASSERT_EQ(a.size(), b.size()) << q;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].doc, b[i].doc) << q;
+        EXPECT_DOUBLE_EQ(a[i].score, b[i].score) << q;
+      }
+    }
+}
+
+std::string meta(const std::string& db, const std::string& key) {
+  sql::Db d(db, true);
+  return meta_get(d, key);
+}
+
+}  // namespace
+
+TEST(QueryImage, AViewFromTheImageEqualsOneThroughSql) {
+  Repo r;
+  r.index();
+  expect_same_views(r.opt.db_path);
+}
+
+TEST(QueryImage, UpdatesAfterChangesEqualAFreshIndex) {
+  Repo r;
+  r.index();
+  std::string first = meta(r.opt.db_path, "query_image");
+  // Change one file, add two, remove one, rename one: the update path (previous image + changed files).
+  r.dir.write("pkg/mod3.py", module_text(3, 7));
+  r.dir.write("pkg/aaa_new.py", "def first_new():\n    return 1\n");
+  r.dir.write("pkg/zzz_new.py", module_text(99, 2));
+  std::filesystem::remove(r.dir / "pkg/mod5.py");
+  std::filesystem::rename(r.dir / "pkg/mod7.py", r.dir / "pkg/mod7_renamed.py");
+  auto st = r.index();
+  EXPECT_EQ(st.parsed, 4u);
+  EXPECT_EQ(st.removed, 2u);
+  std::string second = meta(r.opt.db_path, "query_image");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(meta(r.opt.db_path, "query_image_base"), first) << "updated from the previous image";
+  expect_same_views(r.opt.db_path);
+  // Nothing changed: the image is kept.
+  r.index();
+  EXPECT_EQ(meta(r.opt.db_path, "query_image"), second);
+}
+
+TEST(QueryImage, ADamagedOrStaleImageIsNeverUsed) {
+  Repo r;
+  r.index();
+  const std::string path = QueryImage::path_for(r.opt.db_path);
+  ASSERT_TRUE(std::filesystem::exists(path));
+  // Stale: the index names another token.
+  {
+    sql::Db d(r.opt.db_path);
+    meta_set(d, "query_image", "0123456789abcdef0123456789abcdef");
+  }
+  EXPECT_EQ(RepoView::open(r.opt.db_path)->image(), nullptr);
+  r.index();  // repairs it
+  EXPECT_NE(RepoView::open(r.opt.db_path)->image(), nullptr);
+  // Damaged: cut short, then its size restored with garbage.
+  auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size / 2);
+  auto v = RepoView::open(r.opt.db_path);
+  EXPECT_EQ(v->image(), nullptr);
+  EXPECT_EQ(v->entities().size(), RepoView::open(r.opt.db_path, false)->entities().size()) << "loaded through SQL";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2 - 1));
+    std::string junk(size - size / 2 + 1, '\xff');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  v = RepoView::open(r.opt.db_path);
+  EXPECT_EQ(v->image(), nullptr) << "lists pointing outside the file are caught";
+  EXPECT_EQ(v->entities().size(), RepoView::open(r.opt.db_path, false)->entities().size());
+  r.index();
+  expect_same_views(r.opt.db_path);
+}
