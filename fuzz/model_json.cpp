@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "retrieve/procedural/agent_tools.h"
 #include "llm/structured.h"
+#include "retrieve/procedural/agent_tools.h"
 #include "util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -117,7 +117,6 @@ void add_sandbox_bench(CLI::App& app, Commands& out) {
                  }});
 }
 
-
 // bench-syntax: the syntax check's cost per candidate (issue 18).
 void add_syntax_bench(CLI::App& app, Commands& out) {
   struct Bench {

@@ -64,7 +64,8 @@ struct IndexCmd {
       fmt::print(stderr,
                  "{} in {:.2f}s: {}{}{}{}\n  the index holds {} files, {} entities, {} references, {} snippets: {}\n",
                  repo.repo, st.seconds, what, st.skipped ? fmt::format(", {} skipped", st.skipped) : "",
-                 st.partial ? fmt::format(", {} partly indexed (repoctx files --skipped)", st.partial) : "", st.complete ? "" : " (interrupted: run again to finish)", tot.files, tot.entities, tot.references,
+                 st.partial ? fmt::format(", {} partly indexed (repoctx files --skipped)", st.partial) : "",
+                 st.complete ? "" : " (interrupted: run again to finish)", tot.files, tot.entities, tot.references,
                  tot.snippets, st.db_path);
     }
     return st.complete ? 0 : static_cast<int>(ExitCode::interrupted);

@@ -156,7 +156,8 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
   c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
   c->add_option("-s,--strategy", r->strategy,
-                "retrieval strategy (see `repoctx strategies`); default: structural for --target, aligncoder-snippets for a cursor, sparse for --query");
+                "retrieval strategy (see `repoctx strategies`); default: structural for --target, aligncoder-snippets "
+                "for a cursor, sparse for --query");
   c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
   c->add_flag("--exclude-tests", r->exclude_tests,
               "leave test files (tests/, test_*.py, conftest.py) out of the results");

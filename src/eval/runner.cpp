@@ -473,7 +473,8 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
       try {
         GenerationParams gen = o.gen;
         if (method != "gold" && method != "stub" && method != "given") {
-          if (!targets_of_repo.count(task.repo)) targets_of_repo[task.repo] = repository_targets(tasks, task.repo, *eng);
+          if (!targets_of_repo.count(task.repo))
+            targets_of_repo[task.repo] = repository_targets(tasks, task.repo, *eng);
           gen.benchmark_targets = targets_of_repo[task.repo];
         }
         patch = patch_for_method(*eng, models, task, method, gen, rec);

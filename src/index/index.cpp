@@ -26,10 +26,10 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/paths.h"
 #include "util/progress.h"
 #include "util/sqlite.h"
 #include "util/text.h"
-#include "util/paths.h"
 
 namespace fs = std::filesystem;
 

@@ -85,7 +85,7 @@ class RepoView {
  private:
   RepoView() = default;
   void load_entities(const std::unordered_map<int64_t, int>& file_index);  // part of open()
-  void index_files();  // the lookup tables by path and by module
+  void index_files();                                                      // the lookup tables by path and by module
   // Defined in query_image.cpp: the tables from the image (false: it does not match; load through SQL),
   // and one file's term vectors read on demand (the image holds no term vectors).
   bool load_image(const std::string& token);

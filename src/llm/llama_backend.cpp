@@ -23,8 +23,8 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
-#include "util/text.h"
 #include "util/paths.h"
+#include "util/text.h"
 
 namespace repoctx {
 

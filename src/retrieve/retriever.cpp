@@ -43,10 +43,14 @@ const std::vector<RetrieverInfo>& retriever_registry() {
   procedural.embedder_optional = true;
   static const std::vector<RetrieverInfo> reg = [&] {
     std::vector<RetrieverInfo> r = {
-        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse, "BM25 score"},
-        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file, "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
-        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense, "cosine similarity of the embeddings"},
-        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid, "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
+        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
+         "BM25 score"},
+        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file,
+         "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
+        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
+         "cosine similarity of the embeddings"},
+        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid,
+         "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
         {"imports",
          "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
          "embedder); ProjAgent 4.3",

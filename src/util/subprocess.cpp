@@ -136,7 +136,6 @@ bool is_env_assignment(const std::string& w) {
   return true;
 }
 
-
 namespace {
 
 // Everything the child needs, prepared before fork: after it only async-signal-safe calls are made.

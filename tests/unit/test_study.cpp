@@ -227,8 +227,8 @@ TEST(StudyReact, RepeatedCallsStopAsALoop) {
 
 TEST(StudyReact, CompactionReplacesToolExchangesBySummary) {
   ScriptedBackend llm;
-  llm.answers["study_react_turn"] = script({call("code_search", {{"query", "rows"}}),
-                                            call("code_search", {{"query", "store"}}), kAnswer});
+  llm.answers["study_react_turn"] =
+      script({call("code_search", {{"query", "rows"}}), call("code_search", {{"query", "store"}}), kAnswer});
   llm.answers["study_react_turn_compaction"] = script({"searched rows and store; found pkg/store.py"});
   RetrieverOptions ro;
   ro.study.react.conversation_tokens = 400;  // below the system prompt plus one search result

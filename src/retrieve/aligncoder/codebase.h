@@ -93,8 +93,7 @@ class CrossFileIdf {
 
 // III-C fine-grained retrieval, shared by the retrievers and training:
 // the encoder's query (the unfinished code around the window, the imported names, the candidates),
-QueryParts query_parts(const Engine& e, const CursorContext& ctx, int query_lines,
-                       std::vector<std::string> candidates);
+QueryParts query_parts(const Engine& e, const CursorContext& ctx, int query_lines, std::vector<std::string> candidates);
 // the pool it re-ranks: BM25's best `pool` snippets of `text`, and (with_dependencies) every dependency
 // snippet BM25 left out (they summarise what the file imports: the APIs a completion calls),
 std::vector<CodebaseItem> fine_pool(const Engine& e, const CursorContext& ctx, const std::string& text,
