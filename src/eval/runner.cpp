@@ -334,7 +334,10 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
   const auto& st = tree.stats();
   rec["scratch"] = {{"linked", st.linked}, {"copied", st.copied}, {"seconds", st.seconds}};
   // The task's command as argv, never through a shell; leading NAME=value words set its environment.
-  PreparedCommand cmd = prepare_command(task.test_argv.empty() ? split_command(task.test_command) : task.test_argv);
+  // In the sandbox bubblewrap finds the program in PATH itself (entries under the hidden home, such as
+  // pyenv shims, are skipped there as a shell would); unconfined, run_limited needs its path.
+  PreparedCommand cmd =
+      prepare_command(task.test_argv.empty() ? split_command(task.test_command) : task.test_argv, !sandbox_.enabled());
   std::vector<std::string> argv = std::move(cmd.argv);
   ProcessSetup setup;
   setup.log_path = log_path;

@@ -198,13 +198,13 @@ void plan_limits(ChildPlan& p, const CommandLimits& lim) {
 
 }  // namespace
 
-PreparedCommand prepare_command(std::vector<std::string> argv) {
+PreparedCommand prepare_command(std::vector<std::string> argv, bool resolve_path) {
   PreparedCommand c;
   size_t first = 0;
   while (first < argv.size() && is_env_assignment(argv[first])) c.env.push_back(argv[first++]);
   c.argv.assign(argv.begin() + static_cast<long>(first), argv.end());
   if (c.argv.empty()) throw Error(ExitCode::bad_input, "the command names no program (only NAME=value words)");
-  if (c.argv[0].find('/') == std::string::npos) {
+  if (resolve_path && c.argv[0].find('/') == std::string::npos) {
     std::string found = find_program(c.argv[0]);
     if (!found.empty()) c.argv[0] = found;  // else execve fails: exit 127, the log says why
   }

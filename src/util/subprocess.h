@@ -47,12 +47,13 @@ std::vector<std::string> expand_tests(std::string_view tmpl, const std::vector<s
 bool is_env_assignment(const std::string& word);
 
 // A command's argv made ready for run_limited: leading NAME=value words move to `env` (as env(1) reads
-// them) and argv[0] without a '/' is looked up in PATH (the sandbox sees the same system folders).
+// them); with `resolve_path`, argv[0] without a '/' is looked up in this process's PATH (run_limited
+// needs a path; a sandbox looks it up itself, since its PATH entries under a hidden home do not exist there).
 // Error(bad_input) when no program is named.
 struct PreparedCommand {
   std::vector<std::string> argv, env;
 };
-PreparedCommand prepare_command(std::vector<std::string> argv);
+PreparedCommand prepare_command(std::vector<std::string> argv, bool resolve_path = true);
 
 struct ProcessSetup {
   std::string cwd;                     // empty: this process's

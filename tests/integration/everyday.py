@@ -58,27 +58,20 @@ def run_in_pty(binary, args, timeout=300):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         r, _, _ = select.select([fd], [], [], 0.5)
-        if r:
-            try:
-                chunk = os.read(fd, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            out += chunk
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            try:
-                while True:
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        break
-                    out += chunk
-            except OSError:
-                pass
+        if not r:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal (it exited)
+            chunk = b""
+        if not chunk:
+            _, status = os.waitpid(pid, 0)
+            os.close(fd)
             return os.waitstatus_to_exitcode(status), out.decode(errors="replace")
+        out += chunk
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
+    os.close(fd)
     return -9, out.decode(errors="replace")
 
 
