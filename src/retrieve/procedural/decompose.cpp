@@ -60,7 +60,8 @@ const std::vector<std::pair<const char*, ParamField>>& param_fields() {
 
 json ProceduralParams::to_json() const {
   json j = json::object();
-  for (const auto& [name, field] : param_fields()) std::visit([&](auto m) { j[name] = this->*m; }, field);
+  // Not a structured binding: clang 14 (the sanitizer and fuzz builds) cannot capture one in a lambda.
+  for (const auto& entry : param_fields()) std::visit([&](auto m) { j[entry.first] = this->*m; }, entry.second);
   return j;
 }
 
