@@ -67,7 +67,8 @@ void CompletionParams::apply(const json& j) {
 
 json CompletionParams::to_json() const {
   json j;
-  for (const auto& [name, f] : fields()) std::visit([&](auto m) { j[name] = this->*m; }, f);
+  for (const auto& e : fields())
+    std::visit([&](auto m) { j[e.first] = this->*m; }, e.second);  // clang 14: no captured bindings
   return j;
 }
 

@@ -62,7 +62,8 @@ const std::vector<std::pair<const char*, Getter>>& fields() {
 json StudyParams::to_json() const {
   json j = json::object();
   StudyParams copy = *this;
-  for (const auto& [name, g] : fields()) std::visit([&](auto get) { j[name] = *get(copy); }, g);
+  for (const auto& e : fields())
+    std::visit([&](auto get) { j[e.first] = *get(copy); }, e.second);  // clang 14: no captured bindings
   return j;
 }
 
