@@ -7,9 +7,12 @@ reports every problem it found, not only the first.
 import json
 import os
 import shutil
+import signal
+import socket
 import subprocess
 import tempfile
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO_ROOT = os.path.dirname(os.path.dirname(HERE))   # tests/integration -> repository root
@@ -150,6 +153,68 @@ def remove_tree(path):
     elif os.path.isdir(path):
         shutil.rmtree(path, onerror=onerror)
 
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+class LlamaServer:
+    """A real llama-server on 127.0.0.1 started from `argv` (which holds `port`), healthy when the constructor
+    returns; a context manager that stops it (SIGTERM, then SIGKILL after 30 s)."""
+
+    def __init__(self, argv, port, log_path, wait_s=60):
+        self.argv, self.port = list(argv), port
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=self.log)
+        deadline = time.time() + wait_s
+        while time.time() < deadline:
+            try:
+                if urllib.request.urlopen(f"{self.root}/health", timeout=1).status == 200:
+                    return
+            except Exception:
+                if self.proc.poll() is not None:
+                    break
+                time.sleep(0.2)
+        self.stop()
+        raise Failure(f"llama-server ({' '.join(self.argv)}) did not become healthy in {wait_s} s: "
+                      f"{tail(open(log_path, errors='replace').read(), 1500)}")
+
+    @property
+    def root(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def endpoint(self):
+        """The OpenAI-compatible base URL repoctx's --endpoint takes."""
+        return f"{self.root}/v1"
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def start_llama_server(server_bin, model, log_path, *extra):
+    """llama-server serving `model` on a free loopback port with the extra flags given."""
+    port = free_port()
+    return LlamaServer([server_bin, "-m", model, "--host", "127.0.0.1", "--port", str(port), *extra], port, log_path)
 
 def main_wrapper(name, body):
     """Run body() -> exit status; a Failure or an unexpected exception exits 1 with a message."""

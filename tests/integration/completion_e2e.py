@@ -21,25 +21,16 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
-from _util import Checker, Failure, TempDir, main_wrapper, run, tail
+from _util import Checker, Failure, TempDir, main_wrapper, run, start_llama_server, tail
 
 METHODS = "aligncoder,rlcoder,repocoder,reacc,in-file,no-retrieval"
 SMALL = ["--max-tokens", "8", "--param", "sample_tokens=8", "--param", "generation_tokens=8",
          "--param", "context_chars=1500", "--param", "code_chars=1500", "--samples", "2"]
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def results(path):
@@ -102,29 +93,14 @@ def main():
         write_bad_tasks(tasks, good[0])
         # The AlignRetriever the methods use: trained here with perplexity labels (eq. 24) from the tiny model.
         aligned = check_training(ck, binary, env, repo, work, model, good[0])
-        port = free_port()
-        log = open(os.path.join(work, "server.log"), "w")
-        srv = subprocess.Popen([a.llama_server, "-m", model, "--host", "127.0.0.1", "--port", str(port), "-c", "4096",
-                                "-np", "1", "-t", "2", "--no-webui"], stdout=log, stderr=log)
-        try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status == 200:
-                        break
-                except Exception:
-                    time.sleep(0.2)
-            else:
-                raise Failure("llama-server did not become healthy")
+        with start_llama_server(a.llama_server, model, os.path.join(work, "server.log"), "-c", "4096", "-np", "1",
+                                "-t", "2", "--no-webui") as srv:
             cache = os.path.join(work, "llm.db")
-            llm = ["--backend", "openai", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "tiny",
+            llm = ["--backend", "openai", "--endpoint", srv.endpoint, "--model", "tiny",
                    "--model-file", aligned, "--cache", cache]
             check_eval(ck, binary, env, tasks, good, work, llm, cache)
             check_interrupt(ck, binary, env, tasks, work, llm)
             check_single_and_sweep(ck, binary, env, repo, good, work, llm)
-        finally:
-            srv.send_signal(signal.SIGTERM)
-            srv.wait(timeout=30)
     return ck.finish("completion_e2e")
 
 

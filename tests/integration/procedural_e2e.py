@@ -20,13 +20,11 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
-from _util import Checker, Failure, TempDir, main_wrapper, run, tail
+from _util import Checker, Failure, TempDir, main_wrapper, run, start_llama_server, tail
 
 # Bounds on the random model's output (lengths, counts, the offline cap); the paper's thresholds stay on
 # (snippet cosine 0.75, seeds 0.75, expansion 0.65 x 2).
@@ -35,13 +33,6 @@ PARAMS = ["max_context_functions=2", "max_steps=2", "description_chars=40", "sni
           "max_rounds=2", "agent_budget=2"]
 TARGET = "helpers.py::get_root_path"
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def retrieve_cmd(repo, trace, cache, args, params=PARAMS):
@@ -191,27 +182,12 @@ def main():
         common = ["--db", os.path.join(work, "index.db")]
         check_run(ck, a.repoctx, "llama", a.repo, common + ["--model", model], work, embedder_is_llm=True)
         check_interrupt(ck, a.repoctx, a.repo, model, work)
-        port = free_port()
-        log = open(os.path.join(work, "server.log"), "w")
-        srv = subprocess.Popen([a.llama_server, "-m", ascii_model, "--host", "127.0.0.1", "--port", str(port),
-                                "-c", "8192", "-np", "2", "-t", "2", "--no-webui"], stdout=log, stderr=log)
-        try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status == 200:
-                        break
-                except Exception:
-                    time.sleep(0.2)
-            else:
-                raise Failure("llama-server did not become healthy in 60 s")
+        with start_llama_server(a.llama_server, ascii_model, os.path.join(work, "server.log"), "-c", "8192", "-np",
+                                "2", "-t", "2", "--no-webui") as srv:
             check_run(ck, a.repoctx, "openai+hidden", a.repo,
-                      common + ["--backend", "openai", "--endpoint", f"http://127.0.0.1:{port}/v1", "--model", "tiny",
+                      common + ["--backend", "openai", "--endpoint", srv.endpoint, "--model", "tiny",
                                 "--hidden-model", model, "--embed-backend", "llama", "--embed-model", model], work,
                       embedder_is_llm=False)
-        finally:
-            srv.send_signal(signal.SIGTERM)
-            srv.wait(timeout=30)
     return ck.finish("procedural_e2e")
 
 

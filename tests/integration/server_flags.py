@@ -22,25 +22,15 @@ import math
 import os
 import re
 import shlex
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
 
-from _util import Checker, Failure, TempDir, main_wrapper, run, tail
+from _util import Checker, Failure, LlamaServer, TempDir, free_port, main_wrapper, run, tail
 
 CONTEXT = "2048"
 TARGET = "ansitowin32.py::AnsiToWin32.write_and_convert"
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def documented_commands(doc):
@@ -65,33 +55,14 @@ def post(url, body):
     return json.loads(urllib.request.urlopen(req, timeout=120).read())
 
 
-class Server:
+class Server(LlamaServer):
+    """llama-server started with the flags docs/LLM.md documents (placeholders filled in) plus a context size."""
+
     def __init__(self, server_bin, documented, model, work, name):
-        self.port = free_port()
-        subst = {"llama-server": server_bin, "MODEL.gguf": model, "PORT": str(self.port)}
-        self.argv = [subst.get(a, a) for a in documented] + ["-c", CONTEXT]
-        self.log = open(os.path.join(work, f"{name}.log"), "w")
-        self.proc = subprocess.Popen(self.argv, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 60
-        while time.time() < deadline:
-            try:
-                if urllib.request.urlopen(f"{self.root}/health", timeout=1).status == 200:
-                    return
-            except Exception:
-                time.sleep(0.2)
-        self.stop()
-        raise Failure(f"llama-server ({' '.join(self.argv)}) did not become healthy in 60 s")
-
-    @property
-    def root(self):
-        return f"http://127.0.0.1:{self.port}"
-
-    def stop(self):
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        port = free_port()
+        subst = {"llama-server": server_bin, "MODEL.gguf": model, "PORT": str(port)}
+        super().__init__([subst.get(a, a) for a in documented] + ["-c", CONTEXT], port,
+                         os.path.join(work, f"{name}.log"))
 
 
 def unit(v):

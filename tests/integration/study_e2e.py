@@ -17,14 +17,11 @@ import argparse
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
-from _util import Checker, Failure, TempDir, main_wrapper, run, tail
+from _util import Checker, Failure, TempDir, main_wrapper, run, start_llama_server, tail
 
 STRATEGIES = ["study-bm25", "react-bm25-cl", "react-bm25-tc", "react-bm25-sr", "react-acr-cl", "react-acr-tc",
               "react-acr-sr", "acr"]
@@ -34,13 +31,6 @@ PARAMS = ["max_turns=3", "run_turns=2", "turn_tokens=96", "thought_chars=16", "a
           "acr_max_locations=1", "context_tokens=200"]
 SRC = "/usr/lib/python3/dist-packages/colorama"
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def git(repo, *args):
@@ -128,21 +118,9 @@ def main():
         p = run(a.repoctx, ["make-test-model", "--out", model, "--ascii-only"])
         if p.returncode != 0:
             raise Failure(f"make-test-model failed: {tail(p.stderr)}")
-        port = free_port()
-        log = open(os.path.join(work, "server.log"), "w")
-        srv = subprocess.Popen([a.llama_server, "-m", model, "--host", "127.0.0.1", "--port", str(port),
-                                "-c", "8192", "-np", "1", "-t", "2", "--no-webui"], stdout=log, stderr=log)
-        try:
-            deadline = time.time() + 60
-            while time.time() < deadline:
-                try:
-                    if urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).status == 200:
-                        break
-                except Exception:
-                    time.sleep(0.2)
-            else:
-                raise Failure("llama-server did not become healthy in 60 s")
-            endpoint = f"http://127.0.0.1:{port}/v1"
+        with start_llama_server(a.llama_server, model, os.path.join(work, "server.log"), "-c", "8192", "-np", "1",
+                                "-t", "2", "--no-webui") as srv:
+            endpoint = srv.endpoint
             clones = os.path.join(work, "clones")
             cache = os.path.join(work, "llm.db")
             out1 = os.path.join(work, "run1")
@@ -168,9 +146,6 @@ def main():
                 j = json.loads(p3.stdout)
                 ck.check("stop_reason" in j and "results" in j, "localize --json reports hits and the stop reason")
                 ck.check(os.path.exists(t) and "steps" in json.load(open(t)), "localize --trace writes the steps")
-        finally:
-            srv.send_signal(signal.SIGTERM)
-            srv.wait(timeout=30)
     return ck.finish("study_e2e")
 
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <unordered_set>
-#include <variant>
 
 #include "index/embedding_store.h"
 #include "llm/prompts.h"
@@ -11,6 +10,7 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
+#include "util/param_table.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -20,38 +20,36 @@ using nlohmann::json;
 namespace {
 
 // Every parameter by its name in traces and --param: one table serves to_json and apply.
-using ParamField = std::variant<int ProceduralParams::*, double ProceduralParams::*, bool ProceduralParams::*>;
-const std::vector<std::pair<const char*, ParamField>>& param_fields() {
-  using P = ProceduralParams;
-  static const std::vector<std::pair<const char*, ParamField>> f = {
-      {"retrieval", &P::retrieval},
-      {"selected_files", &P::selected_files},
-      {"batch_files", &P::batch_files},
-      {"tau_mu", &P::tau_mu},
-      {"tau_pc1", &P::tau_pc1},
-      {"rouge_threshold", &P::rouge_threshold},
-      {"snippet_cosine", &P::snippet_cosine},
-      {"full_search", &P::full_search},
-      {"max_context_functions", &P::max_context_functions},
-      {"reuse_offline", &P::reuse_offline},
-      {"seed_threshold", &P::seed_threshold},
-      {"seed_top", &P::seed_top},
-      {"redundancy", &P::redundancy},
-      {"expand_tau", &P::expand_tau},
-      {"expand_k", &P::expand_k},
-      {"verify_top", &P::verify_top},
-      {"verify_batch_tokens", &P::verify_batch_tokens},
-      {"max_rounds", &P::max_rounds},
-      {"agent", &P::agent},
-      {"agent_budget", &P::agent_budget},
-      {"agent_context_tokens", &P::agent_context_tokens},
-      {"max_steps", &P::max_steps},
-      {"description_chars", &P::description_chars},
-      {"snippet_chars", &P::snippet_chars},
-      {"decompose_tokens", &P::decompose_tokens},
-      {"judge_tokens", &P::judge_tokens},
-      {"agent_tokens", &P::agent_tokens},
-      {"projection_tokens", &P::projection_tokens},
+const ParamTable<ProceduralParams>& param_fields() {
+  static const ParamTable<ProceduralParams> f = {
+      REPOCTX_PARAM(ProceduralParams, "retrieval", retrieval),
+      REPOCTX_PARAM(ProceduralParams, "selected_files", selected_files),
+      REPOCTX_PARAM(ProceduralParams, "batch_files", batch_files),
+      REPOCTX_PARAM(ProceduralParams, "tau_mu", tau_mu),
+      REPOCTX_PARAM(ProceduralParams, "tau_pc1", tau_pc1),
+      REPOCTX_PARAM(ProceduralParams, "rouge_threshold", rouge_threshold),
+      REPOCTX_PARAM(ProceduralParams, "snippet_cosine", snippet_cosine),
+      REPOCTX_PARAM(ProceduralParams, "full_search", full_search),
+      REPOCTX_PARAM(ProceduralParams, "max_context_functions", max_context_functions),
+      REPOCTX_PARAM(ProceduralParams, "reuse_offline", reuse_offline),
+      REPOCTX_PARAM(ProceduralParams, "seed_threshold", seed_threshold),
+      REPOCTX_PARAM(ProceduralParams, "seed_top", seed_top),
+      REPOCTX_PARAM(ProceduralParams, "redundancy", redundancy),
+      REPOCTX_PARAM(ProceduralParams, "expand_tau", expand_tau),
+      REPOCTX_PARAM(ProceduralParams, "expand_k", expand_k),
+      REPOCTX_PARAM(ProceduralParams, "verify_top", verify_top),
+      REPOCTX_PARAM(ProceduralParams, "verify_batch_tokens", verify_batch_tokens),
+      REPOCTX_PARAM(ProceduralParams, "max_rounds", max_rounds),
+      REPOCTX_PARAM(ProceduralParams, "agent", agent),
+      REPOCTX_PARAM(ProceduralParams, "agent_budget", agent_budget),
+      REPOCTX_PARAM(ProceduralParams, "agent_context_tokens", agent_context_tokens),
+      REPOCTX_PARAM(ProceduralParams, "max_steps", max_steps),
+      REPOCTX_PARAM(ProceduralParams, "description_chars", description_chars),
+      REPOCTX_PARAM(ProceduralParams, "snippet_chars", snippet_chars),
+      REPOCTX_PARAM(ProceduralParams, "decompose_tokens", decompose_tokens),
+      REPOCTX_PARAM(ProceduralParams, "judge_tokens", judge_tokens),
+      REPOCTX_PARAM(ProceduralParams, "agent_tokens", agent_tokens),
+      REPOCTX_PARAM(ProceduralParams, "projection_tokens", projection_tokens),
   };
   return f;
 }
@@ -59,33 +57,11 @@ const std::vector<std::pair<const char*, ParamField>>& param_fields() {
 }  // namespace
 
 json ProceduralParams::to_json() const {
-  json j = json::object();
-  // Not a structured binding: clang 14 (the sanitizer and fuzz builds) cannot capture one in a lambda.
-  for (const auto& entry : param_fields()) std::visit([&](auto m) { j[entry.first] = this->*m; }, entry.second);
-  return j;
+  return params_to_json(*this, param_fields());
 }
 
 void ProceduralParams::apply(const json& j) {
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    const std::string& k = it.key();
-    const json& v = it.value();
-    auto f = std::find_if(param_fields().begin(), param_fields().end(), [&](const auto& p) { return k == p.first; });
-    if (f == param_fields().end()) {
-      std::string names;
-      for (const auto& p : param_fields()) names += (names.empty() ? "" : ", ") + std::string(p.first);
-      throw Error(ExitCode::usage, "unknown procedural parameter '" + k + "' (parameters: " + names + ")");
-    }
-    std::visit(
-        [&](auto m) {
-          using T = std::remove_reference_t<decltype(this->*m)>;
-          bool ok = std::is_same_v<T, bool> ? v.is_boolean() : v.is_number();
-          if (std::is_same_v<T, int>) ok = v.is_number_integer();
-          if (!ok)
-            throw Error(ExitCode::usage, "procedural parameter '" + k + "' has a value of the wrong type: " + v.dump());
-          this->*m = v.get<T>();
-        },
-        f->second);
-  }
+  apply_params(*this, j, param_fields(), "procedural parameter");
 }
 
 std::string Rq2Pair::to_jsonl() const {
