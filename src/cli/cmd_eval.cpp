@@ -2,6 +2,7 @@
 // ProjAgent's RQ2 table.
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -105,6 +106,7 @@ struct LoroCmd {
       r.repo = repo;
       return open_engine(r, out);
     };
+    if (!models_dir.empty()) std::filesystem::create_directories(models_dir);
     LoroReport rep = run_loro(repos, open, ms.models, lo);
     if (!models_dir.empty())
       for (const auto& f : rep.folds) write_file(models_dir + "/" + f.name + ".json", f.model.to_json() + "\n");
@@ -129,7 +131,11 @@ void add_loro_command(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_flag("--include-tests", l->lo.include_tests, "also sample functions from test files");
   c->add_option("--l2", l->lo.train.l2, "L2 regularisation")->capture_default_str();
-  c->add_option("--negatives", l->lo.train.negatives, "negatives kept per training target")->capture_default_str();
+  c->add_option("--negatives", l->lo.train.negatives, "negatives kept per training target (logistic loss)")
+      ->capture_default_str();
+  c->add_option("--loss", l->lo.train.loss, "training loss")
+      ->check(CLI::IsMember({"listwise", "logistic"}))
+      ->capture_default_str();
   c->add_option("--models-dir", l->models_dir, "write each fold's model to DIR/<repository name>.json");
   c->add_option("--write-model", l->write_model, "write the model trained on every repository (the one to ship)");
   c->add_option("--samples-out", l->lo.samples_out, "write every target's candidate rows (label, features) as JSONL");
@@ -202,6 +208,9 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   c->add_option("--samples", t->to.samples, "targets per repository")->capture_default_str();
   c->add_option("--seed", t->to.seed, "sampling seed")->capture_default_str();
   c->add_option("--l2", t->to.l2, "L2 regularisation")->capture_default_str();
+  c->add_option("--loss", t->to.loss, "training loss")
+      ->check(CLI::IsMember({"listwise", "logistic"}))
+      ->capture_default_str();
   c->add_option("-o,--out", t->model_out, "model file to write")->capture_default_str();
   add_output_options(c, t->out);
   out.push_back({c, [t] { return t->run(); }});

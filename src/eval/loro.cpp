@@ -88,8 +88,8 @@ LoroReport run_loro(const std::vector<std::string>& repos,
                     const std::function<std::unique_ptr<Engine>(const std::string&)>& open, const Models& models,
                     const LoroOptions& o) {
   if (repos.size() < 2)
-    throw Error(ExitCode::usage, "leave-one-repository-out needs at least two repositories (got " +
-                                     std::to_string(repos.size()) + ")");
+    throw Error(ExitCode::usage,
+                "leave-one-repository-out needs at least two repositories (got " + std::to_string(repos.size()) + ")");
   TrainOptions to = o.train;
   to.samples = o.samples;
   to.seed = o.seed;
@@ -170,7 +170,8 @@ std::string loro_markdown(const LoroReport& r) {
     for (const StrategyScores* s : fold_rows(f)) {
       std::string label = strategy_label(*s);
       bool bold = s->strategy == "structural";
-      out += fmt::format("| {} | {} | {:.3f} | {} |", f.name, f.targets, f.pool_recall, bold ? "**" + label + "**" : label);
+      out += fmt::format("| {} | {} | {:.3f} | {} |", f.name, f.targets, f.pool_recall,
+                         bold ? "**" + label + "**" : label);
       for (int k : r.ks) out += fmt::format(" {:.3f} |", s->recall.count(k) ? s->recall.at(k) : 0.0);
       out += fmt::format(" {:.3f} |\n", s->mrr);
       if (!mean.count(label)) order.push_back(label);

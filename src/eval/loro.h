@@ -22,7 +22,7 @@ struct LoroOptions {
   std::vector<int> ks = {1, 5, 10, 20};
   int depth = 100;
   std::string samples_out;  // when set: every target's candidate rows as JSON lines (for offline analysis)
-  TrainOptions train;  // negatives, l2, iterations, candidate parameters (samples/seed/tests are ours)
+  TrainOptions train;       // negatives, l2, iterations, candidate parameters (samples/seed/tests are ours)
 };
 
 struct LoroFold {

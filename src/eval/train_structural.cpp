@@ -119,6 +119,106 @@ Eigen::VectorXd fit_logistic(const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
   return beta;
 }
 
+// Listwise (softmax over each target's candidates; a conditional logit) by Newton's method. Per target q
+// with positives P: loss_q = -(1/|P|) sum_{i in P} log softmax(X_q beta)_i, gradient E_p[x] - mean_P x,
+// Hessian Cov_p[x]. Targets without a positive in the pool carry no information and are skipped. Negatives
+// are subsampled like the logistic loss's, each kept one standing for w = all/kept of them through a log(w)
+// offset on its logit (sampled softmax), which keeps the fit fast on large pools.
+Eigen::VectorXd fit_listwise(const std::vector<const StructuralRepoSamples*>& repos, const StructuralModel& m,
+                             const TrainOptions& o, double* mean_loss) {
+  const long d = static_cast<long>(m.features.size());
+  std::vector<Eigen::MatrixXd> Xs;
+  std::vector<Eigen::VectorXd> offsets;  // log of each kept row's weight (sampled softmax)
+  std::vector<std::vector<long>> pos;
+  for (const auto* rs : repos)
+    for (const auto& t : rs->targets) {
+      std::vector<size_t> rows, neg;
+      for (size_t i = 0; i < t.positive.size(); ++i) (t.positive[i] ? rows : neg).push_back(i);
+      if (rows.empty()) continue;
+      size_t n_pos = rows.size();
+      auto key = [&](size_t i) { return hash64(std::to_string(o.seed) + "|" + std::to_string(t.candidates[i])); };
+      std::sort(neg.begin(), neg.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+      size_t keep = std::min<size_t>(neg.size(), static_cast<size_t>(o.negatives));
+      double w = keep ? static_cast<double>(neg.size()) / static_cast<double>(keep) : 1;
+      rows.insert(rows.end(), neg.begin(), neg.begin() + static_cast<long>(keep));
+      Eigen::MatrixXd X(static_cast<long>(rows.size()), d);
+      Eigen::VectorXd off = Eigen::VectorXd::Zero(static_cast<long>(rows.size()));
+      for (size_t r = 0; r < rows.size(); ++r) {
+        for (long j = 0; j < d; ++j)
+          X(static_cast<long>(r), j) = (t.features[rows[r]][static_cast<size_t>(j)] - m.mean[j]) / m.scale[j];
+        if (r >= n_pos) off(static_cast<long>(r)) = std::log(w);
+      }
+      std::vector<long> p(n_pos);
+      std::iota(p.begin(), p.end(), 0L);
+      Xs.push_back(std::move(X));
+      offsets.push_back(std::move(off));
+      pos.push_back(std::move(p));
+    }
+  // The penalised loss, and (when asked) its gradient and Hessian at beta.
+  auto evaluate = [&](const Eigen::VectorXd& beta, Eigen::VectorXd* grad, Eigen::MatrixXd* H) {
+    double loss = 0.5 * o.l2 * beta.squaredNorm();
+    if (grad) *grad = o.l2 * beta;
+    if (H) *H = Eigen::MatrixXd::Identity(d, d) * o.l2;
+    for (size_t q = 0; q < Xs.size(); ++q) {
+      const Eigen::MatrixXd& X = Xs[q];
+      Eigen::VectorXd z = X * beta + offsets[q];
+      double zmax = z.maxCoeff();
+      Eigen::VectorXd p = (z.array() - zmax).exp().matrix();
+      double norm = p.sum();
+      p /= norm;
+      double lse = zmax + std::log(norm);
+      double n_pos = static_cast<double>(pos[q].size());
+      for (long i : pos[q]) loss += (lse - z(i)) / n_pos;
+      if (!grad) continue;
+      Eigen::VectorXd ex = X.transpose() * p;
+      Eigen::VectorXd mp = Eigen::VectorXd::Zero(d);
+      for (long i : pos[q]) mp += X.row(i).transpose();
+      *grad += ex - mp / n_pos;
+      *H += X.transpose() * p.asDiagonal() * X - ex * ex.transpose();
+    }
+    return loss;
+  };
+  // Newton with step halving: a full Newton step from zero can overshoot on nearly separating features.
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(d), grad;
+  Eigen::MatrixXd H;
+  double loss = evaluate(beta, nullptr, nullptr);
+  for (int it = 0; it < o.iterations; ++it) {
+    throw_if_interrupted("no model is written");
+    evaluate(beta, &grad, &H);
+    Eigen::VectorXd step = H.ldlt().solve(grad);
+    double t = 1;
+    for (; t > 1e-4; t /= 2) {
+      double next = evaluate(beta - t * step, nullptr, nullptr);
+      if (next <= loss) {
+        loss = next;
+        break;
+      }
+    }
+    if (t <= 1e-4) break;
+    beta -= t * step;
+    if (t * step.norm() < 1e-6) break;
+  }
+  *mean_loss = Xs.empty() ? 0 : loss / static_cast<double>(Xs.size());
+  return beta;
+}
+
+void fit_binary(const Rows& rows, StructuralModel& m, const TrainOptions& o, double* mean_loss) {
+  const size_t d = m.features.size(), n = rows.x.size();
+  Eigen::MatrixXd X(n, d + 1);
+  Eigen::VectorXd y(n), sw(n);
+  for (size_t i = 0; i < n; ++i) {
+    X(static_cast<long>(i), 0) = 1.0;
+    for (size_t j = 0; j < d; ++j)
+      X(static_cast<long>(i), static_cast<long>(j + 1)) = ((*rows.x[i])[j] - m.mean[j]) / m.scale[j];
+    y(static_cast<long>(i)) = rows.label[i];
+    sw(static_cast<long>(i)) = rows.weight[i];
+  }
+  Eigen::VectorXd beta = fit_logistic(X, y, sw, o, mean_loss);
+  m.bias = beta(0);
+  m.weights.resize(d);
+  for (size_t j = 0; j < d; ++j) m.weights[j] = beta(static_cast<long>(j + 1));
+}
+
 }  // namespace
 
 StructuralModel fit_structural(const std::vector<const StructuralRepoSamples*>& repos, const TrainOptions& o,
@@ -142,22 +242,17 @@ StructuralModel fit_structural(const std::vector<const StructuralRepoSamples*>& 
     m.mean[j] = mu;
     m.scale[j] = var > 1e-12 ? std::sqrt(var) : 1.0;
   }
-  Eigen::MatrixXd X(n, d + 1);
-  Eigen::VectorXd y(n), sw(n);
-  for (size_t i = 0; i < n; ++i) {
-    X(static_cast<long>(i), 0) = 1.0;
-    for (size_t j = 0; j < d; ++j)
-      X(static_cast<long>(i), static_cast<long>(j + 1)) = ((*rows.x[i])[j] - m.mean[j]) / m.scale[j];
-    y(static_cast<long>(i)) = rows.label[i];
-    sw(static_cast<long>(i)) = rows.weight[i];
+  if (o.loss == "listwise") {
+    Eigen::VectorXd beta = fit_listwise(repos, m, o, &r.log_loss);
+    m.bias = 0;  // a per-target softmax has no intercept: only the order of a target's candidates counts
+    m.weights.assign(beta.data(), beta.data() + beta.size());
+  } else {
+    fit_binary(rows, m, o, &r.log_loss);
   }
-  Eigen::VectorXd beta = fit_logistic(X, y, sw, o, &r.log_loss);
-  m.bias = beta(0);
-  m.weights.resize(d);
-  for (size_t j = 0; j < d; ++j) m.weights[j] = beta(static_cast<long>(j + 1));
   nlohmann::json prov = {
       {"trained_on", r.repos},         {"targets", r.targets}, {"rows", r.rows}, {"positives", r.positives},
-      {"samples_per_repo", o.samples}, {"seed", o.seed},       {"l2", o.l2},     {"log_loss", r.log_loss}};
+      {"samples_per_repo", o.samples}, {"seed", o.seed},       {"l2", o.l2},     {"loss", o.loss},
+      {"log_loss", r.log_loss}};
   m.provenance_json = prov.dump();
   if (rep) *rep = r;
   return m;

@@ -21,6 +21,10 @@ struct TrainOptions {
   double l2 = 1.0;
   int iterations = 30;  // Newton steps
   bool include_tests = false;
+  // "logistic": every candidate a binary example (negatives subsampled and reweighted); "listwise": per
+  // target, a softmax over all its candidates, maximising the mean log-probability of its positives
+  // (every target counts the same, however large its pool).
+  std::string loss = "listwise";
   StructuralParams params;
 };
 
