@@ -138,6 +138,9 @@ void add_loro_command(CLI::App& app, Commands& out) {
       ->capture_default_str();
   c->add_option("--models-dir", l->models_dir, "write each fold's model to DIR/<repository name>.json");
   c->add_option("--write-model", l->write_model, "write the model trained on every repository (the one to ship)");
+  c->add_option("--neighbours", l->lo.train.params.neighbours,
+                "similar functions whose references vote (the retriever's --neighbours)")
+      ->capture_default_str();
   c->add_option("--samples-out", l->lo.samples_out, "write every target's candidate rows (label, features) as JSONL");
   add_output_options(c, l->out);
   add_model_options(c, l->models);
