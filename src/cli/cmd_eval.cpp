@@ -2,10 +2,12 @@
 // ProjAgent's RQ2 table.
 #include <fmt/core.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "eval/loro.h"
 #include "eval/retrieval_eval.h"
 #include "eval/rq2.h"
 #include "eval/train_structural.h"
@@ -85,6 +87,67 @@ struct TrainCmd {
   }
 };
 
+// ---- issue 19: leave-one-repository-out evaluation of the structural model
+struct LoroCmd {
+  OutputOptions out;
+  ModelOptions models;
+  std::vector<std::string> repos;
+  std::string baselines = "sparse,same-file,imports";
+  std::string models_dir, write_model;
+  LoroOptions lo;
+
+  int run() {
+    lo.baselines = split_list(baselines);
+    ModelNeeds needs;
+    for (const auto& s : lo.baselines) needs |= retriever_info(s).needs;
+    ModelSet ms = open_models(models, needs);
+    auto open = [&](const std::string& repo) {
+      RepoOptions r;
+      r.repo = repo;
+      return open_engine(r, out);
+    };
+    if (!models_dir.empty()) std::filesystem::create_directories(models_dir);
+    LoroReport rep = run_loro(repos, open, ms.models, lo);
+    if (!models_dir.empty())
+      for (const auto& f : rep.folds) write_file(models_dir + "/" + f.name + ".json", f.model.to_json() + "\n");
+    if (!write_model.empty()) write_file(write_model, rep.all.to_json() + "\n");
+    if (out.json)
+      std::cout << loro_json(rep) << "\n";
+    else
+      std::cout << loro_markdown(rep);
+    return 0;
+  }
+};
+
+void add_loro_command(CLI::App& app, Commands& out) {
+  auto l = std::make_shared<LoroCmd>();
+  auto* c = app.add_subcommand("eval-loro",
+                               "leave-one-repository-out: for each repository, train the structural model on the "
+                               "others and score it on that one, next to the baselines on the same targets");
+  c->add_option("repos", l->repos, "repositories (at least two)")->required();
+  c->add_option("--samples", l->lo.samples, "targets per repository")->capture_default_str();
+  c->add_option("--seed", l->lo.seed, "sampling seed")->capture_default_str();
+  c->add_option("--baselines", l->baselines, "comma-separated strategies scored on the same targets (may be empty)")
+      ->capture_default_str();
+  c->add_flag("--include-tests", l->lo.include_tests, "also sample functions from test files");
+  c->add_option("--l2", l->lo.train.l2, "L2 regularisation")->capture_default_str();
+  c->add_option("--negatives", l->lo.train.negatives, "negatives kept per training target (logistic loss)")
+      ->capture_default_str();
+  c->add_option("--loss", l->lo.train.loss, "training loss")
+      ->check(CLI::IsMember({"listwise", "logistic"}))
+      ->capture_default_str();
+  c->add_option("--models-dir", l->models_dir, "write each fold's model to DIR/<repository name>.json");
+  c->add_option("--write-model", l->write_model, "write the model trained on every repository (the one to ship)");
+  c->add_option("--neighbours", l->lo.train.params.neighbours,
+                "similar functions whose references vote (the retriever's --neighbours)")
+      ->capture_default_str();
+  c->add_option("--samples-out", l->lo.samples_out, "write every target's candidate rows (label, features) as JSONL");
+  add_output_options(c, l->out);
+  add_model_options(c, l->models);
+  out.push_back({c, [l] { return l->run(); }});
+}
+// ---- end issue 19
+
 struct Rq2Cmd {
   OutputOptions out;
   std::string pairs, labels;
@@ -148,9 +211,14 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   c->add_option("--samples", t->to.samples, "targets per repository")->capture_default_str();
   c->add_option("--seed", t->to.seed, "sampling seed")->capture_default_str();
   c->add_option("--l2", t->to.l2, "L2 regularisation")->capture_default_str();
+  c->add_option("--loss", t->to.loss, "training loss")
+      ->check(CLI::IsMember({"listwise", "logistic"}))
+      ->capture_default_str();
   c->add_option("-o,--out", t->model_out, "model file to write")->capture_default_str();
   add_output_options(c, t->out);
   out.push_back({c, [t] { return t->run(); }});
+
+  add_loro_command(app, out);
 
   auto r = std::make_shared<Rq2Cmd>();
   c = app.add_subcommand("rq2",

@@ -54,6 +54,23 @@ enum F : int {
   f_proximity,
   f_param_match,
   f_method_of_own_class_private,
+  // Per-target normalised evidence and interactions (issue 19: raw counts differ between repositories).
+  f_vote_rel,
+  f_vote_rank,
+  f_vote_file,
+  f_vote_class,
+  f_usage_rank,
+  f_target_name_overlap,
+  f_name_stem,
+  f_direct_method,
+  f_direct_attribute,
+  f_module_function,
+  f_module_class,
+  f_import_class,
+  f_import_function,
+  f_popularity,
+  f_popularity_rank,
+  f_exception_class,
   f_count
 };
 
@@ -91,6 +108,22 @@ const std::vector<std::string> kFeatureNames = {
     "proximity",
     "param_match",
     "own_class_private_method",
+    "vote_rel",
+    "vote_rank",
+    "vote_file",
+    "vote_class",
+    "usage_rank",
+    "target_name_overlap",
+    "name_stem",
+    "direct_method",
+    "direct_attribute",
+    "module_function",
+    "module_class",
+    "import_class",
+    "import_function",
+    "popularity",
+    "popularity_rank",
+    "exception_class",
 };
 
 std::unordered_set<std::string> identifiers(std::string_view text) {
@@ -237,9 +270,24 @@ class FeatureBuilder {
     return refs_.emplace(entity, std::move(r)).first->second;
   }
 
+  // How many functions of the repository reference each entity (outermost callables; computed once).
+  const std::vector<int>& popularity() {
+    std::call_once(popularity_once_, [&] {
+      const auto& ents = v_.entities();
+      popularity_.assign(ents.size(), 0);
+      for (size_t i = 0; i < ents.size(); ++i) {
+        if (!is_callable(ents[i].kind) || unit_of(v_, static_cast<int>(i)) != static_cast<int>(i)) continue;
+        for (int c : g_.referenced_entities(static_cast<int>(i))) ++popularity_[c];
+      }
+    });
+    return popularity_;
+  }
+
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
 
  private:
+  std::once_flag popularity_once_;
+  std::vector<int> popularity_;
   const Engine& e_;
   const RepoView& v_;
   const SymbolGraph& g_;
@@ -287,7 +335,7 @@ struct CandidateBuild {
   int n_units = 0;                                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
   // Neighbour votes.
-  std::unordered_map<int, double> vote, vote5;
+  std::unordered_map<int, double> vote, vote5, vote_file, vote_class;
   std::unordered_map<int, int> vote_n;
   int n_neighbours = 0;
 
@@ -410,9 +458,12 @@ struct CandidateBuild {
       // A neighbour around the hidden target must not see its body: resolve it with the body hidden.
       std::vector<int> refs = v.is_within(t, n) ? g.referenced_entities(n, &ctx.hidden) : fb.refs_of(n);
       double w = top > 0 ? nb[i].score / top : 0;
+      bool same_file = ents[n].file == file, same_class = cls >= 0 && g.enclosing_class(n) == cls;
       for (int c : refs) {
         if (c == t) continue;
         vote[c] += w;
+        if (same_file) vote_file[c] += w;
+        if (same_class) vote_class[c] += w;
         vote_n[c] += 1;
         if (i < 5) vote5[c] += w;
         if (auto* r = row(c)) (*r)[f_neighbour] = 1;
@@ -451,6 +502,8 @@ struct CandidateBuild {
       x[f_vote] = it->second;
       x[f_vote_count] = static_cast<double>(vote_n[c]) / std::max(1, n_neighbours);
       x[f_vote_top5] = vote5.count(c) ? vote5[c] : 0;
+      x[f_vote_file] = vote_file.count(c) ? vote_file[c] : 0;
+      x[f_vote_class] = vote_class.count(c) ? vote_class[c] : 0;
     }
     if (auto it = entity_units.find(c); it != entity_units.end()) {
       int users = 0, class_users = 0;
@@ -470,6 +523,41 @@ struct CandidateBuild {
     }
     if (ce.file == file) x[f_proximity] = 1.0 / (1.0 + std::abs(ce.start_line - ents[t].start_line) / 100.0);
     x[f_method_of_own_class_private] = x[f_class_direct] * x[f_private];
+    x[f_direct_method] = x[f_class_direct] * x[f_kind_method];
+    x[f_direct_attribute] = x[f_class_direct] * x[f_kind_attribute];
+    x[f_module_function] = x[f_module] * x[f_kind_function];
+    x[f_module_class] = x[f_module] * x[f_kind_class];
+    x[f_import_class] = x[f_import] * x[f_kind_class];
+    x[f_import_function] = x[f_import] * x[f_kind_function];
+  }
+
+  // 1 / (1 + rank) of each candidate by feature `from` (candidates with 0 get 0), and value / max.
+  void rank_feature(int from, int rank_to, int rel_to) {
+    std::vector<std::pair<double, size_t>> r;
+    for (size_t k = 0; k < out.features.size(); ++k)
+      if (out.features[k][from] > 0) r.emplace_back(out.features[k][from], k);
+    std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    // Ties share the best rank, so the order of equal candidates cannot matter.
+    size_t rank = 0;
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (i > 0 && r[i].first < r[i - 1].first) rank = i;
+      out.features[r[i].second][rank_to] = 1.0 / (1.0 + static_cast<double>(rank));
+      if (rel_to >= 0) out.features[r[i].second][rel_to] = r[i].first / r.front().first;
+    }
+  }
+
+  // How the candidate's name relates to the target's name: shared subwords, or one name inside the other
+  // (`get_x` and `_get_x`, `x` and `x_impl`).
+  void target_name_features(std::vector<double>& x, const EntityRec& ce, const std::vector<std::string>& tparts,
+                            const std::string& tstem) {
+    auto parts = name_parts(ce.name);
+    int hit = 0;
+    for (const auto& pt : parts) hit += std::find(tparts.begin(), tparts.end(), pt) != tparts.end() ? 1 : 0;
+    x[f_target_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
+    std::string stem = ce.name;
+    while (!stem.empty() && stem.front() == '_') stem.erase(stem.begin());
+    x[f_name_stem] = stem.size() >= 3 && tstem.size() >= 3 && stem != tstem &&
+                     (tstem.find(stem) != std::string::npos || stem.find(tstem) != std::string::npos);
   }
 
   void candidate_features(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov,
@@ -497,14 +585,33 @@ struct CandidateBuild {
       bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v.entity_terms(c));
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
+    auto tparts = name_parts(ents[t].name);
+    std::string tstem = ents[t].name;
+    while (!tstem.empty() && tstem.front() == '_') tstem.erase(tstem.begin());
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       auto& x = out.features[k];
       name_features(x, ents[c], qids, qtoks, ptoks);
+      target_name_features(x, ents[c], tparts, tstem);
       x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
       x[f_bm25_log] = std::log1p(bm25[k]);
       usage_features(x, c, class_units);
     }
+    // Repository-wide use, without the hidden body's own references.
+    const auto& pop = fb.popularity();
+    std::vector<int> own = g.referenced_entities(t);
+    std::sort(own.begin(), own.end());
+    for (size_t k = 0; k < out.entities.size(); ++k) {
+      int c = out.entities[k];
+      int n = pop[c] - (std::binary_search(own.begin(), own.end(), c) ? 1 : 0);
+      out.features[k][f_popularity] = std::log1p(std::max(0, n));
+      const std::string& nm = ents[c].name;
+      out.features[k][f_exception_class] =
+          is_type(ents[c].kind) && (ends_with(nm, "Error") || ends_with(nm, "Exception") || ends_with(nm, "Warning"));
+    }
+    rank_feature(f_popularity, f_popularity_rank, -1);
+    rank_feature(f_vote, f_vote_rank, f_vote_rel);
+    rank_feature(f_file_usage, f_usage_rank, -1);
   }
 };
 
