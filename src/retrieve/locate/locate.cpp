@@ -40,34 +40,41 @@ enum FileF : int {
   ff_test,          // a test file
   ff_init,          // __init__.py
   ff_size,          // log(1 + lines)
+  ff_path_words,    // share of the path's words (directories, file name; split like identifiers) in the text
+  ff_defines_max,   // the rarest single name of the text defined here (its weight)
+  ff_aux,           // under docs/, examples/, scripts/, benchmarks/, tools/: code around the project
   ff_count
 };
 
 enum EntityF : int {
-  ef_bm25,          // entity BM25 / the best entity's
-  ef_bm25_rank,     // 1 / rank by entity BM25
-  ef_name,          // its name is in the prose (weighted 1 / entities of that name)
-  ef_name_code,     // its name is in quoted code only (same weight)
-  ef_qualname,      // a dotted name of the text ends with its qualified name (two parts or more)
-  ef_frame,         // a frame in its file names it
-  ef_literal,       // share of literal trigrams found inside it
-  ef_file_logit,    // its file's logit under the file model
-  ef_file_rank,     // 1 / its file's rank
-  ef_class,         // a class
-  ef_method,        // defined in a class
-  ef_parent_named,  // its class is named in the text
-  ef_child_named,   // a member of it is named in the text
-  ef_size,          // log(1 + lines)
-  ef_test,          // in a test file
+  ef_bm25,            // entity BM25 / the best entity's
+  ef_bm25_rank,       // 1 / rank by entity BM25
+  ef_name,            // its name is in the prose (weighted 1 / entities of that name)
+  ef_name_code,       // its name is in quoted code only (same weight)
+  ef_qualname,        // a dotted name of the text ends with its qualified name (two parts or more)
+  ef_frame,           // a frame in its file names it
+  ef_literal,         // share of literal trigrams found inside it
+  ef_file_logit,      // its file's logit under the file model
+  ef_file_rank,       // 1 / its file's rank
+  ef_class,           // a class
+  ef_method,          // defined in a class
+  ef_parent_named,    // its class is named in the text
+  ef_child_named,     // a member of it is named in the text
+  ef_size,            // log(1 + lines)
+  ef_test,            // in a test file
+  ef_name_words,      // share of its name's words (split like identifiers) in the text
+  ef_file_bm25_rank,  // 1 / its rank by entity BM25 among the candidates of its file
   ef_count
 };
 
-const std::vector<std::string> kFileNames = {
-    "bm25",    "bm25_rank",    "entity_bm25", "entity_rank", "path", "module", "frame", "frame_last",
-    "defines", "defines_code", "qualname",    "literal",     "stem", "test",   "init",  "size"};
-const std::vector<std::string> kEntityNames = {"bm25",   "bm25_rank",    "name",        "name_code", "qualname",
-                                               "frame",  "literal",      "file_logit",  "file_rank", "class",
-                                               "method", "parent_named", "child_named", "size",      "test"};
+const std::vector<std::string> kFileNames = {"bm25",     "bm25_rank",  "entity_bm25", "entity_rank", "path",
+                                             "module",   "frame",      "frame_last",  "defines",     "defines_code",
+                                             "qualname", "literal",    "stem",        "test",        "init",
+                                             "size",     "path_words", "defines_max", "aux"};
+const std::vector<std::string> kEntityNames = {"bm25",       "bm25_rank",     "name",        "name_code", "qualname",
+                                               "frame",      "literal",       "file_logit",  "file_rank", "class",
+                                               "method",     "parent_named",  "child_named", "size",      "test",
+                                               "name_words", "file_bm25_rank"};
 
 std::vector<std::string> path_parts(std::string p) {
   std::replace(p.begin(), p.end(), '\\', '/');
@@ -99,11 +106,29 @@ std::vector<std::string> dotted_parts(const std::string& d) {
   return out;
 }
 
+bool is_aux_path(const std::vector<std::string>& parts) {
+  static const std::set<std::string> dirs = {"doc",   "docs",       "example", "examples", "script", "scripts",
+                                             "bench", "benchmarks", "tools",   "extra",    "ci",     "demo",
+                                             "demos", "tutorial",   "contrib", ".github"};
+  for (size_t i = 0; i + 1 < parts.size(); ++i)
+    if (dirs.count(parts[i])) return true;
+  return false;
+}
+
 double inv_rank(size_t rank) {
   return 1.0 / static_cast<double>(rank + 1);
 }
 
 }  // namespace
+
+bool is_test_file(const std::string& path) {
+  auto parts = path_parts(path);
+  if (parts.empty()) return false;
+  for (size_t i = 0; i + 1 < parts.size(); ++i)
+    if (parts[i] == "tests" || parts[i] == "test" || parts[i] == "testing") return true;
+  const std::string& base = parts.back();
+  return starts_with(base, "test_") || ends_with(base, "_test.py") || base == "conftest.py";
+}
 
 const std::vector<std::string>& locate_file_feature_names() {
   return kFileNames;
@@ -168,9 +193,7 @@ struct LocateFeatures::Impl {
       if (b < 0 || entity_bm25[en] > entity_bm25[static_cast<size_t>(b)]) b = static_cast<int>(en);
     }
     match_names();
-    std::string lower(request);
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    for (const auto& w : tokenize_code(lower)) words.insert(w);
+    for (const auto& w : tokenize_code(request)) words.insert(w);  // lowercased words and identifier parts
     match_literals();
   }
 
@@ -241,6 +264,21 @@ struct LocateFeatures::Impl {
     }
   }
 
+  // Share of the words of `name` (split like identifiers: "_transports/mock.py" -> transports, mock) that
+  // the text uses; "py", "src" and "init" say nothing.
+  double word_share(const std::string& name) const {
+    std::set<std::string> parts;
+    for (auto& w : tokenize_code(name))
+      if (w != "py" && w != "src" && w != "init" && w != "main" && w != "lib") parts.insert(w);
+    if (parts.empty()) return 0;
+    size_t hit = 0;
+    for (const auto& w : parts) {
+      std::string singular = w.size() > 3 && w.back() == 's' ? w.substr(0, w.size() - 1) : w;
+      hit += words.count(w) || words.count(singular) || words.count(w + "s") ? 1 : 0;
+    }
+    return static_cast<double>(hit) / static_cast<double>(parts.size());
+  }
+
   std::vector<double> file_row(int f, double max_file, double max_entity, const std::vector<double>& frame_match,
                                int last_frame_file) const {
     const auto& v = e.view();
@@ -268,7 +306,10 @@ struct LocateFeatures::Impl {
     x[ff_frame_last] = f == last_frame_file ? 1 : 0;
     double prose = 0, code = 0, qual = 0;
     for (int en = fr.first_entity; en < fr.first_entity + fr.n_entities; ++en) {
-      if (auto it = name_prose.find(en); it != name_prose.end()) prose += it->second;
+      if (auto it = name_prose.find(en); it != name_prose.end()) {
+        prose += it->second;
+        x[ff_defines_max] = std::max(x[ff_defines_max], it->second);
+      }
       if (auto it = name_code.find(en); it != name_code.end()) code += it->second;
       qual += qual_named.count(en) ? 1 : 0;
     }
@@ -283,8 +324,14 @@ struct LocateFeatures::Impl {
     std::string base = parts.empty() ? "" : parts.back();
     std::string stem = ends_with(base, ".py") ? base.substr(0, base.size() - 3) : base;
     for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    x[ff_stem] = stem.size() >= 3 && stem != "__init__" && words.count(stem) ? 1 : 0;
-    x[ff_test] = is_test_path(fr.path) ? 1 : 0;
+    if (stem != "__init__" && stem != "__main__") {
+      while (!stem.empty() && stem[0] == '_') stem.erase(0, 1);
+      std::string singular = !stem.empty() && stem.back() == 's' ? stem.substr(0, stem.size() - 1) : stem;
+      x[ff_stem] = stem.size() >= 3 && (words.count(stem) || words.count(singular) || words.count(stem + "s")) ? 1 : 0;
+    }
+    x[ff_path_words] = word_share(fr.path);
+    x[ff_test] = is_test_file(fr.path) ? 1 : 0;
+    x[ff_aux] = is_aux_path(parts) ? 1 : 0;
     x[ff_init] = base == "__init__.py" ? 1 : 0;
     x[ff_size] = std::log1p(fr.line_count);
     return x;
@@ -383,9 +430,19 @@ LocateEntityCandidates LocateFeatures::entities(const LocateFileCandidates& fc, 
     x[ef_parent_named] = rec.parent_index >= 0 && named_any.count(rec.parent_index) ? 1 : 0;
     x[ef_child_named] = parents_of_named.count(en) ? 1 : 0;
     x[ef_size] = std::log1p(std::max(0, rec.end_line - rec.decorated_start_line + 1));
-    x[ef_test] = is_test_path(v.files()[static_cast<size_t>(rec.file)].path) ? 1 : 0;
+    x[ef_test] = is_test_file(v.files()[static_cast<size_t>(rec.file)].path) ? 1 : 0;
+    x[ef_name_words] = m.word_share(rec.name);
     out.entities.push_back(en);
     out.x.push_back(std::move(x));
+  }
+  // Rank by entity BM25 among the candidates of the same file (1 = its file's best).
+  std::unordered_map<int, std::vector<size_t>> by_file;
+  for (size_t i = 0; i < out.entities.size(); ++i)
+    by_file[v.entities()[static_cast<size_t>(out.entities[i])].file].push_back(i);
+  for (auto& [f, idx] : by_file) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return out.x[a][ef_bm25] > out.x[b][ef_bm25]; });
+    for (size_t r = 0; r < idx.size(); ++r)
+      out.x[idx[r]][ef_file_bm25_rank] = out.x[idx[r]][ef_bm25] > 0 ? inv_rank(r) : 0;
   }
   return out;
 }

@@ -106,14 +106,14 @@ class Locate : public Retriever {
     std::vector<double> ranked = logits;
     const auto& fr = e_.view().files();
     for (size_t i = 0; i < fc.files.size(); ++i)
-      if (is_test_path(fr[static_cast<size_t>(fc.files[i])].path)) ranked[i] -= kTestPenalty;
+      if (is_test_file(fr[static_cast<size_t>(fc.files[i])].path)) ranked[i] -= kTestPenalty;
     auto order = best_first(e_, fc.files, ranked);
     RetrievalResult r;
     size_t k = std::min(order.size(), static_cast<size_t>(std::max(q.top_k, 0)));
     json files = json::array(), tests = json::array();
     for (size_t i = 0; i < order.size(); ++i) {
       size_t c = order[i];
-      bool test = is_test_path(fr[static_cast<size_t>(fc.files[c])].path);
+      bool test = is_test_file(fr[static_cast<size_t>(fc.files[c])].path);
       if (i < k) r.hits.push_back(file_hit(e_, fc.files[c], logits[c]));
       json row = {{"path", fr[static_cast<size_t>(fc.files[c])].path}, {"logit", logits[c]}};
       if (test && tests.size() < 10) tests.push_back(row);
@@ -129,7 +129,7 @@ class Locate : public Retriever {
     std::vector<double> escore(ec.entities.size());
     for (size_t i = 0; i < ec.entities.size(); ++i) {
       escore[i] = model_.entity.logit(ec.x[i]);
-      if (is_test_path(fr[static_cast<size_t>(e_.view().entities()[static_cast<size_t>(ec.entities[i])].file)].path))
+      if (is_test_file(fr[static_cast<size_t>(e_.view().entities()[static_cast<size_t>(ec.entities[i])].file)].path))
         escore[i] -= kTestPenalty;
     }
     std::vector<size_t> eorder(ec.entities.size());
