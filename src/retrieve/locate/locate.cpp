@@ -24,25 +24,27 @@ using nlohmann::json;
 namespace {
 
 enum FileF : int {
-  ff_bm25,          // file BM25 / the best file's
-  ff_bm25_rank,     // 1 / rank by file BM25
-  ff_entity_bm25,   // best entity BM25 in the file / the best entity's
-  ff_entity_rank,   // 1 / global rank of the file's best entity
-  ff_path,          // a path in the text is this file (1: two or more trailing components agree, 0.5: name only)
-  ff_module,        // a dotted name in the text starts with this file's module (1: two+ parts, 0.5: one)
-  ff_frame,         // a stack-trace frame is in this file (as ff_path)
-  ff_frame_last,    // the innermost frame that matches any file is in this file
-  ff_defines,       // names from the prose defined here, each weighted 1 / files defining it (log1p of sum)
-  ff_defines_code,  // the same for names only in quoted code
-  ff_qualname,      // "Class.meth" suffixes of dotted names that are qualified names here
-  ff_literal,       // share of the literals' word trigrams found in the file's text
-  ff_stem,          // the file's name without .py is a word of the text
-  ff_test,          // a test file
-  ff_init,          // __init__.py
-  ff_size,          // log(1 + lines)
-  ff_path_words,    // share of the path's words (directories, file name; split like identifiers) in the text
-  ff_defines_max,   // the rarest single name of the text defined here (its weight)
-  ff_aux,           // under docs/, examples/, scripts/, benchmarks/, tools/: code around the project
+  ff_bm25,            // file BM25 / the best file's
+  ff_bm25_rank,       // 1 / rank by file BM25
+  ff_entity_bm25,     // best entity BM25 in the file / the best entity's
+  ff_entity_rank,     // 1 / global rank of the file's best entity
+  ff_path,            // a path in the text is this file (1: two or more trailing components agree, 0.5: name only)
+  ff_module,          // a dotted name in the text starts with this file's module (1: two+ parts, 0.5: one)
+  ff_frame,           // a stack-trace frame is in this file (as ff_path)
+  ff_frame_last,      // the innermost frame that matches any file is in this file
+  ff_defines,         // names from the prose defined here, each weighted 1 / files defining it (log1p of sum)
+  ff_defines_code,    // the same for names only in quoted code
+  ff_qualname,        // "Class.meth" suffixes of dotted names that are qualified names here
+  ff_literal,         // share of the literals' word trigrams found in the file's text
+  ff_stem,            // the file's name without .py is a word of the text
+  ff_test,            // a test file
+  ff_init,            // __init__.py
+  ff_size,            // log(1 + lines)
+  ff_path_words,      // share of the path's words (directories, file name; split like identifiers) in the text
+  ff_defines_max,     // the rarest single name of the text defined here (its weight)
+  ff_aux,             // under docs/, examples/, scripts/, benchmarks/, tools/: code around the project
+  ff_bm25_logrank,    // -log(1 + rank by file BM25): decays slower than 1 / rank (large repositories)
+  ff_entity_logrank,  // -log(1 + global rank of the file's best entity)
   ff_count
 };
 
@@ -67,10 +69,10 @@ enum EntityF : int {
   ef_count
 };
 
-const std::vector<std::string> kFileNames = {"bm25",     "bm25_rank",  "entity_bm25", "entity_rank", "path",
-                                             "module",   "frame",      "frame_last",  "defines",     "defines_code",
-                                             "qualname", "literal",    "stem",        "test",        "init",
-                                             "size",     "path_words", "defines_max", "aux"};
+const std::vector<std::string> kFileNames = {
+    "bm25",       "bm25_rank", "entity_bm25",  "entity_rank", "path",    "module",       "frame",
+    "frame_last", "defines",   "defines_code", "qualname",    "literal", "stem",         "test",
+    "init",       "size",      "path_words",   "defines_max", "aux",     "bm25_logrank", "entity_logrank"};
 const std::vector<std::string> kEntityNames = {"bm25",       "bm25_rank",     "name",        "name_code", "qualname",
                                                "frame",      "literal",       "file_logit",  "file_rank", "class",
                                                "method",     "parent_named",  "child_named", "size",      "test",
@@ -287,10 +289,14 @@ struct LocateFeatures::Impl {
     size_t uf = static_cast<size_t>(f);
     x[ff_bm25] = max_file > 0 ? file_bm25[uf] / max_file : 0;
     x[ff_bm25_rank] = file_bm25[uf] > 0 ? inv_rank(file_rank[uf]) : 0;
+    x[ff_bm25_logrank] = -std::log1p(static_cast<double>(file_bm25[uf] > 0 ? file_rank[uf] : file_bm25.size()));
     int be = best_entity_of_file[uf];
     if (be >= 0) {
       x[ff_entity_bm25] = max_entity > 0 ? entity_bm25[static_cast<size_t>(be)] / max_entity : 0;
       x[ff_entity_rank] = inv_rank(entity_rank[static_cast<size_t>(be)]);
+      x[ff_entity_logrank] = -std::log1p(static_cast<double>(entity_rank[static_cast<size_t>(be)]));
+    } else {
+      x[ff_entity_logrank] = -std::log1p(static_cast<double>(entity_bm25.size()));
     }
     auto parts = path_parts(fr.path);
     for (const auto& p : ev.paths) x[ff_path] = std::max(x[ff_path], path_match(path_parts(p), parts));
