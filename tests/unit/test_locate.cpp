@@ -206,3 +206,25 @@ TEST(LocateStrategy, BadModelFileIsBadInput) {
     EXPECT_EQ(err.code(), ExitCode::bad_input);
   }
 }
+
+TEST(LocateStrategy, QualifiedNamesAndLiteralsBecomeEntityFeatures) {
+  const Engine& e = *locate_repo().engine;
+  LocateFeatures feats(e, "Server.start fails: \"config path must not be empty\" even with a path");
+  LocateFileCandidates fc = feats.files();
+  std::vector<double> logits(fc.files.size(), 0.0);
+  LocateEntityCandidates ec = feats.entities(fc, logits, 10);
+  const auto& names = locate_entity_feature_names();
+  auto col = [&](const std::string& n) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
+  };
+  std::map<std::string, std::vector<double>> by_name;
+  for (size_t i = 0; i < ec.entities.size(); ++i)
+    by_name[e.view().entities()[static_cast<size_t>(ec.entities[i])].qualname] = ec.x[i];
+  ASSERT_TRUE(by_name.count("Server.start"));
+  EXPECT_EQ(by_name["Server.start"][col("qualname")], 1.0);
+  EXPECT_EQ(by_name["Server.stop"][col("qualname")], 0.0);
+  EXPECT_EQ(by_name["Server.stop"][col("parent_named")], 1.0);  // its class is named
+  ASSERT_TRUE(by_name.count("load_config"));
+  EXPECT_GT(by_name["load_config"][col("literal")], 0.5);  // the message is raised there
+  EXPECT_EQ(by_name["Server.start"][col("literal")], 0.0);
+}
