@@ -253,6 +253,8 @@ HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
     if (entity_hits) {
       if (h.type == Hit::Type::entity && h.entity >= 0)
         add(r.entities, seen_entities, path + "::" + v.entities()[static_cast<size_t>(h.entity)].qualname);
+      else if (h.label == "<module>")  // a ranked module level (locate)
+        add(r.entities, seen_entities, path + "::<module>");
     } else if (h.type != Hit::Type::file) {
       LineSets lines;
       for (int l = h.start_line; l <= h.end_line; ++l) lines[path].insert(l);

@@ -150,9 +150,7 @@ LocateModel train_locate(const std::vector<LocalizeTask>& tasks, const LocalizeE
         std::set<std::string> gold = entities_of_lines(p.engine->view(), p.gold);
         std::vector<bool> is_gold;
         const auto& v = p.engine->view();
-        for (int en : ec.entities)
-          is_gold.push_back(gold.count(v.files()[static_cast<size_t>(v.entities()[static_cast<size_t>(en)].file)].path +
-                                       "::" + v.entities()[static_cast<size_t>(en)].qualname) > 0);
+        for (int en : ec.entities) is_gold.push_back(gold.count(locate_entity_key(v, en)) > 0);
         entities.add_task(ec.x, is_gold);
       },
       &r);

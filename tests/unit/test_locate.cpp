@@ -218,8 +218,18 @@ TEST(LocateStrategy, QualifiedNamesAndLiteralsBecomeEntityFeatures) {
     return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
   };
   std::map<std::string, std::vector<double>> by_name;
-  for (size_t i = 0; i < ec.entities.size(); ++i)
+  std::set<std::string> modules;
+  for (size_t i = 0; i < ec.entities.size(); ++i) {
+    if (ec.entities[i] < 0) {  // a module level: only the module feature and its file's rank and logit
+      modules.insert(locate_entity_key(e.view(), ec.entities[i]));
+      EXPECT_EQ(ec.x[i][col("module")], 1.0);
+      EXPECT_EQ(ec.x[i][col("bm25")], 0.0);
+      continue;
+    }
     by_name[e.view().entities()[static_cast<size_t>(ec.entities[i])].qualname] = ec.x[i];
+  }
+  EXPECT_TRUE(modules.count("pkg/server.py::<module>"));
+  EXPECT_TRUE(modules.count("pkg/config.py::<module>"));
   ASSERT_TRUE(by_name.count("Server.start"));
   EXPECT_EQ(by_name["Server.start"][col("qualname")], 1.0);
   EXPECT_EQ(by_name["Server.stop"][col("qualname")], 0.0);

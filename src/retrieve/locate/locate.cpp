@@ -66,6 +66,7 @@ enum EntityF : int {
   ef_test,            // in a test file
   ef_name_words,      // share of its name's words (split like identifiers) in the text
   ef_file_bm25_rank,  // 1 / its rank by entity BM25 among the candidates of its file
+  ef_module,          // the module level of a file (imports, constants), not a function or class
   ef_count
 };
 
@@ -73,10 +74,10 @@ const std::vector<std::string> kFileNames = {
     "bm25",       "bm25_rank", "entity_bm25",  "entity_rank", "path",    "module",       "frame",
     "frame_last", "defines",   "defines_code", "qualname",    "literal", "stem",         "test",
     "init",       "size",      "path_words",   "defines_max", "aux",     "bm25_logrank", "entity_logrank"};
-const std::vector<std::string> kEntityNames = {"bm25",       "bm25_rank",     "name",        "name_code", "qualname",
-                                               "frame",      "literal",       "file_logit",  "file_rank", "class",
-                                               "method",     "parent_named",  "child_named", "size",      "test",
-                                               "name_words", "file_bm25_rank"};
+const std::vector<std::string> kEntityNames = {"bm25",       "bm25_rank",      "name",        "name_code", "qualname",
+                                               "frame",      "literal",        "file_logit",  "file_rank", "class",
+                                               "method",     "parent_named",   "child_named", "size",      "test",
+                                               "name_words", "file_bm25_rank", "module"};
 
 std::vector<std::string> path_parts(std::string p) {
   std::replace(p.begin(), p.end(), '\\', '/');
@@ -380,6 +381,38 @@ LocateFileCandidates LocateFeatures::files() const {
   return out;
 }
 
+std::string locate_entity_key(const RepoView& v, int candidate) {
+  if (candidate < 0) return v.files()[static_cast<size_t>(-1 - candidate)].path + "::<module>";
+  const auto& en = v.entities()[static_cast<size_t>(candidate)];
+  return v.files()[static_cast<size_t>(en.file)].path + "::" + en.qualname;
+}
+
+namespace {
+
+// The module level of each of the best files (what a change to imports or constants edits; the gold
+// entities of such lines are "path::<module>"), as candidates -1 - file.
+void add_module_candidates(const RepoView& v, const LocateFileCandidates& fc, const std::vector<size_t>& order,
+                           size_t top_files, const std::vector<double>& file_logits, LocateEntityCandidates& out) {
+  for (size_t r = 0; r < order.size() && r < top_files; ++r) {
+    int f = fc.files[order[r]];
+    const auto& fr = v.files()[static_cast<size_t>(f)];
+    int first_def = fr.line_count;
+    for (int en = fr.first_entity; en < fr.first_entity + fr.n_entities; ++en)
+      if (v.entities()[static_cast<size_t>(en)].parent_index < 0)
+        first_def = std::min(first_def, v.entities()[static_cast<size_t>(en)].decorated_start_line - 1);
+    std::vector<double> x(ef_count, 0.0);
+    x[ef_module] = 1;
+    x[ef_file_logit] = file_logits[order[r]];
+    x[ef_file_rank] = inv_rank(r);
+    x[ef_size] = std::log1p(std::max(0, first_def));
+    x[ef_test] = is_test_file(fr.path) ? 1 : 0;
+    out.entities.push_back(-1 - f);
+    out.x.push_back(std::move(x));
+  }
+}
+
+}  // namespace
+
 LocateEntityCandidates LocateFeatures::entities(const LocateFileCandidates& fc, const std::vector<double>& file_logits,
                                                 size_t top_files) const {
   const Impl& m = *impl_;
@@ -450,6 +483,7 @@ LocateEntityCandidates LocateFeatures::entities(const LocateFileCandidates& fc, 
     for (size_t r = 0; r < idx.size(); ++r)
       out.x[idx[r]][ef_file_bm25_rank] = out.x[idx[r]][ef_bm25] > 0 ? inv_rank(r) : 0;
   }
+  add_module_candidates(v, fc, order, top_files, file_logits, out);
   return out;
 }
 

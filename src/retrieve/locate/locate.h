@@ -65,9 +65,12 @@ struct LocateFileCandidates {
   std::vector<std::vector<double>> x;  // locate_file_feature_names() order
 };
 struct LocateEntityCandidates {
-  std::vector<int> entities;
+  std::vector<int> entities;  // entity indices; -1 - f stands for the module level of file f ("path::<module>")
   std::vector<std::vector<double>> x;  // locate_entity_feature_names() order
 };
+
+// "path::Qual.name" of a candidate, "path::<module>" for a module-level one (-1 - file).
+std::string locate_entity_key(const RepoView& v, int candidate);
 
 // Everything `locate` derives from one request over one engine; shared by the retriever and its trainer.
 class LocateFeatures {
@@ -78,7 +81,8 @@ class LocateFeatures {
   // Every indexed file with its features.
   LocateFileCandidates files() const;
   // Functions and classes of the `top_files` best files of `file_logits` (one per file of files(), same
-  // order) and every entity the text names; their features include their file's logit and rank.
+  // order), every entity the text names, and the module level of those best files; their features include
+  // their file's logit and rank.
   LocateEntityCandidates entities(const LocateFileCandidates& fc, const std::vector<double>& file_logits,
                                   size_t top_files) const;
 

@@ -22,6 +22,24 @@ Hit file_hit(const Engine& e, int file, double score) {
   return h;
 }
 
+// The module level of a file (imports, constants, statements outside any def or class): a snippet hit
+// labelled "<module>" over the lines before its first definition.
+Hit module_hit(const Engine& e, int file, double score) {
+  const auto& fr = e.view().files()[static_cast<size_t>(file)];
+  int first_def = fr.line_count;
+  for (int en = fr.first_entity; en < fr.first_entity + fr.n_entities; ++en)
+    if (e.view().entities()[static_cast<size_t>(en)].parent_index < 0)
+      first_def = std::min(first_def, e.view().entities()[static_cast<size_t>(en)].decorated_start_line - 1);
+  Hit h;
+  h.type = Hit::Type::snippet;
+  h.file = file;
+  h.start_line = 1;
+  h.end_line = std::max(1, first_def);
+  h.score = score;
+  h.label = "<module>";
+  return h;
+}
+
 std::string request_of(const RetrievalQuery& q, const char* who) {
   if (trim(q.text).empty())
     throw Error(ExitCode::usage, std::string(who) + " ranks files for a request: give it as --query TEXT");
@@ -127,19 +145,24 @@ class Locate : public Retriever {
     }
     LocateEntityCandidates ec = feats.entities(fc, logits, kLocateEntityFiles);
     std::vector<double> escore(ec.entities.size());
+    const auto& v = e_.view();
+    auto file_of = [&](int c) { return c < 0 ? -1 - c : v.entities()[static_cast<size_t>(c)].file; };
     for (size_t i = 0; i < ec.entities.size(); ++i) {
       escore[i] = model_.entity.logit(ec.x[i]);
-      if (is_test_file(fr[static_cast<size_t>(e_.view().entities()[static_cast<size_t>(ec.entities[i])].file)].path))
-        escore[i] -= kTestPenalty;
+      if (is_test_file(fr[static_cast<size_t>(file_of(ec.entities[i]))].path)) escore[i] -= kTestPenalty;
     }
     std::vector<size_t> eorder(ec.entities.size());
     std::iota(eorder.begin(), eorder.end(), 0);
     std::sort(eorder.begin(), eorder.end(), [&](size_t a, size_t b) {
       if (escore[a] != escore[b]) return escore[a] > escore[b];
-      return entity_before(e_.view(), ec.entities[a], ec.entities[b]);
+      int ca = ec.entities[a], cb = ec.entities[b];
+      if (ca >= 0 && cb >= 0) return entity_before(v, ca, cb);
+      return locate_entity_key(v, ca) < locate_entity_key(v, cb);
     });
-    for (size_t i = 0; i < eorder.size() && i < k; ++i)
-      r.hits.push_back(entity_hit(e_, ec.entities[eorder[i]], escore[eorder[i]]));
+    for (size_t i = 0; i < eorder.size() && i < k; ++i) {
+      int c = ec.entities[eorder[i]];
+      r.hits.push_back(c >= 0 ? entity_hit(e_, c, escore[eorder[i]]) : module_hit(e_, -1 - c, escore[eorder[i]]));
+    }
     r.trace = {{"strategy", name()}, {"evidence", evidence_json(feats.evidence())}, {"files", files},
                {"tests", tests},     {"entity_candidates", ec.entities.size()},     {"model", model_.provenance}};
     return r;
