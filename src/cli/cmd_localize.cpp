@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "eval/lca_builder.h"
 #include "eval/localize.h"
+#include "eval/train_locate.h"
 #include "index/index.h"
 #include "repo/git_source.h"
 #include "util/error.h"
@@ -52,9 +53,12 @@ struct LocalizeCmd {
     return Engine::open(io.db_path);
   }
 
+  std::string locate_model;
+
   int run() {
     RetrieverOptions ro;
     apply_params(ro, params);
+    ro.locate_model = locate_model;
     const RetrieverInfo& info = retriever_info(strategy);
     if (query.empty() == issue_file.empty())
       throw Error(ExitCode::usage, "give the request as --query TEXT or --issue FILE");
@@ -125,6 +129,45 @@ struct LocalizeEvalCmd {
   }
 };
 
+// repoctx train-locate: the `locate` strategy's logistic models from localization tasks (the tune split).
+struct TrainLocateCmd {
+  OutputOptions out;
+  std::string tasks, out_path;
+  LocalizeEvalOptions where;
+  LocateTrainOptions o;
+
+  int run() {
+    if (where.repos_dirs.empty()) throw Error(ExitCode::usage, "give --repos DIR: the folder holding the clones");
+    auto list = load_localize_tasks(tasks);
+    LocateTrainReport rep;
+    LocateModel m = train_locate(list, where, o, &rep);
+    std::string name = tasks.substr(tasks.rfind('/') == std::string::npos ? 0 : tasks.rfind('/') + 1);
+    m.provenance = {{"tasks_file", name},
+                    {"tasks", rep.tasks},
+                    {"skipped", rep.skipped},
+                    {"repos", rep.repos},
+                    {"file_rows", rep.file_rows},
+                    {"file_positives", rep.file_positives},
+                    {"entity_rows", rep.entity_rows},
+                    {"entity_positives", rep.entity_positives},
+                    {"file_log_loss", rep.file_log_loss},
+                    {"entity_log_loss", rep.entity_log_loss},
+                    {"l2", o.l2},
+                    {"command", "repoctx train-locate " + name + " --repos DIR --out models/locate.json"}};
+    write_file(out_path, m.to_json());
+    if (out.json) {
+      print_json(m.provenance);
+      return 0;
+    }
+    fmt::print(
+        "locate model from {} tasks of {} repositories ({} skipped): {} file rows ({} gold), {} entity rows "
+        "({} gold); written to {}\n",
+        rep.tasks, rep.repos.size(), rep.skipped, rep.file_rows, rep.file_positives, rep.entity_rows,
+        rep.entity_positives, out_path);
+    return 0;
+  }
+};
+
 struct MakeLcaCmd {
   std::string repo, out_path;
   LcaBuildOptions o;
@@ -154,6 +197,7 @@ void add_localize(CLI::App& app, Commands& out) {
   c->add_option("--trace", l->trace_path, "write the trace (every agent step, stop reason, context) to this file");
   c->add_option("--param", l->params,
                 "NAME=VALUE (repeatable): context_tokens=500, max_turns=60, ... (the trace's params)");
+  c->add_option("--locate-model", l->locate_model, "locate: model file (default: the built-in models/locate.json)");
   add_model_options(c, l->models);
   out.push_back({c, [l] { return l->run(); }});
 }
@@ -173,6 +217,8 @@ void add_localize_eval(CLI::App& app, Commands& out) {
   c->add_option("--max-tasks", e->o.max_tasks, "stop after this many tasks of the shard (0 = all)");
   c->add_flag("--no-traces", e->no_traces, "do not write a trace per task and strategy");
   c->add_option("--param", e->params, "NAME=VALUE (repeatable), as for localize");
+  c->add_option("--locate-model", e->o.retriever.locate_model,
+                "locate: model file (default: the built-in models/locate.json)");
   add_model_options(c, e->models);
   out.push_back({c, [e] { return e->run(); }});
 
@@ -186,6 +232,16 @@ void add_localize_eval(CLI::App& app, Commands& out) {
                    std::cout << table;
                    return 0;
                  }});
+
+  auto tl = std::make_shared<TrainLocateCmd>();
+  c = app.add_subcommand("train-locate", "train the locate strategy's file and entity models on localization tasks");
+  add_output_options(c, tl->out);
+  c->add_option("tasks", tl->tasks, "SWE-bench or LCA rows (JSON array or JSONL): the tune split")->required();
+  c->add_option("--out", tl->out_path, "model file to write (models/locate.json is built into repoctx)")->required();
+  c->add_option("--repos", tl->where.repos_dirs, "folder of clones (repeatable), as for localize-eval");
+  c->add_option("--cache-dir", tl->where.cache_dir, "trees and indexes by tree id (default ~/.cache/repoctx/study)");
+  c->add_option("--l2", tl->o.l2, "L2 regularisation")->capture_default_str();
+  out.push_back({c, [tl] { return tl->run(); }});
 
   auto m = std::make_shared<MakeLcaCmd>();
   c = app.add_subcommand("make-lca-tasks", "LCA-style code-editing tasks from a git repository's history");

@@ -171,6 +171,7 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
       ->group(g);
   c->add_option("--structural-model", r->ro.model_path, "structural: weights file (default: the shipped model)")
       ->group(g);
+  c->add_option("--locate-model", r->ro.locate_model, "locate: model file (default: the built-in one)")->group(g);
   c->add_option("--trace", r->ro.trace_path, "procedural: write the JSON trace of every stage to this file")->group(g);
   c->add_option("--rq2-pairs", r->ro.rq2_pairs_path,
                 "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")

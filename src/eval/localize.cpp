@@ -237,6 +237,38 @@ TaskScore score_task(const RepoView& v, const LineSets& gold, const std::vector<
   return s;
 }
 
+HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
+  HitRankings r;
+  bool file_hits = std::any_of(hits.begin(), hits.end(), [](const Hit& h) { return h.type == Hit::Type::file; });
+  bool entity_hits =
+      std::any_of(hits.begin(), hits.end(), [](const Hit& h) { return h.type == Hit::Type::entity && h.entity >= 0; });
+  std::set<std::string> seen_files, seen_entities;
+  auto add = [](std::vector<std::string>& out, std::set<std::string>& seen, const std::string& s) {
+    if (seen.insert(s).second) out.push_back(s);
+  };
+  for (const auto& h : hits) {
+    if (h.file < 0) continue;
+    const std::string& path = v.files()[static_cast<size_t>(h.file)].path;
+    if (!file_hits || h.type == Hit::Type::file) add(r.files, seen_files, path);
+    if (entity_hits) {
+      if (h.type == Hit::Type::entity && h.entity >= 0)
+        add(r.entities, seen_entities, path + "::" + v.entities()[static_cast<size_t>(h.entity)].qualname);
+      else if (h.label == "<module>")  // a ranked module level (locate)
+        add(r.entities, seen_entities, path + "::<module>");
+    } else if (h.type != Hit::Type::file) {
+      LineSets lines;
+      for (int l = h.start_line; l <= h.end_line; ++l) lines[path].insert(l);
+      for (const auto& en : entities_of_lines(v, lines)) add(r.entities, seen_entities, en);
+    }
+  }
+  return r;
+}
+
+Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k) {
+  std::set<std::string> top(ranked.begin(), ranked.begin() + static_cast<long>(std::min(k, ranked.size())));
+  return prf(gold, top);
+}
+
 std::string find_clone(const std::vector<std::string>& dirs, const std::string& repo) {
   std::string plus = repo, name = repo.substr(repo.rfind('/') == std::string::npos ? 0 : repo.rfind('/') + 1);
   std::replace(plus.begin(), plus.end(), '/', '+');

@@ -19,6 +19,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -93,6 +94,32 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
 // The study's result table from every results-*.jsonl in `dir`: per dataset and strategy the macro averages
 // of file P/R/F1, entity P/R/F1 and the context length; then the same per repository. Markdown.
 std::string localize_table(const std::string& dir);
+
+// A task's repository at its base commit, indexed (trees and indexes cached by tree id under
+// o.cache_dir), with the gold lines of its patch; `error` says why the task is unusable.
+struct PreparedTask {
+  std::string error;
+  std::string tree, base;
+  LineSets gold;
+  std::shared_ptr<Engine> engine;
+  double index_seconds = 0;  // 0 when the index came from the cache
+};
+struct TaskEngineCache {  // the last engine, reused by the next task at the same tree
+  std::string tree;
+  std::shared_ptr<Engine> engine;
+};
+PreparedTask prepare_localize_task(const LocalizeTask& t, const LocalizeEvalOptions& o, TaskEngineCache& cache);
+
+// Rankings of a strategy's hits, for the ranked metrics (files F1@1, entities F1@3, files R@10): the file
+// ranking is the Hit::Type::file hits in order when there are any, else the distinct files of the hits in
+// order; the entity ranking is the entity hits ("path::Qual.name") in order when there are any, else the
+// entities of each hit's lines (entities_of_lines) in hit order.
+struct HitRankings {
+  std::vector<std::string> files, entities;
+};
+HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits);
+// P/R/F1 of the first k of `ranked` (distinct items) against `gold`.
+Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k);
 
 // Finds the clone of "owner/name" under one of `dirs`; "" when none holds it.
 std::string find_clone(const std::vector<std::string>& dirs, const std::string& repo);

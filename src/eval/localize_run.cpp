@@ -29,22 +29,10 @@ std::string default_cache_dir() {
   return std::string(home ? home : "/tmp") + "/.cache/repoctx/study";
 }
 
-// A task's repository at its base commit, indexed (trees and indexes are cached by tree id).
-struct Prepared {
-  std::string error;
-  std::string tree, base;
-  LineSets gold;
-  std::shared_ptr<Engine> engine;
-  double index_seconds = 0;  // 0 when the index came from the cache
-};
+}  // namespace
 
-struct EngineCache {
-  std::string tree;
-  std::shared_ptr<Engine> engine;
-};
-
-Prepared prepare(const LocalizeTask& t, const LocalizeEvalOptions& o, EngineCache& cache) {
-  Prepared p;
+PreparedTask prepare_localize_task(const LocalizeTask& t, const LocalizeEvalOptions& o, TaskEngineCache& cache) {
+  PreparedTask p;
   if (!t.error.empty()) {
     p.error = t.error;
     return p;
@@ -116,6 +104,8 @@ Prepared prepare(const LocalizeTask& t, const LocalizeEvalOptions& o, EngineCach
   return p;
 }
 
+namespace {
+
 std::set<std::string> done_pairs(const std::string& dir) {
   std::set<std::string> done;
   std::error_code ec;
@@ -137,7 +127,7 @@ json prf_json(const Prf& m) {
   return {{"p", m.p}, {"r", m.r}, {"f1", m.f1}};
 }
 
-json run_one(const LocalizeTask& t, const Prepared& p, const std::string& strategy, const LocalizeEvalOptions& o,
+json run_one(const LocalizeTask& t, const PreparedTask& p, const std::string& strategy, const LocalizeEvalOptions& o,
              const Models& models) {
   json row = {{"task", t.id}, {"dataset", t.dataset}, {"repo", t.repo}, {"strategy", strategy}};
   if (!p.error.empty()) {
@@ -152,6 +142,18 @@ json run_one(const LocalizeTask& t, const Prepared& p, const std::string& strate
     RetrievalResult res = make_retriever(strategy, *p.engine, models, o.retriever)->run(q);
     TaskScore s = score_task(p.engine->view(), p.gold, res.hits);
     row["seconds"] = seconds_since(t0);
+    HitRankings rk = rankings_of_hits(p.engine->view(), res.hits);
+    json ranked = json::object();
+    for (size_t k : {1, 3, 5, 10}) {
+      ranked["file@" + std::to_string(k)] = prf_json(prf_at(s.gold_files, rk.files, k));
+      ranked["entity@" + std::to_string(k)] = prf_json(prf_at(s.gold_entities, rk.entities, k));
+    }
+    row["ranked"] = ranked;
+    row["file_ranking"] = std::vector<std::string>(
+        rk.files.begin(), rk.files.begin() + std::min<long>(10, static_cast<long>(rk.files.size())));
+    row["entity_ranking"] = std::vector<std::string>(
+        rk.entities.begin(), rk.entities.begin() + std::min<long>(10, static_cast<long>(rk.entities.size())));
+    row["gold_entity_names"] = s.gold_entities;
     row["file"] = prf_json(s.file);
     row["entity"] = prf_json(s.entity);
     row["context_tokens"] = res.trace.is_object() ? res.trace.value("context_tokens", 0) : 0;
@@ -190,7 +192,7 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
   std::string path = fmt::format("{}/results-{}of{}.jsonl", o.out_dir, o.shard, o.shards);
   std::ofstream out(path, std::ios::app);
   if (!out) throw Error(ExitCode::bad_input, "cannot write '" + path + "'");
-  EngineCache cache;
+  TaskEngineCache cache;
   size_t written = 0, taken = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (static_cast<int>(i % static_cast<size_t>(o.shards)) != o.shard) continue;
@@ -202,9 +204,9 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
       if (!done.count(t.id + "\t" + s)) todo.push_back(s);
     if (todo.empty()) continue;
     throw_if_interrupted("finished tasks are in " + path + "; re-run to resume");
-    Prepared p;
+    PreparedTask p;
     try {
-      p = prepare(t, o, cache);
+      p = prepare_localize_task(t, o, cache);
     } catch (const Error& e) {
       if (e.code() == ExitCode::interrupted) throw;
       p.error = e.what();
@@ -264,6 +266,37 @@ struct Acc {
   }
 };
 
+// Ranked metrics (issue 19): macro averages of files P/F1@1, files R@5/R@10, entities P/R/F1@3 and R@10 over
+// the tasks whose rows carry rankings.
+struct RankAcc {
+  int n = 0;
+  double fp1 = 0, ff1 = 0, fr5 = 0, fr10 = 0, ep3 = 0, er3 = 0, ef3 = 0, er10 = 0;
+  void add(const json& r) {
+    if (r.contains("error") || !r.contains("ranked")) return;
+    const json& k = r["ranked"];
+    ++n;
+    fp1 += k["file@1"]["p"].get<double>();
+    ff1 += k["file@1"]["f1"].get<double>();
+    fr5 += k["file@5"]["r"].get<double>();
+    fr10 += k["file@10"]["r"].get<double>();
+    ep3 += k["entity@3"]["p"].get<double>();
+    er3 += k["entity@3"]["r"].get<double>();
+    ef3 += k["entity@3"]["f1"].get<double>();
+    er10 += k["entity@10"]["r"].get<double>();
+  }
+  std::string cells() const {
+    if (n == 0) return "| – | – | – | – | – | – | – | – | 0 |";
+    double k = n;
+    return fmt::format("| {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |", fp1 / k,
+                       ff1 / k, fr5 / k, fr10 / k, ep3 / k, er3 / k, ef3 / k, er10 / k, n);
+  }
+};
+
+const char* const kRankedHead =
+    "| Files P@1 | Files F1@1 | Files R@5 | Files R@10 | Entities P@3 | Entities R@3 | Entities F1@3 | "
+    "Entities R@10 | tasks |\n";
+const char* const kRankedRule = "|---|---|---|---|---|---|---|---|---|";
+
 std::pair<std::string, std::string> axes(const std::string& s) {
   if (s == "study-bm25") return {"BM25", "Baseline"};
   if (s == "acr") return {"ACR Tools", "ACR"};
@@ -276,10 +309,32 @@ std::pair<std::string, std::string> axes(const std::string& s) {
 }
 
 int strategy_rank(const std::string& s) {
-  static const std::vector<std::string> order = {"study-bm25",   "react-bm25-cl", "react-bm25-tc", "react-bm25-sr",
-                                                 "react-acr-cl", "react-acr-tc",  "react-acr-sr",  "acr"};
+  static const std::vector<std::string> order = {
+      "files-bm25",    "locate",       "study-bm25",   "react-bm25-cl", "react-bm25-tc",
+      "react-bm25-sr", "react-acr-cl", "react-acr-tc", "react-acr-sr",  "acr"};
   auto it = std::find(order.begin(), order.end(), s);
   return it == order.end() ? 100 : static_cast<int>(it - order.begin());
+}
+
+}  // namespace
+
+namespace {
+
+std::string ranked_section(const std::string& ds, const std::map<std::pair<int, std::string>, RankAcc>& strategies,
+                           const std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>>& repos) {
+  bool any = false;
+  for (const auto& [key, acc] : strategies) any = any || acc.n > 0;
+  if (!any) return "";
+  std::string out = "#### " + ds + " ranked: file and entity rankings at cut-offs (macro average over tasks)\n\n";
+  out += std::string("| Strategy ") + kRankedHead + "|---" + kRankedRule + "\n";
+  for (const auto& [key, acc] : strategies)
+    if (acc.n) out += "| " + key.second + " " + acc.cells() + "\n";
+  out += "\n##### " + ds + " ranked, per repository\n\n| Repository | Strategy " + kRankedHead + "|---|---" +
+         kRankedRule + "\n";
+  for (const auto& [repo, by_strategy] : repos)
+    for (const auto& [key, acc] : by_strategy)
+      if (acc.n) out += "| " + repo + " | " + key.second + " " + acc.cells() + "\n";
+  return out + "\n";
 }
 
 }  // namespace
@@ -287,6 +342,8 @@ int strategy_rank(const std::string& s) {
 std::string localize_table(const std::string& dir) {
   std::map<std::string, std::map<std::pair<int, std::string>, Acc>> by_ds;
   std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, Acc>>> by_repo;
+  std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>> ranked_ds;
+  std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>>> ranked_repo;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(ExitCode::not_found, "no results folder '" + dir + "'");
   size_t rows = 0;
@@ -301,6 +358,8 @@ std::string localize_table(const std::string& dir) {
       std::pair<int, std::string> key{strategy_rank(s), s};
       by_ds[r.value("dataset", "")][key].add(r);
       by_repo[r.value("dataset", "")][r.value("repo", "")][key].add(r);
+      ranked_ds[r.value("dataset", "")][key].add(r);
+      ranked_repo[r.value("dataset", "")][r.value("repo", "")][key].add(r);
       ++rows;
     }
   }
@@ -323,6 +382,7 @@ std::string localize_table(const std::string& dir) {
       for (const auto& [key, acc] : strategies2)
         out += "| " + repo + " | " + key.second + " " + acc.cells() + acc.times() + "\n";
     out += "\n";
+    out += ranked_section(ds, ranked_ds[ds], ranked_repo[ds]);
   }
   return out;
 }

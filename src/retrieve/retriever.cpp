@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "retrieve/locate/locate.h"
 #include "retrieve/study/strategies.h"
 #include "util/error.h"
 
@@ -84,6 +85,14 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
          "holds 500 tokens (--query: the request)",
          none, make_study_bm25, "BM25 score of the chunk"},
+        // Localization of a request (issue 19): a file ranking, then an entity ranking.
+        {"files-bm25",
+         "BM25 over whole files (path + content) for a request; entities: entity BM25 within the 5 best files", none,
+         make_files_bm25, "BM25 score of the file / of the entity"},
+        {"locate",
+         "request localization without a model: paths, module and identifier names, stack-trace frames, string "
+         "literals and BM25, combined by trained logistic models (models/locate.json); test files ranked last",
+         none, make_locate, "logit of the file model / of the entity model"},
     };
     add_study_strategies(r);
     return r;

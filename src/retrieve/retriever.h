@@ -67,6 +67,7 @@ struct RetrieverOptions {
   bool pool_methods = false;        // imports: also rank methods of pool classes (the paper's pool has none)
   bool bm25_only = false;           // imports: ignore the embedder even when one is set
   std::string model_path;           // structural: feature weights (JSON); empty = the shipped default
+  std::string locate_model;         // locate: model file (JSON); empty = the built-in models/locate.json
   int neighbours = 20;              // structural: similar functions whose references vote
   ProceduralParams procedural;      // procedural: every threshold and budget (paper defaults)
   std::string trace_path;           // procedural: write the JSON trace of every stage here
