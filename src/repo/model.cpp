@@ -113,11 +113,17 @@ std::string mask_body(const std::string& source, const Entity& e) {
   return out;
 }
 
+// By path component, not substring: `src/_pytest/python.py` or `latest/x.py` are not tests.
 bool is_test_path(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
-  return path.find("tests/") != std::string::npos || path.find("test/") != std::string::npos ||
-         path.find("testing/") != std::string::npos || starts_with(base, "test_") || ends_with(base, "_test.py") ||
-         base == "conftest.py";
+  size_t start = 0;
+  while (true) {
+    size_t slash = path.find('/', start);
+    std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (slash == std::string::npos)
+      return starts_with(part, "test_") || ends_with(part, "_test.py") || part == "conftest.py";
+    if (part == "tests" || part == "test" || part == "testing") return true;
+    start = slash + 1;
+  }
 }
 
 }  // namespace repoctx

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "helpers.h"
+#include "repo/model.h"
 #include "repo/modules.h"
 #include "repo/walker.h"
 #include "util/error.h"
@@ -133,3 +134,25 @@ TEST(Modules, PackageStructureGivesDottedNames) {
   EXPECT_EQ(m2["core/basic.py"], "sympy.core.basic");
   EXPECT_EQ(m2["tests/test_x.py"], "sympy.tests.test_x");
 }
+
+namespace repoctx {
+namespace {
+
+// Test files by path component: `_pytest/` or `latest/` folders hold library code, not tests.
+TEST(TestPaths, ByComponentNotSubstring) {
+  EXPECT_TRUE(is_test_path("tests/test_app.py"));
+  EXPECT_TRUE(is_test_path("src/pkg/tests/helpers.py"));
+  EXPECT_TRUE(is_test_path("sympy/testing/runtests.py"));
+  EXPECT_TRUE(is_test_path("pkg/test/x.py"));
+  EXPECT_TRUE(is_test_path("pkg/test_x.py"));
+  EXPECT_TRUE(is_test_path("pkg/x_test.py"));
+  EXPECT_TRUE(is_test_path("conftest.py"));
+  EXPECT_FALSE(is_test_path("src/_pytest/python.py"));
+  EXPECT_FALSE(is_test_path("docs/latest/conf.py"));
+  EXPECT_FALSE(is_test_path("src/click/testing.py"));
+  EXPECT_FALSE(is_test_path("pkg/contests/x.py"));
+  EXPECT_FALSE(is_test_path("tests"));  // a file named tests, not a folder
+}
+
+}  // namespace
+}  // namespace repoctx

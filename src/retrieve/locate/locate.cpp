@@ -1,5 +1,7 @@
 #include "retrieve/locate/locate.h"
 
+#include "repo/model.h"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -123,15 +125,6 @@ double inv_rank(size_t rank) {
 }
 
 }  // namespace
-
-bool is_test_file(const std::string& path) {
-  auto parts = path_parts(path);
-  if (parts.empty()) return false;
-  for (size_t i = 0; i + 1 < parts.size(); ++i)
-    if (parts[i] == "tests" || parts[i] == "test" || parts[i] == "testing") return true;
-  const std::string& base = parts.back();
-  return starts_with(base, "test_") || ends_with(base, "_test.py") || base == "conftest.py";
-}
 
 const std::vector<std::string>& locate_file_feature_names() {
   return kFileNames;
@@ -337,7 +330,7 @@ struct LocateFeatures::Impl {
       x[ff_stem] = stem.size() >= 3 && (words.count(stem) || words.count(singular) || words.count(stem + "s")) ? 1 : 0;
     }
     x[ff_path_words] = word_share(fr.path);
-    x[ff_test] = is_test_file(fr.path) ? 1 : 0;
+    x[ff_test] = is_test_path(fr.path) ? 1 : 0;
     x[ff_aux] = is_aux_path(parts) ? 1 : 0;
     x[ff_init] = base == "__init__.py" ? 1 : 0;
     x[ff_size] = std::log1p(fr.line_count);
@@ -405,7 +398,7 @@ void add_module_candidates(const RepoView& v, const LocateFileCandidates& fc, co
     x[ef_file_logit] = file_logits[order[r]];
     x[ef_file_rank] = inv_rank(r);
     x[ef_size] = std::log1p(std::max(0, first_def));
-    x[ef_test] = is_test_file(fr.path) ? 1 : 0;
+    x[ef_test] = is_test_path(fr.path) ? 1 : 0;
     out.entities.push_back(-1 - f);
     out.x.push_back(std::move(x));
   }
@@ -469,7 +462,7 @@ LocateEntityCandidates LocateFeatures::entities(const LocateFileCandidates& fc, 
     x[ef_parent_named] = rec.parent_index >= 0 && named_any.count(rec.parent_index) ? 1 : 0;
     x[ef_child_named] = parents_of_named.count(en) ? 1 : 0;
     x[ef_size] = std::log1p(std::max(0, rec.end_line - rec.decorated_start_line + 1));
-    x[ef_test] = is_test_file(v.files()[static_cast<size_t>(rec.file)].path) ? 1 : 0;
+    x[ef_test] = is_test_path(v.files()[static_cast<size_t>(rec.file)].path) ? 1 : 0;
     x[ef_name_words] = m.word_share(rec.name);
     out.entities.push_back(en);
     out.x.push_back(std::move(x));

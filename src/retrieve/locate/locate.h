@@ -53,10 +53,6 @@ struct LocateModel {
   static LocateModel load(const std::string& path);
 };
 
-// A test file: a directory named tests/test/testing, or test_*.py, *_test.py, conftest.py (path components,
-// so "src/_pytest/python.py" is not one).
-bool is_test_file(const std::string& path);
-
 // Whole-file BM25 over an engine's indexed files (built once per engine).
 const Bm25Index& file_bm25(const Engine& e);
 

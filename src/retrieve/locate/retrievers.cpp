@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "repo/model.h"
 #include "retrieve/locate/locate.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -124,14 +125,14 @@ class Locate : public Retriever {
     std::vector<double> ranked = logits;
     const auto& fr = e_.view().files();
     for (size_t i = 0; i < fc.files.size(); ++i)
-      if (is_test_file(fr[static_cast<size_t>(fc.files[i])].path)) ranked[i] -= kTestPenalty;
+      if (is_test_path(fr[static_cast<size_t>(fc.files[i])].path)) ranked[i] -= kTestPenalty;
     auto order = best_first(e_, fc.files, ranked);
     RetrievalResult r;
     size_t k = std::min(order.size(), static_cast<size_t>(std::max(q.top_k, 0)));
     json files = json::array(), tests = json::array();
     for (size_t i = 0; i < order.size(); ++i) {
       size_t c = order[i];
-      bool test = is_test_file(fr[static_cast<size_t>(fc.files[c])].path);
+      bool test = is_test_path(fr[static_cast<size_t>(fc.files[c])].path);
       if (i < k) r.hits.push_back(file_hit(e_, fc.files[c], logits[c]));
       json row = {{"path", fr[static_cast<size_t>(fc.files[c])].path}, {"logit", logits[c]}};
       if (test && tests.size() < 10) tests.push_back(row);
@@ -149,7 +150,7 @@ class Locate : public Retriever {
     auto file_of = [&](int c) { return c < 0 ? -1 - c : v.entities()[static_cast<size_t>(c)].file; };
     for (size_t i = 0; i < ec.entities.size(); ++i) {
       escore[i] = model_.entity.logit(ec.x[i]);
-      if (is_test_file(fr[static_cast<size_t>(file_of(ec.entities[i]))].path)) escore[i] -= kTestPenalty;
+      if (is_test_path(fr[static_cast<size_t>(file_of(ec.entities[i]))].path)) escore[i] -= kTestPenalty;
     }
     std::vector<size_t> eorder(ec.entities.size());
     std::iota(eorder.begin(), eorder.end(), 0);
