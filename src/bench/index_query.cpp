@@ -14,8 +14,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include <tree_sitter/api.h>
+
+#include "repo/parser.h"
+#include "repo/walker.h"
 #include "retrieve/retriever.h"
+#include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/temp_dir.h"
@@ -78,6 +84,53 @@ uint64_t dir_bytes(const fs::path& root) {
   return b;
 }
 
+extern "C" const TSLanguage* tree_sitter_python(void);
+extern "C" const TSLanguage* tree_sitter_java(void);
+
+// The raw tree-sitter parse rate on the index's file set (vendored and generated files included, as in
+// the bench's index runs): each file's tree built and freed, nothing extracted, one thread, the sources
+// already in memory. It bounds any tree-sitter indexer at that rate x its parse workers.
+struct RawSources {
+  std::vector<std::pair<const TSLanguage*, std::string>> files;
+  uint64_t bytes = 0;
+};
+
+RawSources load_sources(const std::string& repo) {
+  WalkOptions w;
+  w.skip_vendored = false;
+  w.skip_generated = false;
+  RawSources out;
+  for (const auto& f : walk_repository(repo, w).files) {
+    const TSLanguage* lang = f.language == Language::python ? tree_sitter_python()
+                             : f.language == Language::java ? tree_sitter_java()
+                                                            : nullptr;
+    if (!lang) continue;
+    std::ifstream in(f.abs, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    out.bytes += text.size();
+    out.files.emplace_back(lang, std::move(text));
+  }
+  return out;
+}
+
+// One single-threaded pass; seconds.
+double parse_pass(const RawSources& src) {
+  TSParser* parser = ts_parser_new();
+  auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [lang, text] : src.files) {
+    TSTree* tree = parse_tree(parser, lang, text);
+    if (!tree) {
+      ts_parser_delete(parser);
+      throw_if_interrupted("nothing (the benchmark was interrupted)");
+      throw Error(ExitCode::bad_input, "tree-sitter could not parse a file (over 4 GiB?)");
+    }
+    ts_tree_delete(tree);
+  }
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ts_parser_delete(parser);
+  return s;
+}
+
 }  // namespace
 
 json run_bench(const BenchOptions& o) {
@@ -89,15 +142,20 @@ json run_bench(const BenchOptions& o) {
 
   // 1. Full index, in a child process so that its peak RSS is its own. Same file set as the reference:
   //    vendored and generated files included.
-  std::vector<double> times;
+  //    Each run is paired with a raw tree-sitter pass over the same files (parse_pass), so that load from
+  //    other processes weighs on both sides of the ratio alike.
+  RawSources sources = load_sources(o.repo);
+  std::vector<double> times, parse_times, peaks;
   ChildRun idx;
   for (int i = 0; i < std::max(1, o.repeat); ++i) {
     std::string db = (tmp / ("index" + std::to_string(i) + ".db")).string();
     log_info("bench: full index {}/{} of {}", i + 1, o.repeat, o.repo);
+    parse_times.push_back(parse_pass(sources));
     idx = run_child({o.self_exe, "index", o.repo, "--db", db, "--keep-vendored", "--keep-generated", "--json", "-q",
                      "--threads", threads},
                     (tmp / "index.json").string());
     times.push_back(idx.seconds);
+    peaks.push_back(json::parse(idx.out).value("peak_rss_mb", idx.peak_rss_mb));
   }
   json ij = json::parse(idx.out);
   double index_s = percentile(times, 0.5);
@@ -106,7 +164,19 @@ json run_bench(const BenchOptions& o) {
                     {"entities", ij["entities"]}, {"references", ij["references"]},
                     {"snippets", ij["snippets"]}, {"index_s", index_s},
                     {"index_runs_s", times},      {"files_per_s", ij["files"].get<double>() / index_s},
-                    {"mb_per_s", mb / index_s},   {"peak_rss_mb", ij.value("peak_rss_mb", idx.peak_rss_mb)}};
+                    {"mb_per_s", mb / index_s},   {"peak_rss_mb", *std::max_element(peaks.begin(), peaks.end())}};
+  int workers = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  workers = std::min<int>(workers, static_cast<int>(sources.files.size()));
+  double parse_s = percentile(parse_times, 0.5);
+  double parse_mb_s = static_cast<double>(sources.bytes) / 1048576.0 / parse_s;
+  rep["raw_parse"] = {{"files", sources.files.size()},
+                      {"bytes", sources.bytes},
+                      {"parse_s", parse_s},
+                      {"parse_runs_s", parse_times},
+                      {"mb_per_s", parse_mb_s},
+                      {"workers", workers},
+                      {"bound_mb_per_s", parse_mb_s * workers},
+                      {"index_share_of_bound", (mb / index_s) / (parse_mb_s * workers)}};
 
   // 2. Queries: signature + docstring of the first documented functions, in path order.
   std::string db0 = (tmp / "index0.db").string();
@@ -217,6 +287,14 @@ std::string bench_markdown(const json& r) {
   row("peak RSS while indexing (MB)", c["peak_rss_mb"].get<double>(), "peak_rss_mb", 0, true);
   row("BM25 top-20 query p50 (ms)", c["query_p50_ms"].get<double>(), "query_p50_ms", 3, true);
   row("BM25 top-20 query p99 (ms)", c["query_p99_ms"].get<double>(), "query_p99_ms", 3, true);
+  if (r.contains("raw_parse")) {
+    const json& rp = r["raw_parse"];
+    out += fmt::format(
+        "\nraw tree-sitter parse (no extraction, 1 thread, same files, same run): {:.2f} s = {:.2f} MB/s; x {} "
+        "workers = {:.2f} MB/s; the index runs at {:.0f}% of that\n",
+        rp["parse_s"].get<double>(), rp["mb_per_s"].get<double>(), rp["workers"].get<int>(),
+        rp["bound_mb_per_s"].get<double>(), 100.0 * rp["index_share_of_bound"].get<double>());
+  }
   if (r.contains("reindex")) {
     const json& ri = r["reindex"];
     out += fmt::format(

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "index/full_image.h"
 #include "index/repo_view.h"
 #include "index/schema.h"
 #include "util/error.h"
@@ -176,7 +178,10 @@ void write_file_atomically(const std::string& path, const std::string& buf) {
     }
     done += static_cast<size_t>(k);
   }
+  auto t_sync = std::chrono::steady_clock::now();
   fdatasync(fd);
+  log_debug("query image: {:.1f} MB synced in {:.3f}s", static_cast<double>(buf.size()) / 1048576.0,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t_sync).count());
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
@@ -298,6 +303,52 @@ std::string_view QueryImage::str(image::Str s) const {
   if (static_cast<uint64_t>(s.off) + s.len > strings_.size())
     throw Error(ExitCode::bad_input, "the query image is damaged (a string outside its table)");
   return strings_.substr(s.off, s.len);
+}
+
+std::string publish_full_image(sql::Db& db, const std::string& db_path, std::vector<CollectedFile>& files) {
+  // The view's order: files by path (SQLite's BINARY collation is bytewise, as std::string's <), each file's
+  // entities and snippets by ord, imports by line (stable: rows in extraction order).
+  std::sort(files.begin(), files.end(),
+            [](const CollectedFile& a, const CollectedFile& b) { return a.file.path < b.file.path; });
+  // Strings are laid out in build_from_view's order: every file's, then every entity's, then imports'.
+  ImageBuild b;
+  int n_ents = 0, n_snips = 0;
+  for (CollectedFile& cf : files) {
+    FileRec& f = cf.file;
+    f.n_entities = static_cast<int>(cf.entities.size());
+    f.n_snippets = static_cast<int>(cf.snippets.size());
+    f.first_entity = f.n_entities ? n_ents : 0;  // as the view leaves them for files without rows
+    f.first_snippet = f.n_snippets ? n_snips : 0;
+    n_ents += f.n_entities;
+    n_snips += f.n_snippets;
+    b.files.push_back(file_row(b.w, f));
+  }
+  std::vector<const TermVec*> ent_docs, snip_docs;
+  ent_docs.reserve(n_ents);
+  snip_docs.reserve(n_snips);
+  b.ents.reserve(n_ents);
+  for (size_t fi = 0; fi < files.size(); ++fi)
+    for (size_t i = 0; i < files[fi].entities.size(); ++i) {
+      files[fi].entities[i].file = static_cast<int>(fi);
+      b.ents.push_back(entity_row(b.w, files[fi].entities[i], b.strlist, b.params));
+      ent_docs.push_back(&files[fi].entity_terms[i]);
+    }
+  for (size_t fi = 0; fi < files.size(); ++fi)
+    for (size_t i = 0; i < files[fi].snippets.size(); ++i) {
+      const SnippetRec& sn = files[fi].snippets[i];
+      b.snips.push_back({static_cast<int32_t>(fi), sn.ord, sn.start_line, sn.end_line, sn.doc_len, 0});
+      snip_docs.push_back(&files[fi].snippet_terms[i]);
+    }
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    auto& ims = files[fi].imports;
+    std::stable_sort(ims.begin(), ims.end(), [](const Import& x, const Import& y) { return x.line < y.line; });
+    for (const auto& im : ims)
+      b.imports.push_back({static_cast<int32_t>(fi), im.line, im.scope, im.level, b.w.str(im.module), b.w.str(im.name),
+                           b.w.str(im.alias), im.star ? 1 : 0, im.conditional ? 1 : 0});
+  }
+  b.ent_post = build_postings(ent_docs);
+  b.snip_post = build_postings(snip_docs);
+  return write_image(db, db_path, b);
 }
 
 std::string publish_query_image(sql::Db& db, const RepoView& v) {
@@ -567,6 +618,8 @@ void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, 
   }
   try {
     auto v = RepoView::open(db_path, false);
+    log_debug("query image: index loaded in {:.3f}s",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     publish_query_image(db, *v);
     log_debug("query image written in {:.3f}s",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
