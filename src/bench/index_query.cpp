@@ -131,19 +131,12 @@ double parse_pass(const RawSources& src) {
   return s;
 }
 
-}  // namespace
-
-json run_bench(const BenchOptions& o) {
-  TempDir scratch("repoctx-bench-");
-  const fs::path& tmp = scratch.path();
-  json rep;
-  rep["repo"] = o.repo;
+// 1. Full index, in a child process so that its peak RSS is its own. Same file set as the reference:
+//    vendored and generated files included. Each run is paired with a raw tree-sitter pass over the same
+//    files (parse_pass), so that load from other processes weighs on both sides of the ratio alike. Fills
+//    rep["repoctx"] and rep["raw_parse"].
+void measure_full_index(const BenchOptions& o, const fs::path& tmp, json& rep) {
   std::string threads = std::to_string(o.threads);
-
-  // 1. Full index, in a child process so that its peak RSS is its own. Same file set as the reference:
-  //    vendored and generated files included.
-  //    Each run is paired with a raw tree-sitter pass over the same files (parse_pass), so that load from
-  //    other processes weighs on both sides of the ratio alike.
   RawSources sources = load_sources(o.repo);
   std::vector<double> times, parse_times, peaks;
   ChildRun idx;
@@ -177,6 +170,18 @@ json run_bench(const BenchOptions& o) {
                       {"workers", workers},
                       {"bound_mb_per_s", parse_mb_s * workers},
                       {"index_share_of_bound", (mb / index_s) / (parse_mb_s * workers)}};
+}
+
+}  // namespace
+
+json run_bench(const BenchOptions& o) {
+  TempDir scratch("repoctx-bench-");
+  const fs::path& tmp = scratch.path();
+  json rep;
+  rep["repo"] = o.repo;
+  std::string threads = std::to_string(o.threads);
+
+  measure_full_index(o, tmp, rep);
 
   // 2. Queries: signature + docstring of the first documented functions, in path order.
   std::string db0 = (tmp / "index0.db").string();
