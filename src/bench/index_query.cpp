@@ -235,7 +235,7 @@ json run_bench(const BenchOptions& o) {
                         {"peak_rss_mb", rj.value("peak_rss_mb", rr.peak_rss_mb)},
                         {"query_p50_ms", rj["query_p50_ms"]},
                         {"query_p99_ms", rj["query_p99_ms"]}};
-    rep["speedup_index"] = rj["index_seconds"].get<double>() / index_s;
+    rep["speedup_index"] = rj["index_seconds"].get<double>() / rep["repoctx"]["index_s"].get<double>();
     rep["speedup_query_p50"] =
         rj["query_p50_ms"].get<double>() / std::max(1e-9, rep["repoctx"]["query_p50_ms"].get<double>());
   }
