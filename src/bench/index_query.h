@@ -17,6 +17,7 @@ struct BenchOptions {
   int repeat = 1;       // index runs (median reported)
   bool reindex = true;  // measure re-index after a one-file change (on a copy of the repository)
   int threads = 0;
+  std::string baseline_exe;  // another repoctx build (e.g. main's) whose full index is timed in the same runs
 };
 
 // Returns a JSON report; throws Error when a child process fails.

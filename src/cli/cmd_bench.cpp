@@ -49,6 +49,9 @@ void add_index_bench(CLI::App& app, Commands& out) {
   c->add_option("--queries", b->bo.queries, "BM25 queries")->capture_default_str();
   c->add_option("--repeat", b->bo.repeat, "full index runs (median reported)")->capture_default_str();
   c->add_option("--threads", b->bo.threads, "parser threads (0 = all cores)")->capture_default_str();
+  c->add_option("--baseline", b->bo.baseline_exe,
+                "another repoctx binary (e.g. a build of main) whose full index is timed in the same runs")
+      ->check(CLI::ExistingFile);
   c->add_option("--out", b->out_path, "also write the JSON report to this file");
   add_output_options(c, b->out);
   out.push_back({c, [b] {

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "index/full_image.h"
 #include "index/location.h"
 #include "index/query_image.h"
 #include "index/schema.h"
@@ -288,8 +289,10 @@ bool parse_file(const WalkedFile& f, const RunPlan& plan, const IndexOptions& op
 // each batch of files is one transaction (a killed run leaves whole files only).
 class IndexWriter {
  public:
-  IndexWriter(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st)
-      : db_(db), plan_(plan), opt_(opt), st_(st) {
+  // `collect`: the records of every written file are kept there for the query image (null: not kept).
+  IndexWriter(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st,
+              std::vector<CollectedFile>* collect)
+      : db_(db), plan_(plan), opt_(opt), st_(st), collect_(collect) {
     const char* kill_env = std::getenv("REPOCTX_DEBUG_KILL_AFTER_FILES");
     kill_after_ = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
   }
@@ -299,10 +302,12 @@ class IndexWriter {
     if (r.failed) {
       log_warn("cannot read '{}': {} (skipped; its previous index entry, if any, is kept)", f.rel, r.error);
       ++st_.skipped;
+      if (plan_.existing.count(f.rel)) collect_ = nullptr;  // a kept row the collection would miss
       return;
     }
     if (!tx_) tx_.emplace(db_);
     if (r.content_unchanged) {
+      collect_ = nullptr;  // a row this run does not write
       touch_file_.bind(1, static_cast<int64_t>(f.size))
           .bind(2, f.mtime_ns)
           .bind(3, plan_.module_of(f))
@@ -329,6 +334,9 @@ class IndexWriter {
     if (opt_.interrupt_after_files && committed_ >= opt_.interrupt_after_files) g_interrupted = true;
   }
 
+  // Whether the collection holds every file of the index (no row was kept from an earlier run).
+  bool collected_all() const { return collect_ != nullptr; }
+
  private:
   void warn_about(const WalkedFile& f, const FileResult& r) {
     const ParsedFile& pf = r.pf;
@@ -353,7 +361,7 @@ class IndexWriter {
       log_warn("'{}' is not valid UTF-8; indexed as bytes (output shows invalid bytes as U+FFFD)", f.rel);
   }
 
-  void write_file(const WalkedFile& f, const FileResult& r) {
+  void write_file(const WalkedFile& f, FileResult& r) {
     const ParsedFile& pf = r.pf;
     nlohmann::json errs = nlohmann::json::array();
     for (const auto& e : pf.errors) {
@@ -374,7 +382,7 @@ class IndexWriter {
         .bind_blob(10, r.content.data(), r.content.size())
         .exec();
     int64_t fid = db_.last_insert_id();
-    write_entities(fid, r);
+    std::vector<int64_t> entity_ids = write_entities(fid, r);
     for (const auto& im : pf.imports)
       ins_imp_.bind(1, fid)
           .bind(2, im.line)
@@ -405,10 +413,46 @@ class IndexWriter {
     st_.entities += pf.entities.size();
     st_.references += pf.references.size();
     st_.snippets += r.snippets.size();
+    if (collect_) collect(fid, entity_ids, r);
   }
 
-  void write_entities(int64_t fid, const FileResult& r) {
+  // The records just written, as a RepoView would read them back (strings as stored), for the image. The
+  // file's result is consumed.
+  void collect(int64_t fid, const std::vector<int64_t>& entity_ids, FileResult& r) {
+    ParsedFile& pf = r.pf;
+    CollectedFile cf;
+    cf.file.id = fid;
+    cf.file.path = plan_.walk.files[r.walk_index].rel;
+    cf.file.module = pf.module;
+    cf.file.package = pf.package;
+    cf.file.hash = r.hash;
+    cf.file.language = pf.language;
+    cf.file.line_count = pf.line_count;
+    for (const auto& e : pf.errors) cf.file.n_errors += e.partial ? 0 : 1;
+    cf.entities.reserve(pf.entities.size());
+    for (size_t i = 0; i < pf.entities.size(); ++i) {
+      EntityRec e;
+      static_cast<Entity&>(e) = std::move(pf.entities[i]);
+      e.signature = sanitize_utf8(e.signature);
+      e.docstring = sanitize_utf8(e.docstring);
+      e.id = entity_ids[i];
+      e.ord = static_cast<int>(i);
+      e.doc_len = r.entity_terms[i].length;
+      cf.entities.push_back(std::move(e));
+    }
+    for (size_t i = 0; i < r.snippets.size(); ++i)
+      cf.snippets.push_back(
+          {0, static_cast<int>(i), r.snippets[i].start_line, r.snippets[i].end_line, r.snippet_terms[i].length});
+    cf.entity_terms = std::move(r.entity_terms);
+    cf.snippet_terms = std::move(r.snippet_terms);
+    cf.imports = std::move(pf.imports);
+    collect_->push_back(std::move(cf));
+  }
+
+  std::vector<int64_t> write_entities(int64_t fid, const FileResult& r) {
     const ParsedFile& pf = r.pf;
+    std::vector<int64_t> ids;
+    ids.reserve(pf.entities.size());
     for (size_t i = 0; i < pf.entities.size(); ++i) {
       const Entity& e = pf.entities[i];
       std::string terms = r.entity_terms[i].serialize();
@@ -438,13 +482,16 @@ class IndexWriter {
           .bind(24, static_cast<int64_t>(r.entity_terms[i].length))
           .bind_blob(25, terms.data(), terms.size())
           .exec();
+      ids.push_back(db_.last_insert_id());
     }
+    return ids;
   }
 
   sql::Db& db_;
   const RunPlan& plan_;
   const IndexOptions& opt_;
   IndexStats& st_;
+  std::vector<CollectedFile>* collect_;
   size_t kill_after_ = 0, committed_ = 0, in_batch_ = 0, warned_errors_ = 0, warned_utf8_ = 0;
   std::optional<sql::Transaction> tx_;
   sql::Stmt del_file_{db_, "DELETE FROM files WHERE path=?"};
@@ -467,7 +514,10 @@ class IndexWriter {
 
 // Parser threads feed the writer (this thread) through a bounded channel; returns whether every file of
 // the plan was written (false: interrupted).
-bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st) {
+// With `collected` engaged, the written files' records are kept there for the query image; it is reset when
+// the run turned out not to write every file of the index.
+bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st,
+                     std::optional<std::vector<CollectedFile>>& collected) {
   int nthreads = opt.threads > 0 ? opt.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   nthreads = std::min<int>(nthreads, static_cast<int>(plan.todo.size()));
   uint64_t total_bytes = 0;
@@ -496,13 +546,14 @@ bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, 
     for (auto& t : threads) t.join();
   };
   try {
-    IndexWriter writer(db, plan, opt, st);
+    IndexWriter writer(db, plan, opt, st, collected ? &*collected : nullptr);
     while (auto item = chan.pop()) {
       progress.add(1, plan.walk.files[item->walk_index].size);
       writer.add(*item);
       if (interrupted()) break;
     }
     writer.commit_batch();
+    if (!writer.collected_all()) collected.reset();
   } catch (...) {
     g_interrupted = true;
     stop_workers();
@@ -523,8 +574,42 @@ void checkpoint(sql::Db& db) {
   sqlite3_busy_timeout(db.raw(), 30000);
 }
 
+// PRAGMA synchronous=OFF for the parse-and-write phase, NORMAL again afterwards (also when it throws).
+class SyncOffDuringBuild {
+ public:
+  explicit SyncOffDuringBuild(sql::Db& db) : db_(db) { db_.exec("PRAGMA synchronous=OFF"); }
+  ~SyncOffDuringBuild() {
+    try {
+      db_.exec("PRAGMA synchronous=NORMAL");
+    } catch (...) {  // the connection is closed next anyway; NORMAL is its default
+    }
+  }
+  SyncOffDuringBuild(const SyncOffDuringBuild&) = delete;
+  SyncOffDuringBuild& operator=(const SyncOffDuringBuild&) = delete;
+
+ private:
+  sql::Db& db_;
+};
+
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The image of a finished run: from the collected records when the run wrote every file, else updated from
+// the previous image (or rebuilt through SQL). Failures only warn: queries then load through SQL.
+void publish_image(sql::Db& db, const std::string& db_path, std::optional<std::vector<CollectedFile>>& collected,
+                   bool full) {
+  if (collected) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      publish_full_image(db, db_path, *collected);
+      log_debug("query image written from the run's records in {:.3f}s", since(t0));
+      return;
+    } catch (const std::exception& e) {
+      log_debug("writing the query image from the run's records failed ({}); rebuilding it", e.what());
+    }
+  }
+  refresh_query_image(db, db_path, true, full);
 }
 
 }  // namespace
@@ -553,13 +638,23 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     return st;
   }
   meta_set(*db, "complete", "0");
-  bool whole = parse_and_write(*db, plan, opt, st);
+  // A run that rewrites every file (a new index, or --force) makes the query image from what it wrote.
+  std::optional<std::vector<CollectedFile>> collected;
+  if (plan.existing.empty() || plan.force) collected.emplace();
+  bool whole;
+  {
+    // No fsync per checkpoint while the files are written: a killed process loses nothing SQLite committed
+    // (the OS holds the pages), only a power loss or OS crash during the run could; the final checkpoint
+    // below runs with synchronous=NORMAL again and makes the finished index durable.
+    SyncOffDuringBuild sync_off(*db);
+    whole = parse_and_write(*db, plan, opt, st, collected);
+  }
   if (st.files_with_errors > 10)
     log_warn("{} files had syntax errors in all (list them with `repoctx files --errors`)", st.files_with_errors);
   log_debug("parse+write done at {:.3f}s", since(t0));
   st.complete = whole;
   meta_set(*db, "complete", st.complete ? "1" : "0");
-  if (st.complete) refresh_query_image(*db, st.db_path, true, plan.force);
+  if (st.complete) publish_image(*db, st.db_path, collected, plan.force);
   if (st.complete) checkpoint(*db);
   log_debug("checkpoint done at {:.3f}s", since(t0));
   st.seconds = since(t0);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "index/full_image.h"
 #include "index/repo_view.h"
 #include "index/schema.h"
 #include "util/error.h"
@@ -41,15 +43,25 @@ struct Header {
   uint64_t ent_n_docs, ent_total_len, snip_n_docs, snip_total_len;
 };
 
-// Appends arrays at 8-byte aligned offsets; strings go to their own table.
+// Lays arrays out at 8-byte aligned offsets after the header, without copying them: the pieces are written
+// to the file from where they are (a 40 MB image assembled in one buffer cost a copy and its page faults,
+// most of a one-file re-index). Strings go to their own table.
 class Writer {
  public:
-  Writer() { buf_.resize(sizeof(Header)); }
+  struct Piece {
+    const char* data;
+    size_t size;
+  };
   template <class T>
   Section add(const T* data, size_t count) {
-    buf_.resize((buf_.size() + 7) / 8 * 8);
-    Section s{buf_.size(), count};
-    buf_.append(reinterpret_cast<const char*>(data), count * sizeof(T));
+    static constexpr char kZeros[8] = {};
+    if (size_ % 8) {
+      pieces_.push_back({kZeros, 8 - size_ % 8});
+      size_ += 8 - size_ % 8;
+    }
+    Section s{size_, count};
+    pieces_.push_back({reinterpret_cast<const char*>(data), count * sizeof(T)});
+    size_ += count * sizeof(T);
     return s;
   }
   template <class T>
@@ -62,10 +74,13 @@ class Writer {
     return r;
   }
   std::string& strings() { return strings_; }
-  std::string& buffer() { return buf_; }
+  const std::vector<Piece>& pieces() const { return pieces_; }  // after the header
+  uint64_t size() const { return size_; }                       // header included
 
  private:
-  std::string buf_, strings_;
+  std::vector<Piece> pieces_;
+  uint64_t size_ = sizeof(Header);
+  std::string strings_;
 };
 
 std::string new_token() {
@@ -160,22 +175,28 @@ void build_from_view(ImageBuild& b, const RepoView& v) {
   b.snip_post = build_postings(docs);
 }
 
-void write_file_atomically(const std::string& path, const std::string& buf) {
+void write_all(int fd, const char* data, size_t size, const std::string& tmp) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t k = ::write(fd, data + done, size - done);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(err));
+    }
+    done += static_cast<size_t>(k);
+  }
+}
+
+void write_file_atomically(const std::string& path, const Header& h, const std::vector<Writer::Piece>& pieces) {
   // Written beside the database, synced, then renamed over the old image: a reader maps either image whole.
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
-  size_t done = 0;
-  while (done < buf.size()) {
-    ssize_t k = ::write(fd, buf.data() + done, buf.size() - done);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
-    }
-    done += static_cast<size_t>(k);
-  }
+  write_all(fd, reinterpret_cast<const char*>(&h), sizeof h, tmp);
+  for (const auto& p : pieces) write_all(fd, p.data, p.size, tmp);
   fdatasync(fd);
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -212,10 +233,8 @@ std::string write_image(sql::Db& db, const std::string& db_path, ImageBuild& b) 
   h.snip_n_docs = b.snip_post.n_docs;
   h.snip_total_len = b.snip_post.total_len;
   h.strings = w.add(w.strings().data(), w.strings().size());
-  std::string& buf = w.buffer();
-  h.file_size = buf.size();
-  std::memcpy(buf.data(), &h, sizeof h);
-  write_file_atomically(QueryImage::path_for(db_path), buf);
+  h.file_size = w.size();
+  write_file_atomically(QueryImage::path_for(db_path), h, w.pieces());
   meta_set(db, "query_image", token);
   return token;
 }
@@ -298,6 +317,52 @@ std::string_view QueryImage::str(image::Str s) const {
   if (static_cast<uint64_t>(s.off) + s.len > strings_.size())
     throw Error(ExitCode::bad_input, "the query image is damaged (a string outside its table)");
   return strings_.substr(s.off, s.len);
+}
+
+std::string publish_full_image(sql::Db& db, const std::string& db_path, std::vector<CollectedFile>& files) {
+  // The view's order: files by path (SQLite's BINARY collation is bytewise, as std::string's <), each file's
+  // entities and snippets by ord, imports by line (stable: rows in extraction order).
+  std::sort(files.begin(), files.end(),
+            [](const CollectedFile& a, const CollectedFile& b) { return a.file.path < b.file.path; });
+  // Strings are laid out in build_from_view's order: every file's, then every entity's, then imports'.
+  ImageBuild b;
+  int n_ents = 0, n_snips = 0;
+  for (CollectedFile& cf : files) {
+    FileRec& f = cf.file;
+    f.n_entities = static_cast<int>(cf.entities.size());
+    f.n_snippets = static_cast<int>(cf.snippets.size());
+    f.first_entity = f.n_entities ? n_ents : 0;  // as the view leaves them for files without rows
+    f.first_snippet = f.n_snippets ? n_snips : 0;
+    n_ents += f.n_entities;
+    n_snips += f.n_snippets;
+    b.files.push_back(file_row(b.w, f));
+  }
+  std::vector<const TermVec*> ent_docs, snip_docs;
+  ent_docs.reserve(n_ents);
+  snip_docs.reserve(n_snips);
+  b.ents.reserve(n_ents);
+  for (size_t fi = 0; fi < files.size(); ++fi)
+    for (size_t i = 0; i < files[fi].entities.size(); ++i) {
+      files[fi].entities[i].file = static_cast<int>(fi);
+      b.ents.push_back(entity_row(b.w, files[fi].entities[i], b.strlist, b.params));
+      ent_docs.push_back(&files[fi].entity_terms[i]);
+    }
+  for (size_t fi = 0; fi < files.size(); ++fi)
+    for (size_t i = 0; i < files[fi].snippets.size(); ++i) {
+      const SnippetRec& sn = files[fi].snippets[i];
+      b.snips.push_back({static_cast<int32_t>(fi), sn.ord, sn.start_line, sn.end_line, sn.doc_len, 0});
+      snip_docs.push_back(&files[fi].snippet_terms[i]);
+    }
+  for (size_t fi = 0; fi < files.size(); ++fi) {
+    auto& ims = files[fi].imports;
+    std::stable_sort(ims.begin(), ims.end(), [](const Import& x, const Import& y) { return x.line < y.line; });
+    for (const auto& im : ims)
+      b.imports.push_back({static_cast<int32_t>(fi), im.line, im.scope, im.level, b.w.str(im.module), b.w.str(im.name),
+                           b.w.str(im.alias), im.star ? 1 : 0, im.conditional ? 1 : 0});
+  }
+  b.ent_post = build_postings(ent_docs);
+  b.snip_post = build_postings(snip_docs);
+  return write_image(db, db_path, b);
 }
 
 std::string publish_query_image(sql::Db& db, const RepoView& v) {
@@ -485,6 +550,13 @@ void read_file_records(ImageBuild& b, sql::Db& db, int64_t file_id, int32_t nf, 
 
 // Fills `b` from the previous image and the database; false when nothing is left to reuse.
 bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
+  // About the previous sizes again: no reallocation while tens of MB are copied.
+  b.w.strings().reserve(old.string_bytes() + old.string_bytes() / 8);
+  b.ents.reserve(old.entities().size() + old.entities().size() / 8);
+  b.strlist.reserve(old.strlist().size() + old.strlist().size() / 8);
+  b.params.reserve(old.params().size() + old.params().size() / 8);
+  b.snips.reserve(old.snippets().size() + old.snippets().size() / 8);
+  b.imports.reserve(old.imports().size() + old.imports().size() / 8);
   std::unordered_map<std::string, int> old_by_path;
   for (size_t i = 0; i < old.files().size(); ++i)
     old_by_path.emplace(old.str(old.files()[i].path), static_cast<int>(i));
@@ -567,6 +639,8 @@ void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, 
   }
   try {
     auto v = RepoView::open(db_path, false);
+    log_debug("query image: index loaded in {:.3f}s",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     publish_query_image(db, *v);
     log_debug("query image written in {:.3f}s",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

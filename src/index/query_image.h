@@ -82,6 +82,7 @@ class QueryImage {
   // A string of the tables; throws Error(bad_input) when it points outside the string table (damaged).
   std::string_view str(image::Str s) const;
   const std::string& token() const { return token_; }
+  size_t string_bytes() const { return strings_.size(); }
 
  private:
   QueryImage() = default;

@@ -104,7 +104,8 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
       v->imports_[f].push_back(std::move(im));
     }
     for (auto& ims : v->imports_)
-      std::sort(ims.begin(), ims.end(), [](const Import& a, const Import& b) { return a.line < b.line; });
+      // Stable: imports of one line keep their extraction (row) order, as in the image of a full build.
+      std::stable_sort(ims.begin(), ims.end(), [](const Import& a, const Import& b) { return a.line < b.line; });
   }
   v->refs_.resize(v->files_.size());
   v->contents_.resize(v->files_.size());

@@ -146,6 +146,53 @@ TEST(QueryImage, AViewFromTheImageEqualsOneThroughSql) {
   expect_same_views(r.opt.db_path);
 }
 
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A new index (and --force) writes its image from the records the run wrote (index/full_image.h): byte for
+// byte the image built from the index read back through SQL, but for the random token. The files stress what
+// could differ: many imports on one line (their order), invalid UTF-8 in a docstring and a signature (stored
+// sanitized), syntax errors (counted), Java, and files indexed largest first but laid out by path.
+TEST(QueryImage, AFullBuildsImageEqualsTheOneReadBackThroughSql) {
+  Repo r;
+  std::string many = "from .util import ";
+  for (int i = 0; i < 40; ++i) many += (i ? ", n" : "n") + std::to_string(i);
+  r.dir.write("pkg/imports_one_line.py", many + "\nimport os, sys, re, json\n\ndef f():\n    import a, b, c\n");
+  r.dir.write("pkg/bad_utf8.py", "def g\xff(x):\n    \"\"\"Doc \xfe\xff.\"\"\"\n    return x\n");
+  r.dir.write("pkg/broken.py", "def ok():\n    return 1\n\ndef broken(:\n    pass\n\nclass C:\n    x = 1\n");
+  r.dir.write("src/Main.java",
+              "package a.b;\nimport java.util.List;\npublic class Main { int f(List<String> x) { return 1; } }\n");
+  r.dir.write("pkg/Z_upper.py", "VALUE = 1\n");
+  for (bool force : {false, true}) {
+    r.opt.force = force;
+    auto st = r.index();
+    ASSERT_TRUE(st.complete);
+    ASSERT_GT(st.parsed, 15u);
+    const std::string path = QueryImage::path_for(r.opt.db_path);
+    std::string from_run = read_bytes(path);
+    std::string token_run = meta(r.opt.db_path, "query_image");
+    {
+      sql::Db db(r.opt.db_path, false);
+      auto view = RepoView::open(r.opt.db_path, false);
+      publish_query_image(db, *view);
+    }
+    std::string from_sql = read_bytes(path);
+    std::string token_sql = meta(r.opt.db_path, "query_image");
+    ASSERT_EQ(token_run.size(), 32u);
+    ASSERT_NE(token_run, token_sql);
+    size_t at = from_run.find(token_run);
+    ASSERT_NE(at, std::string::npos);
+    from_run.replace(at, token_run.size(), token_sql);
+    ASSERT_EQ(from_run.size(), from_sql.size());
+    EXPECT_TRUE(from_run == from_sql) << "first difference at byte "
+                                      << std::mismatch(from_run.begin(), from_run.end(), from_sql.begin()).first -
+                                             from_run.begin();
+  }
+  expect_same_views(r.opt.db_path);
+}
+
 TEST(QueryImage, UpdatesAfterChangesEqualAFreshIndex) {
   Repo r;
   r.index();
