@@ -24,11 +24,11 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
                    [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
                      return make_react_study(e, m, o, tools, crit);
                    },
-                   "1 for every line range in the context the agent gathered (listed by file and line)"});
+                   "1 for every line range in the context the agent gathered (listed by file and line)", true});
     }
   r.push_back({"acr",
                "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
-               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)"});
+               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)", true});
 }
 
 }  // namespace
@@ -83,7 +83,7 @@ const std::vector<RetrieverInfo>& retriever_registry() {
         {"study-bm25",
          "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
          "holds 500 tokens (--query: the request)",
-         none, make_study_bm25, "BM25 score of the chunk"},
+         none, make_study_bm25, "BM25 score of the chunk", true},
     };
     add_study_strategies(r);
     return r;
