@@ -186,6 +186,14 @@ PYBIND11_MODULE(repoctx, m) {
           },
           "retrieve(target=None, query=None, strategy='sparse', k=20, with_text=False, ...) -> dict")
       .def(
+          "localize",
+          [](const api::Index& ix, const py::kwargs& kw) {
+            return call(api::localize_fields(), kw,
+                        [&](const api::LocalizeParams& p) { return api::to_json(ix.localize(p)); });
+          },
+          "localize(request, strategy='study-bm25', with_text=False, params=None) -> dict: the line ranges a "
+          "change request needs (the context-retrieval study; study-bm25 needs no model)")
+      .def(
           "symbols",
           [](const api::Index& ix, const py::kwargs& kw) {
             return call(api::symbols_fields(), kw,
@@ -228,5 +236,9 @@ PYBIND11_MODULE(repoctx, m) {
       .def("cache_stats", [](const api::Index& ix) { return to_py(api::to_json(ix.cache_stats())); })
       .def_property_readonly("repo", &api::Index::repo);
   m.def(
-      "strategies", [] { return to_py(api::to_json(api::strategies())); }, "the retrieval strategies, by name");
+      "strategies", [] { return to_py(api::to_json(api::strategies())); },
+      "the retrieval strategies: name, description, needs, and what a hit's score means");
+  m.def(
+      "localize_strategies", [] { return to_py(api::to_json(api::localize_strategies())); },
+      "the strategies Index.localize runs");
 }

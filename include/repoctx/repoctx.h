@@ -108,10 +108,34 @@ struct PlanStep {
 
 struct RetrieveResult {
   std::string strategy, target, query;  // query: the text the strategy searched with
+  std::string score;                    // what a hit's score means for this strategy (not comparable across)
   std::vector<Hit> hits;
   std::vector<PlanStep> plan;  // procedural: the target's steps
   std::string trace;           // JSON text (params.trace), else empty
   std::string usage;           // JSON text: LLM calls, cached calls, tokens by stage (empty without a model)
+};
+
+// The context-retrieval study's localization (the CLI's `repoctx localize`): the line ranges a change request
+// (an issue, a commit message) needs, gathered by one of the study's strategies (localize_strategies()) until
+// the strategy stops (study-bm25: when the context holds 500 tokens). Only study-bm25 runs without a model.
+struct LocalizeParams {
+  std::string request;                  // the issue text or commit message
+  std::string strategy = "study-bm25";  // see localize_strategies()
+  bool with_text = false;               // each range's source text
+  // study parameters NAME -> VALUE (the CLI's --param: context_tokens, chunk_chars, ...), VALUE as JSON when
+  // it parses, else a string
+  std::map<std::string, std::string> params;
+  bool trace = false;  // return the strategy's trace as JSON text
+};
+
+struct LocalizeResult {
+  std::string strategy;
+  std::string score;  // what a hit's score means for this strategy
+  int context_tokens = 0;
+  std::string stop_reason;  // why the strategy stopped gathering
+  std::vector<Hit> hits;
+  std::string trace;  // JSON text (params.trace), else empty
+  std::string usage;  // JSON text: LLM calls by stage (empty without a model)
 };
 
 struct SymbolsParams {
@@ -191,6 +215,7 @@ struct GenerateResult {
 
 struct StrategyInfo {
   std::string name, description, needs;  // needs: "", "llm+hidden states", "embedder", ...
+  std::string score;                     // what a hit's score means (the CLI's table header says the same)
 };
 
 struct IndexInfo {
@@ -227,6 +252,7 @@ class Index {
   RefreshStats refresh(bool force = false);
 
   RetrieveResult retrieve(const RetrieveParams& p) const;
+  LocalizeResult localize(const LocalizeParams& p) const;
   std::vector<Symbol> symbols(const SymbolsParams& p = {}) const;
   std::vector<FileInfo> files(const FilesParams& p = {}) const;
   std::vector<Snippet> snippets(const SnippetsParams& p) const;
@@ -245,6 +271,7 @@ class Index {
 };
 
 std::vector<StrategyInfo> strategies();
+std::vector<StrategyInfo> localize_strategies();  // the strategies localize() runs
 std::vector<std::string> generation_methods();
 
 // The exit code an error stands for (2 usage, 3 not found, 4 bad input, 5 LLM backend, 130 interrupted;

@@ -262,6 +262,7 @@ RetrieveResult Index::retrieve(const RetrieveParams& p) const {
   }
   RetrieveResult out;
   out.strategy = p.strategy;
+  out.score = info.score;
   if (q.target) out.target = eng.target_name(q.target->entity);
   out.query = sanitize_utf8(query_text(eng, q, q.context.get()));
   int rank = 1;
@@ -271,6 +272,45 @@ RetrieveResult Index::retrieve(const RetrieveParams& p) const {
     for (size_t i : st.hits) ps.hits.push_back(static_cast<int>(i) + 1);
     out.plan.push_back(std::move(ps));
   }
+  if (p.trace && !res.trace.is_null()) out.trace = res.trace.dump(-1, ' ', false, json::error_handler_t::replace);
+  out.usage = usage_text(res.usage);
+  return out;
+}
+
+LocalizeResult Index::localize(const LocalizeParams& p) const {
+  const RetrieverInfo& info = retriever_info(p.strategy);
+  if (!info.localizes) {
+    std::string names;
+    for (const auto& s : localize_strategies()) names += (names.empty() ? "" : ", ") + s.name;
+    throw Error(ExitCode::usage, "'" + p.strategy + "' is not a localization strategy (localize runs: " + names + ")");
+  }
+  if (trim(p.request).empty()) throw Error(ExitCode::usage, "give the request: an issue text or a commit message");
+  RetrieverOptions ro;
+  for (const auto& [name, value] : p.params) {
+    json v = json::parse(value, nullptr, false);
+    if (v.is_discarded()) v = value;
+    ro.study.apply(json{{name, v}});  // throws naming the valid parameters
+  }
+  auto snap = impl_->current();
+  const Engine& eng = *snap->engine;
+  RetrievalQuery q;
+  q.text = p.request;
+  RetrievalResult res;
+  if (info.needs.any()) {
+    std::lock_guard lk(impl_->model_mu);
+    res = make_retriever(p.strategy, eng, impl_->llm_session().models(info.needs), ro)->run(q);
+  } else {
+    res = make_retriever(p.strategy, eng, Models{}, ro)->run(q);
+  }
+  LocalizeResult out;
+  out.strategy = p.strategy;
+  out.score = info.score;
+  if (res.trace.is_object()) {
+    out.context_tokens = res.trace.value("context_tokens", 0);
+    out.stop_reason = res.trace.value("stop_reason", "");
+  }
+  int rank = 1;
+  for (const auto& h : res.hits) out.hits.push_back(hit_of(eng, h, rank++, p.with_text, nullptr));
   if (p.trace && !res.trace.is_null()) out.trace = res.trace.dump(-1, ' ', false, json::error_handler_t::replace);
   out.usage = usage_text(res.usage);
   return out;
@@ -416,7 +456,15 @@ bool Index::has_llm() const {
 
 std::vector<StrategyInfo> strategies() {
   std::vector<StrategyInfo> out;
-  for (const auto& r : retriever_registry()) out.push_back(StrategyInfo{r.name, r.description, needs_text(r.needs)});
+  for (const auto& r : retriever_registry())
+    out.push_back(StrategyInfo{r.name, r.description, needs_text(r.needs), r.score});
+  return out;
+}
+
+std::vector<StrategyInfo> localize_strategies() {
+  std::vector<StrategyInfo> out;
+  for (const auto& r : retriever_registry())
+    if (r.localizes) out.push_back(StrategyInfo{r.name, r.description, needs_text(r.needs), r.score});
   return out;
 }
 

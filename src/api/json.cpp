@@ -137,6 +137,7 @@ json params_schema(const std::vector<Field<P>>& fields, const std::vector<std::s
   template json params_schema<P>(const std::vector<Field<P>>&, const std::vector<std::string>&,            \
                                  const std::set<std::string>&);
 REPOCTX_INSTANTIATE(RetrieveParams)
+REPOCTX_INSTANTIATE(LocalizeParams)
 REPOCTX_INSTANTIATE(SymbolsParams)
 REPOCTX_INSTANTIATE(FilesParams)
 REPOCTX_INSTANTIATE(SnippetsParams)
@@ -162,6 +163,26 @@ const std::vector<Field<RetrieveParams>>& retrieve_fields() {
       {"params", kParamsDoc, &P::params},
       {"trace", "return the strategy's trace (procedural)", &P::trace},
   };
+  return f;
+}
+
+const std::vector<Field<LocalizeParams>>& localize_fields() {
+  using P = LocalizeParams;
+  static const std::vector<Field<P>> f = [] {
+    std::vector<std::string> names;
+    for (const auto& s : localize_strategies()) names.push_back(s.name);
+    return std::vector<Field<P>>{
+        {"request", "the change request: an issue text or a commit message", &P::request},
+        {"strategy", "localization strategy (the context-retrieval study's; study-bm25 needs no model)", &P::strategy,
+         names},
+        {"with_text", "include each range's source text", &P::with_text},
+        {"params",
+         "study parameters NAME -> VALUE (context_tokens, chunk_chars, chunk_overlap, ...; a VALUE that parses as "
+         "JSON is taken as JSON)",
+         &P::params},
+        {"trace", "return the strategy's trace", &P::trace},
+    };
+  }();
   return f;
 }
 
@@ -251,7 +272,7 @@ static json hit_json(const Hit& h) {
 }
 
 json to_json(const RetrieveResult& r) {
-  json j = {{"strategy", r.strategy}, {"query", r.query}, {"results", json::array()}};
+  json j = {{"strategy", r.strategy}, {"score", r.score}, {"query", r.query}, {"results", json::array()}};
   if (!r.target.empty()) j["target"] = r.target;
   for (const auto& h : r.hits) j["results"].push_back(hit_json(h));
   if (!r.plan.empty()) {
@@ -260,6 +281,18 @@ json to_json(const RetrieveResult& r) {
       j["plan"].push_back(
           {{"step", s.step}, {"description", s.description}, {"confirmed", s.confirmed}, {"hits", s.hits}});
   }
+  if (!r.trace.empty()) j["trace"] = json::parse(r.trace, nullptr, false);
+  if (!r.usage.empty()) j["llm_usage"] = json::parse(r.usage, nullptr, false);
+  return j;
+}
+
+json to_json(const LocalizeResult& r) {
+  json j = {{"strategy", r.strategy},
+            {"score", r.score},
+            {"context_tokens", r.context_tokens},
+            {"stop_reason", r.stop_reason},
+            {"results", json::array()}};
+  for (const auto& h : r.hits) j["results"].push_back(hit_json(h));
   if (!r.trace.empty()) j["trace"] = json::parse(r.trace, nullptr, false);
   if (!r.usage.empty()) j["llm_usage"] = json::parse(r.usage, nullptr, false);
   return j;
@@ -341,7 +374,8 @@ json to_json(const CacheStats& c) {
 
 json to_json(const std::vector<StrategyInfo>& v) {
   json a = json::array();
-  for (const auto& s : v) a.push_back({{"name", s.name}, {"description", s.description}, {"needs", s.needs}});
+  for (const auto& s : v)
+    a.push_back({{"name", s.name}, {"description", s.description}, {"needs", s.needs}, {"score", s.score}});
   return a;
 }
 

@@ -30,6 +30,7 @@ struct Field {
 };
 
 const std::vector<Field<RetrieveParams>>& retrieve_fields();
+const std::vector<Field<LocalizeParams>>& localize_fields();
 const std::vector<Field<SymbolsParams>>& symbols_fields();
 const std::vector<Field<FilesParams>>& files_fields();
 const std::vector<Field<SnippetsParams>>& snippets_fields();
@@ -52,6 +53,7 @@ nlohmann::json params_schema(const std::vector<Field<P>>& fields, const std::vec
 
 nlohmann::json to_json(const RefreshStats& r);
 nlohmann::json to_json(const RetrieveResult& r);
+nlohmann::json to_json(const LocalizeResult& r);
 nlohmann::json to_json(const std::vector<Symbol>& v);
 nlohmann::json to_json(const std::vector<FileInfo>& v);
 nlohmann::json to_json(const std::vector<Snippet>& v);

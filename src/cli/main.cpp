@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -23,8 +24,12 @@ int main(int argc, char** argv) {
   // instead of resetting them (measured ~4% faster indexing).
   mi_option_disable(mi_option_page_reset);
   // Large (2 MiB, transparent huge) OS pages: loading an index touches tens of MB of fresh memory, and with
-  // 4 KiB pages the page faults were most of a cold query's time (sympy: 11k faults -> 1k, 3x less CPU).
-  mi_option_enable(mi_option_large_os_pages);
+  // 4 KiB pages the page faults were most of a cold query's time (sympy: 8k faults -> 1.6k, `retrieve
+  // --no-refresh` 2.6x less CPU; docs/BENCHMARKS.md "Serving"). mimalloc reads the option only when it starts,
+  // before main: enabling it here, or handing mimalloc a MADV_HUGEPAGE arena, changed nothing (measured). So
+  // the process starts itself again, once, with the option in its environment (~25 ms, less than it saves).
+  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES") && setenv("MIMALLOC_LARGE_OS_PAGES", "1", 1) == 0)
+    execv("/proc/self/exe", argv);  // returns only when it fails: then this process goes on without
   // Freed memory stays committed instead of going back to the OS: indexing reuses it for the next file's
   // tree (sympy: half the page faults, ~4% less CPU, ~+35 MB peak RSS; docs/BENCHMARKS.md, issue 19).
   mi_option_disable(mi_option_allow_decommit);

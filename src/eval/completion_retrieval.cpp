@@ -17,8 +17,9 @@ namespace repoctx {
 using nlohmann::json;
 
 const std::vector<std::string>& retrieval_eval_methods() {
-  static const std::vector<std::string> m = {"bm25",       "bm25-oracle",       "reacc",     "rlcoder",
-                                             "aligncoder", "aligncoder-oracle", "untrained", "untrained-oracle"};
+  static const std::vector<std::string> m = {"bm25",      "bm25-oracle",      "reacc",
+                                             "rlcoder",   "aligncoder",       "aligncoder-oracle",
+                                             "untrained", "untrained-oracle", "in-file"};
   return m;
 }
 
@@ -45,6 +46,7 @@ Variant variant_of(const std::string& m) {
   if (m == "aligncoder-oracle") return {"aligncoder", true, ""};
   if (m == "untrained") return {"aligncoder", false, "untrained"};
   if (m == "untrained-oracle") return {"aligncoder", true, "untrained"};
+  if (m == "in-file") return {"in-file", false, ""};  // the completed file's own snippets (IV-B's In-File)
   std::string names;
   for (const auto& x : retrieval_eval_methods()) names += (names.empty() ? "" : ", ") + x;
   throw Error(ExitCode::usage, "unknown retrieval-eval method '" + m + "' (methods: " + names + ")");

@@ -26,6 +26,7 @@ namespace repoctx {
 //   aligncoder-oracle  the AlignRetriever on the enhanced query with the ground truth as its candidate
 //   untrained          the encoder before training on the unfinished code (ablation)
 //   untrained-oracle   the same with the oracle candidate
+//   in-file            BM25 over the completed file's own snippets above the cursor (IV-B's In-File)
 const std::vector<std::string>& retrieval_eval_methods();
 
 struct RetrievalEvalOptions {

@@ -667,7 +667,6 @@ bool RepoView::load_image(const std::string& token) {
     files_.reserve(img->files().size());
     by_path_.reserve(img->files().size());
     by_module_.reserve(img->files().size());
-    by_name_.reserve(img->entities().size());
     for (const auto& r : img->files()) {
       FileRec f;
       f.id = r.id;
@@ -727,7 +726,6 @@ bool RepoView::load_image(const std::string& token) {
       e.doc_len = r.doc_len;
       e.parent_index = e.parent >= 0 ? files_[e.file].first_entity + e.parent : -1;
       if (e.parent_index >= n_ents) throw bad();
-      by_name_[e.name].push_back(static_cast<int>(entities_.size()));
       entities_.push_back(std::move(e));
     }
     snippets_.reserve(img->snippets().size());
@@ -758,7 +756,6 @@ bool RepoView::load_image(const std::string& token) {
     by_path_.clear();
     by_module_.clear();
     files_by_module_.clear();
-    by_name_.clear();
     return false;
   }
   refs_.resize(files_.size());

@@ -164,7 +164,6 @@ void RepoView::load_entities(const std::unordered_map<int64_t, int>& file_index)
                                            " of '" + f.path + "' is out of order); " + rebuild_hint(db_path_));
     ++f.n_entities;
     e.parent_index = e.parent >= 0 ? f.first_entity + e.parent : -1;
-    by_name_[e.name].push_back(idx);
     entities_.push_back(std::move(e));
   }
 }
@@ -207,7 +206,11 @@ std::vector<int> RepoView::find_entities(int file, const std::string& qualname) 
 }
 
 std::vector<int> RepoView::entities_named(const std::string& name) const {
-  auto it = by_name_.find(name);
+  std::call_once(by_name_once_, [this] {
+    by_name_.reserve(entities_.size());
+    for (size_t i = 0; i < entities_.size(); ++i) by_name_[entities_[i].name].push_back(static_cast<int>(i));
+  });
+  auto it = by_name_.find(std::string_view(name));
   return it == by_name_.end() ? std::vector<int>{} : it->second;
 }
 

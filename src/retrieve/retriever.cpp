@@ -25,11 +25,11 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
                    [tools, crit](const Engine& e, const Models& m, const RetrieverOptions& o) {
                      return make_react_study(e, m, o, tools, crit);
                    },
-                   "1 for every line range in the context the agent gathered (listed by file and line)"});
+                   "1 for every line range in the context the agent gathered (listed by file and line)", true});
     }
   r.push_back({"acr",
                "context-retrieval study: AutoCodeRover's two-stage context retrieval (search APIs, bug locations)", llm,
-               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)"});
+               make_acr, "1 for every line range in the context ACR gathered (listed by file and line)", true});
 }
 
 }  // namespace
@@ -84,15 +84,15 @@ const std::vector<RetrieverInfo>& retriever_registry() {
         {"study-bm25",
          "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
          "holds 500 tokens (--query: the request)",
-         none, make_study_bm25, "BM25 score of the chunk"},
+         none, make_study_bm25, "BM25 score of the chunk", true},
         // Localization of a request (issue 19): a file ranking, then an entity ranking.
         {"files-bm25",
          "BM25 over whole files (path + content) for a request; entities: entity BM25 within the 5 best files", none,
-         make_files_bm25, "BM25 score of the file / of the entity"},
+         make_files_bm25, "BM25 score of the file / of the entity", true},
         {"locate",
          "request localization without a model: paths, module and identifier names, stack-trace frames, string "
          "literals and BM25, combined by trained logistic models (models/locate.json); test files ranked last",
-         none, make_locate, "logit of the file model / of the entity model"},
+         none, make_locate, "logit of the file model / of the entity model", true},
     };
     add_study_strategies(r);
     return r;

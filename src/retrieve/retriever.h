@@ -111,7 +111,8 @@ struct RetrieverInfo {
   std::string description;
   ModelNeeds needs;
   RetrieverFactory make;
-  std::string score;  // what a hit's score means (scores of different strategies are not comparable)
+  std::string score;       // what a hit's score means (scores of different strategies are not comparable)
+  bool localizes = false;  // a context-retrieval study strategy (`repoctx localize`, the API's localize)
 };
 
 // Throws Error(usage) listing the valid names when `name` is unknown, and naming the missing model when

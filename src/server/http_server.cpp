@@ -319,6 +319,15 @@ void HttpServer::add_routes() {
       return jobs_.run([&s, p] { return api::to_json(s.index->retrieve(p)); }, opt_.request_timeout_s);
     return api::to_json(s.index->retrieve(p));
   });
+  route("/v1/localize", "POST", [this](const httplib::Request& req, const json& body) {
+    Served& s = pick(body, req);
+    auto p = api::params_from_json(body, api::localize_fields(), {"repo"});
+    if (retriever_info(p.strategy).needs.any())
+      return jobs_.run([&s, p] { return api::to_json(s.index->localize(p)); }, opt_.request_timeout_s);
+    return api::to_json(s.index->localize(p));
+  });
+  route("/v1/localize/strategies", "GET",
+        [](const httplib::Request&, const json&) { return api::to_json(api::localize_strategies()); });
   route("/v1/symbols", "POST", [this](const httplib::Request& req, const json& body) {
     return api::to_json(pick(body, req).index->symbols(api::params_from_json(body, api::symbols_fields(), {"repo"})));
   });

@@ -73,6 +73,17 @@ std::string retrieve_text(const api::RetrieveResult& r) {
   return out;
 }
 
+std::string localize_text(const api::LocalizeResult& r) {
+  std::string out = fmt::format("{}: {} ranges, {} tokens, stopped: {}\n", r.strategy, r.hits.size(), r.context_tokens,
+                                r.stop_reason.empty() ? "-" : r.stop_reason);
+  for (const auto& h : r.hits) {
+    out += fmt::format("{:>3}. {:8.4f}  {}:{}-{}{}\n", h.rank, h.score, h.file, h.start_line, h.end_line,
+                       h.qualname.empty() ? "" : "  " + h.qualname);
+    if (!h.text.empty()) out += h.text + (h.text.back() == '\n' ? "" : "\n") + "\n";
+  }
+  return out;
+}
+
 std::string symbols_text(const std::vector<api::Symbol>& v) {
   std::string out;
   for (const auto& s : v)
@@ -119,6 +130,16 @@ json McpServer::tools() const {
                      "Returns the plan and the context for each step.",
                      api::params_schema(api::retrieve_fields(), {"target"}, omit)));
   }
+  json localize = api::params_schema(api::localize_fields(), {"request"}, {"trace"});
+  json usable_localize = json::array();
+  for (const auto& r : retriever_registry())
+    if (r.localizes && (has_llm_ || !r.needs.any())) usable_localize.push_back(r.name);
+  localize["properties"]["strategy"]["enum"] = usable_localize;
+  t.push_back(tool("localize", "Localize a change request",
+                   "The line ranges of the repository that a change request (an issue text or a commit message) "
+                   "needs, as the context-retrieval study gathers them: study-bm25 (BM25 over 512-character "
+                   "chunks until 500 tokens) without a model, ReAct agents and AutoCodeRover with one.",
+                   localize));
   t.push_back(tool("symbols", "List definitions",
                    "Definitions (classes, functions, methods, variables) of the repository with their files and "
                    "lines, filtered by kind, file or a part of the qualified name.",
@@ -147,6 +168,10 @@ json McpServer::call_tool(const std::string& name, const json& args) {
     if (name == "procedural") p.strategy = "procedural";
     api::RetrieveResult r = index_.retrieve(p);
     return text_result(retrieve_text(r), api::to_json(r));
+  }
+  if (name == "localize") {
+    api::LocalizeResult r = index_.localize(api::params_from_json(args, api::localize_fields()));
+    return text_result(localize_text(r), api::to_json(r));
   }
   if (name == "symbols") {
     auto v = index_.symbols(api::params_from_json(args, api::symbols_fields()));

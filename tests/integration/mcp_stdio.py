@@ -98,9 +98,32 @@ def main():
             m.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             ans = m.ask({"jsonrpc": "2.0", "id": "six", "method": "tools/list"})
             names = [t["name"] for t in ans["result"]["tools"]]
-            ck.check(names[:1] == ["retrieve"] and {"symbols", "read_file", "grep", "refresh"} <= set(names)
+            ck.check(names[:1] == ["retrieve"] and {"localize", "symbols", "read_file", "grep", "refresh"} <= set(names)
                      and "procedural" not in names, "the notification got no answer; tools/list (string id)",
                      json.dumps(ans)[:300])
+            loc = [t for t in ans["result"]["tools"] if t["name"] == "localize"]
+            ck.check(loc and loc[0]["inputSchema"]["required"] == ["request"]
+                     and loc[0]["inputSchema"]["properties"]["strategy"]["enum"] == ["study-bm25"],
+                     "localize is listed with its schema; only the LLM-free study-bm25 without a model",
+                     json.dumps(loc)[:300])
+            request = "Blueprint url_prefix is ignored when registering a nested blueprint"
+            ans = m.ask(call(30, "localize", {"request": request}))
+            r = ans.get("result", {})
+            sc = r.get("structuredContent", {})
+            cli = run_json(a.repoctx, ["localize", a.repo, "--db", db, "--no-refresh", "--query", request, "--json"])
+            ck.check(not r.get("isError") and sc.get("results")
+                     and [(x["file"], x["start_line"]) for x in sc["results"]]
+                     == [(x["file"], x["start_line"]) for x in cli["results"]]
+                     and sc.get("score") == "BM25 score of the chunk"
+                     and f"{sc['results'][0]['file']}:{sc['results'][0]['start_line']}-" in r["content"][0]["text"],
+                     "tools/call localize: the CLI's ranges, the score's meaning, a readable text",
+                     json.dumps(ans)[:300])
+            tool_error(ck, m.ask(call(31, "localize", {"request": request, "strategy": "sparse"})),
+                       "localize with a retrieval strategy", "field 'strategy'")
+            ans = m.ask(call(32, "retrieve", {"target": "helpers.py::get_root_path", "strategy": "structural", "k": 2}))
+            sc = ans.get("result", {}).get("structuredContent", {})
+            ck.check(sc.get("score", "").startswith("log-odds"), "retrieve says what its scores mean",
+                     json.dumps(ans)[:200])
             rpc_error(ck, m.ask({"jsonrpc": "2.0", "id": 7, "method": "resources/list"}), -32601, "an unknown method", 7)
             rpc_error(ck, m.ask(call(8, "teleport", {})), -32602, "an unknown tool", 8, "Unknown tool")
             rpc_error(ck, m.ask({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {}}), -32602,

@@ -44,6 +44,7 @@ def main():
         query = "register a url rule for a view function"
         r = ix.retrieve(query=query, strategy="sparse", k=8)
         cli = run_json(a.repoctx, ["retrieve", copy, "--db", db, "--no-refresh", "--query", query, "-k", "8", "--json"])
+        cli_score = cli["score"]
         ck.check(type(r) is dict and type(r["results"]) is list and type(r["results"][0]["score"]) is float,
                  "retrieve returns plain dicts, lists and floats")
         ck.check([h["target"] for h in r["results"]] == [h["target"] for h in cli["results"]],
@@ -57,9 +58,22 @@ def main():
         ck.check(ix.read(path="helpers.py", start_line=1, end_line=2).startswith("helpers.py (lines 1-2"), "read")
         ck.check("helpers.py:" in ix.grep(pattern="def get_root_path"), "grep")
         ck.check("structural" in [x["name"] for x in repoctx.strategies()], "strategies()")
+        request = "Blueprint url_prefix is ignored when registering a nested blueprint"
+        loc = ix.localize(request=request)
+        cli = run_json(a.repoctx, ["localize", copy, "--db", db, "--no-refresh", "--query", request, "--json"])
+        ck.check(isinstance(loc, dict) and loc["results"]
+                 and [(x["file"], x["start_line"], x["end_line"]) for x in loc["results"]]
+                 == [(x["file"], x["start_line"], x["end_line"]) for x in cli["results"]]
+                 and loc["context_tokens"] == cli["context_tokens"] and loc["score"] == "BM25 score of the chunk",
+                 "localize(): the CLI's ranges and context tokens, and what the scores mean", str(loc)[:300])
+        ck.check(r.get("score") == cli_score == "BM25 score" and s.get("score", "").startswith("log-odds"),
+                 "retrieve() says what its scores mean, as the CLI does", f"{r.get('score')!r} vs {cli_score!r}")
+        ck.check([x["name"] for x in repoctx.localize_strategies()][:1] == ["study-bm25"], "localize_strategies()")
         for call, code, what in [(lambda: ix.retrieve(query="x", colour=1), 2, "an unknown keyword"),
                                  (lambda: ix.retrieve(query="x", k="ten"), 2, "k as a string"),
                                  (lambda: ix.retrieve(target="helpers.py::nope"), 3, "a missing target"),
+                                 (lambda: ix.localize(request="x", strategy="sparse"), 2, "localize: not a study strategy"),
+                                 (lambda: ix.localize(request=""), 2, "localize: an empty request"),
                                  (lambda: ix.read(path="../../etc/passwd"), 4, "a path outside the repository"),
                                  (lambda: repoctx.Index(os.path.join(work, "nope")), 3, "a missing repository")]:
             try:

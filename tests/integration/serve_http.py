@@ -112,6 +112,41 @@ def check_endpoints(ck, srv, binary, repo, db):
     ck.check(st == 200 and "rows" in r, "cache stats", json.dumps(r)[:200])
 
 
+def check_localize(ck, srv, binary, repo, db):
+    """localize (the context-retrieval study, LLM-free study-bm25) answers what `repoctx localize` answers, and
+    every response says what its scores mean with the CLI's own words."""
+    request = "Blueprint url_prefix is ignored when registering a nested blueprint"
+    st, r, _ = srv.post("/v1/localize", {"request": request, "strategy": "study-bm25"})
+    cli = run_json(binary, ["localize", repo, "--db", db, "--no-refresh", "--query", request, "--json"])
+    ranges = [(x["file"], x["start_line"], x["end_line"]) for x in r.get("results", [])] if st == 200 else []
+    ck.check(st == 200 and ranges and ranges == [(x["file"], x["start_line"], x["end_line"]) for x in cli["results"]]
+             and r["context_tokens"] == cli["context_tokens"] and r["stop_reason"] == cli["stop_reason"],
+             "localize (study-bm25) returns the CLI's ranges, context tokens and stop reason",
+             f"{json.dumps(r)[:300]} vs {json.dumps(cli)[:300]}")
+    st, strategies, _ = srv.request("GET", "/v1/strategies")
+    meaning = {s["name"]: s.get("score") for s in strategies} if st == 200 else {}
+    ck.check(r.get("score") == meaning.get("study-bm25") == "BM25 score of the chunk",
+             "localize says what its scores mean", json.dumps(r)[:200])
+    st, loc, _ = srv.request("GET", "/v1/localize/strategies")
+    ck.check(st == 200 and "study-bm25" in [s["name"] for s in loc] and "sparse" not in [s["name"] for s in loc],
+             "localize strategies", json.dumps(loc)[:200])
+    st, r, _ = srv.post("/v1/localize", {"request": request, "with_text": True, "params": {"context_tokens": 100}})
+    ck.check(st == 200 and r["results"] and all(x.get("text") for x in r["results"]) and r["context_tokens"] <= 150,
+             "localize with_text and a study parameter (context_tokens)", json.dumps(r)[:300])
+    for strategy, ask in (("sparse", ["--query", "url rule"]), ("structural", ["--target", "helpers.py::get_root_path"])):
+        cli = run_json(binary, ["retrieve", repo, "--db", db, "--no-refresh", *ask, "-k", "2", "--strategy", strategy,
+                                "--json"])
+        st, r, _ = srv.post("/v1/retrieve", {ask[0][2:]: ask[1], "strategy": strategy, "k": 2})
+        ck.check(st == 200 and r.get("score") == cli["score"] == meaning.get(strategy) and r["score"],
+                 f"retrieve ({strategy}) says what its scores mean, as the CLI does", json.dumps(r)[:200])
+    is_error(ck, srv.post("/v1/localize", {"request": request, "strategy": "sparse"}), 400, "bad_request",
+             "localize with a retrieval strategy", "study-bm25")
+    is_error(ck, srv.post("/v1/localize", {"strategy": "study-bm25"}), 400, "bad_request", "localize without a request",
+             "request")
+    is_error(ck, srv.post("/v1/localize", {"request": "x", "params": {"depth": 3}}), 400, "bad_request",
+             "localize with an unknown study parameter", "depth")
+
+
 def check_bad_requests(ck, srv):
     is_error(ck, srv.request("POST", "/v1/retrieve", raw=b'{"query": "x", '), 400, "bad_json", "malformed JSON")
     is_error(ck, srv.request("POST", "/v1/retrieve", raw=b'[1, 2]'), 400, "bad_json", "a JSON array body")
@@ -283,6 +318,7 @@ def main():
         srv = Server(a.repoctx, [copy], work, ["--db", db, "--max-body-bytes", "4096"])
         try:
             check_endpoints(ck, srv, a.repoctx, copy, db)
+            check_localize(ck, srv, a.repoctx, copy, db)
             check_bad_requests(ck, srv)
             check_disconnects(ck, srv)
             check_fresh_under_load(ck, srv, copy)

@@ -11,6 +11,7 @@
 
 #include "eval/aligncoder_training.h"
 #include "eval/completion_metrics.h"
+#include "eval/completion_retrieval.h"
 #include "eval/completion_runner.h"
 #include "eval/completion_tasks.h"
 #include "helpers.h"
@@ -464,6 +465,33 @@ TEST(CompletionTasks, BuilderIsDeterministicAndKeepsAwayFromFileEdges) {
     EXPECT_EQ(err.code(), ExitCode::bad_input);
     EXPECT_NE(std::string(err.what()).find("no longer matches"), std::string::npos);
   }
+}
+
+// The retrieval measure's In-File baseline retrieves from the completed file alone, so it can never hold an
+// API task's definition (always in another file), while BM25 over the cross-file codebase finds some.
+TEST(CompletionRetrievalEval, InFileBaselineScoresItsOwnFileOnly) {
+  TempDir repo, tmp;
+  write_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  CompletionBuildOptions bo;
+  bo.kind = "api";
+  bo.margin_lines = 2;
+  bo.max_per_file = 10;
+  bo.min_tokens = 2;
+  auto tasks = build_completion_tasks(*e, repo.str(), bo);
+  ASSERT_FALSE(tasks.empty());
+  RetrievalEvalOptions o;
+  o.methods = {"bm25", "in-file"};
+  o.bootstrap = 50;
+  auto rep = run_completion_retrieval_eval(tasks, o, Models{}, [&](const std::string&) -> Engine& { return *e; });
+  ASSERT_EQ(rep.overall.size(), 2u);
+  EXPECT_EQ(rep.overall[1].method, "in-file");
+  EXPECT_EQ(rep.overall[1].tasks, static_cast<int>(tasks.size()));
+  EXPECT_EQ(rep.overall[1].hits, 0);
+  EXPECT_GT(rep.overall[0].hits, 0);
+  o.methods = {"bm25", "in-files"};
+  EXPECT_THROW(run_completion_retrieval_eval(tasks, o, Models{}, [&](const std::string&) -> Engine& { return *e; }),
+               Error);
 }
 
 // -------------------------------------------------------------------------------- query enhancement
