@@ -50,8 +50,8 @@ for t in "${targets[@]}"; do
   build-asan/fuzz/fuzz_$t "${inputs[@]}" "${dict[@]}" -max_total_time="$secs" -max_len=$maxlen -timeout=20 \
     -rss_limit_mb=3072 -print_final_stats=1 -artifact_prefix="$crashes/" -jobs="${REPOCTX_FUZZ_JOBS:-1}" \
     -workers="${REPOCTX_FUZZ_JOBS:-1}" >"$log" 2>&1 || rc=$?
-  runs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
-  rate=$(grep -h 'stat::average_exec_per_sec' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+  runs=$(grep -h 'stat::number_of_executed_units' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}' || true)
+  rate=$(grep -h 'stat::average_exec_per_sec' "$log" fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}' || true)
   rm -f fuzz-*.log
   found=$(find "$crashes" -type f | wc -l)
   printf '%-18s %12s %10s %8s\n' "$t" "$runs" "$rate" "$found"

@@ -107,7 +107,9 @@ template <class P>
 P params_from_json(const json& j, const std::vector<Field<P>>& fields, const std::set<std::string>& ignore) {
   if (!j.is_object()) throw Error(ExitCode::usage, "the parameters must be a JSON object");
   P p;
-  for (const auto& [key, value] : j.items()) {
+  for (auto item = j.begin(); item != j.end(); ++item) {  // not a structured binding: clang 14 cannot capture one
+    const std::string& key = item.key();
+    const json& value = item.value();
     if (ignore.count(key)) continue;
     auto it = std::find_if(fields.begin(), fields.end(), [&](const Field<P>& f) { return f.name == key; });
     if (it == fields.end()) {
