@@ -103,8 +103,8 @@ def main():
                      json.dumps(ans)[:300])
             loc = [t for t in ans["result"]["tools"] if t["name"] == "localize"]
             ck.check(loc and loc[0]["inputSchema"]["required"] == ["request"]
-                     and loc[0]["inputSchema"]["properties"]["strategy"]["enum"] == ["study-bm25"],
-                     "localize is listed with its schema; only the LLM-free study-bm25 without a model",
+                     and loc[0]["inputSchema"]["properties"]["strategy"]["enum"] == ["study-bm25", "files-bm25", "locate"],
+                     "localize is listed with its schema; only the LLM-free strategies without a model",
                      json.dumps(loc)[:300])
             request = "Blueprint url_prefix is ignored when registering a nested blueprint"
             ans = m.ask(call(30, "localize", {"request": request}))
