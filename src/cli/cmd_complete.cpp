@@ -398,8 +398,9 @@ void add_measures(CLI::App& app, Commands& out) {
                                "LLM-free: share of tasks whose top-k retrieved context contains a definition the "
                                "ground-truth line calls, with bootstrap intervals");
   s->add_option("tasks", r->tasks_path, "task file with definitions (make-completion-tasks --kind api)")->required();
-  s->add_option("--methods", r->methods,
-                "bm25, bm25-oracle, reacc, rlcoder, aligncoder, aligncoder-oracle, untrained, untrained-oracle, in-file")
+  s->add_option(
+       "--methods", r->methods,
+       "bm25, bm25-oracle, reacc, rlcoder, aligncoder, aligncoder-oracle, untrained, untrained-oracle, in-file")
       ->capture_default_str();
   s->add_option("--baseline", r->o.baseline, "the method differences are measured against")->capture_default_str();
   s->add_option("-k,--top-k", r->o.top_k, "retrieved snippets")->capture_default_str();
