@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "eval/logistic_irls.h"
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -41,29 +42,10 @@ LogisticModel fit_logistic(const std::vector<std::vector<double>>& rows, const s
     y(li) = labels[i];
     sw(li) = weights[i];
   }
-  // Newton's method on the weighted, L2-regularised log loss; Eigen's LDLT solves the (d+1)^2 system. The
-  // bias is not regularised. The regularisation is relative to the total weight so that it means the same
-  // whatever the number of tasks.
-  Eigen::VectorXd beta = Eigen::VectorXd::Zero(static_cast<long>(d + 1));
-  Eigen::MatrixXd reg =
-      Eigen::MatrixXd::Identity(static_cast<long>(d + 1), static_cast<long>(d + 1)) * o.l2 * wsum / 100.0;
-  reg(0, 0) = 0;
+  // The regularisation is relative to the total weight so that it means the same whatever the number of
+  // tasks.
   double loss = 0;
-  for (int it = 0; it < o.iterations; ++it) {
-    Eigen::VectorXd z = X * beta;
-    Eigen::VectorXd p = z.unaryExpr([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    Eigen::VectorXd w = (p.array() * (1.0 - p.array()) * sw.array()).max(1e-12).matrix();
-    Eigen::VectorXd grad = X.transpose() * (sw.array() * (p - y).array()).matrix() + reg * beta;
-    Eigen::MatrixXd H = X.transpose() * w.asDiagonal() * X + reg;
-    Eigen::VectorXd step = H.ldlt().solve(grad);
-    beta -= step;
-    loss = 0;
-    for (long i = 0; i < static_cast<long>(n); ++i) {
-      double pi = std::clamp(p(i), 1e-12, 1 - 1e-12);
-      loss -= sw(i) * (y(i) * std::log(pi) + (1 - y(i)) * std::log(1 - pi));
-    }
-    if (step.norm() < 1e-8) break;
-  }
+  Eigen::VectorXd beta = fit_logistic_irls(X, y, sw, o.l2 * wsum / 100.0, o.iterations, &loss);
   if (log_loss) *log_loss = loss / wsum;
   m.bias = beta(0);
   m.weights.resize(d);

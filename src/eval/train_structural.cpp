@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "eval/logistic_irls.h"
 #include "eval/retrieval_eval.h"
 #include "util/cancel.h"
 #include "util/hash.h"
@@ -88,35 +89,6 @@ Rows training_rows(const std::vector<const StructuralRepoSamples*>& repos, const
   }
   r.rows = rows.x.size();
   return rows;
-}
-
-// Weighted, L2-regularised logistic regression by Newton's method (IRLS). Eigen's LDLT solves the
-// (d+1)x(d+1) normal equations; the bias is not regularised. Returns beta (bias first) and the mean loss.
-Eigen::VectorXd fit_logistic(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const Eigen::VectorXd& sw,
-                             const TrainOptions& o, double* mean_loss) {
-  const long d1 = X.cols(), n = X.rows();
-  Eigen::VectorXd beta = Eigen::VectorXd::Zero(d1);
-  Eigen::MatrixXd reg = Eigen::MatrixXd::Identity(d1, d1) * o.l2;
-  reg(0, 0) = 0;
-  double loss = 0;
-  for (int it = 0; it < o.iterations; ++it) {
-    throw_if_interrupted("no model is written");
-    Eigen::VectorXd z = X * beta;
-    Eigen::VectorXd p = z.unaryExpr([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    Eigen::VectorXd w = (p.array() * (1.0 - p.array()) * sw.array()).max(1e-12).matrix();
-    Eigen::VectorXd grad = X.transpose() * (sw.array() * (p - y).array()).matrix() + reg * beta;
-    Eigen::MatrixXd H = X.transpose() * w.asDiagonal() * X + reg;
-    Eigen::VectorXd step = H.ldlt().solve(grad);
-    beta -= step;
-    loss = 0;
-    for (long i = 0; i < n; ++i) {
-      double pi = std::clamp(p(i), 1e-12, 1 - 1e-12);
-      loss -= sw(i) * (y(i) * std::log(pi) + (1 - y(i)) * std::log(1 - pi));
-    }
-    if (step.norm() < 1e-8) break;
-  }
-  *mean_loss = loss / std::max(1e-12, sw.sum());
-  return beta;
 }
 
 // Listwise (softmax over each target's candidates; a conditional logit) by Newton's method. Per target q
@@ -213,7 +185,9 @@ void fit_binary(const Rows& rows, StructuralModel& m, const TrainOptions& o, dou
     y(static_cast<long>(i)) = rows.label[i];
     sw(static_cast<long>(i)) = rows.weight[i];
   }
-  Eigen::VectorXd beta = fit_logistic(X, y, sw, o, mean_loss);
+  double loss = 0;
+  Eigen::VectorXd beta = fit_logistic_irls(X, y, sw, o.l2, o.iterations, &loss);
+  *mean_loss = loss / std::max(1e-12, sw.sum());
   m.bias = beta(0);
   m.weights.resize(d);
   for (size_t j = 0; j < d; ++j) m.weights[j] = beta(static_cast<long>(j + 1));
