@@ -244,10 +244,14 @@ class FeatureBuilder {
  public:
   FeatureBuilder(const Engine& e) : e_(e), v_(e.view()), g_(e.graph()) {}
 
+  // Computed outside the lock (concurrent requests of a warm server share this builder); a twin computed
+  // by another thread meanwhile is the same value, and the first one stored stays.
   const FileUsage& usage(int file) {
-    std::lock_guard lk(mu_);
-    auto it = usage_.find(file);
-    if (it != usage_.end()) return it->second;
+    {
+      std::lock_guard lk(mu_);
+      auto it = usage_.find(file);
+      if (it != usage_.end()) return it->second;
+    }
     FileUsage fu;
     const FileRec& f = v_.files()[file];
     for (const Reference& r : v_.references(file)) {
@@ -259,14 +263,18 @@ class FeatureBuilder {
       u.along = g_.resolve(file, scope, r.chain).along;
       fu.uses.push_back(std::move(u));
     }
+    std::lock_guard lk(mu_);
     return usage_.emplace(file, std::move(fu)).first->second;
   }
 
   const std::vector<int>& refs_of(int entity) {
-    std::lock_guard lk(mu_);
-    auto it = refs_.find(entity);
-    if (it != refs_.end()) return it->second;
+    {
+      std::lock_guard lk(mu_);
+      auto it = refs_.find(entity);
+      if (it != refs_.end()) return it->second;
+    }
     auto r = g_.referenced_entities(entity);
+    std::lock_guard lk(mu_);
     return refs_.emplace(entity, std::move(r)).first->second;
   }
 
@@ -629,10 +637,35 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   return std::move(b.out);
 }
 
+// The feature builder's caches (per-file usage, per-function references, repository-wide popularity) are
+// facts of the engine's index, not of one query: kept with the engine so that a warm server builds them
+// once. A retriever is made per request (api::Index::retrieve), and rebuilding the popularity of every
+// function for each request was most of a structural request's time on sympy (docs/BENCHMARKS.md).
+struct SharedFeatureBuilder {
+  std::once_flag once;
+  std::unique_ptr<FeatureBuilder> builder;
+  // The model built into repoctx, parsed once.
+  std::once_flag model_once;
+  StructuralModel builtin_model;
+
+  FeatureBuilder& of(const Engine& e) {
+    std::call_once(once, [&] { builder = std::make_unique<FeatureBuilder>(e); });
+    return *builder;
+  }
+  const StructuralModel& model() {
+    std::call_once(model_once, [&] { builtin_model = StructuralModel::load(""); });
+    return builtin_model;
+  }
+};
+
+StructuralModel model_for(const Engine& e, const std::string& path) {
+  return path.empty() ? e.derived<SharedFeatureBuilder>().model() : StructuralModel::load(path);
+}
+
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& e, const RetrieverOptions& o)
-      : e_(e), fb_(e), model_(StructuralModel::load(o.model_path)) {
+      : e_(e), fb_(e.derived<SharedFeatureBuilder>().of(e)), model_(model_for(e, o.model_path)) {
     params_.neighbours = o.neighbours;
     params_.bm25 = o.bm25;
   }
@@ -665,7 +698,7 @@ class StructuralRetriever : public Retriever {
 
  private:
   const Engine& e_;
-  FeatureBuilder fb_;
+  FeatureBuilder& fb_;
   StructuralModel model_;
   StructuralParams params_;
 };
