@@ -576,14 +576,29 @@ std::vector<int> SymbolGraph::imported_files(int file, const HiddenBody* hidden)
   return out;
 }
 
+const std::vector<int>& SymbolGraph::imported_files_unhidden(int file) const {
+  std::call_once(imported_once_, [&] {
+    std::vector<std::vector<int>> table(v_.files().size());
+    for (size_t f = 0; f < table.size(); ++f) table[f] = imported_files(static_cast<int>(f));
+    imported_ = std::move(table);
+  });
+  return imported_[static_cast<size_t>(file)];
+}
+
 std::vector<int> SymbolGraph::accessible_files(int file, const HiddenBody* hidden) const {
   std::vector<int> order{file};
   std::unordered_set<int> seen{file};
   std::deque<int> q{file};
+  std::vector<int> start_hidden;  // the start file's imports without the ones inside the hidden body
   while (!q.empty()) {
     int cur = q.front();
     q.pop_front();
-    for (int g : imported_files(cur, cur == file ? hidden : nullptr)) {
+    const std::vector<int>* next = &start_hidden;
+    if (cur == file && hidden && hidden->file == file)
+      start_hidden = imported_files(cur, hidden);
+    else
+      next = &imported_files_unhidden(cur);
+    for (int g : *next) {
       if (seen.insert(g).second) {
         order.push_back(g);
         q.push_back(g);

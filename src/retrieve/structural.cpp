@@ -607,8 +607,7 @@ struct CandidateBuild {
     }
     // Repository-wide use, without the hidden body's own references.
     const auto& pop = fb.popularity();
-    std::vector<int> own = g.referenced_entities(t);
-    std::sort(own.begin(), own.end());
+    const std::vector<int>& own = fb.refs_of(t);  // sorted
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       int n = pop[c] - (std::binary_search(own.begin(), own.end(), c) ? 1 : 0);
