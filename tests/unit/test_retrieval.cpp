@@ -2,8 +2,10 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "indexed_repo.h"
 #include "report_repo.h"
 #include "retrieve/retriever.h"
+#include "retrieve/structural.h"
 #include "util/error.h"
 
 using namespace repoctx;
@@ -170,4 +172,48 @@ TEST(FunctionSelection, RanksFilesByTargetsThenFunctionsAndExcludesTargets) {
   std::vector<std::string> ctx;
   for (int f : sel.context_functions) ctx.push_back(e->target_name(f));
   EXPECT_EQ(ctx, std::vector<std::string>{"a.py::a2"});
+}
+
+// A warm structural retriever shares its per-engine caches (file usage, references, popularity, the
+// imports table) across requests; each answer must be the one of a feature builder that starts empty for
+// that target alone: the same candidates with the same features and scores, on real code, with the
+// targets visited in an order where earlier targets filled the caches (neighbours around a target, files
+// seen before, the target's own references).
+TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
+  const Engine& e = *repoctx::testing::flask_index().engine;
+  const auto& ents = e.view().entities();
+  StructuralModel model = StructuralModel::load("");
+  RetrieverOptions ro;
+  StructuralParams sp;
+  sp.neighbours = ro.neighbours;
+  sp.bm25 = ro.bm25;
+  size_t targets = 0, hits_compared = 0;
+  for (size_t i = 0; i < ents.size() && targets < 60; i += 7) {
+    if (!is_callable(ents[i].kind)) continue;
+    ++targets;
+    RetrievalQuery q;
+    q.target = e.resolve_target(e.target_name(static_cast<int>(i)));
+    q.top_k = 10000;
+    auto warm = make_retriever("structural", e, {}, ro)->retrieve(q);
+    auto ctx = context_of(e, q);
+    StructuralFeatures fresh(e);
+    auto cand = fresh.build(*ctx, query_text(e, q, ctx.get()), sp);
+    ASSERT_EQ(warm.size(), cand.entities.size()) << e.target_name(static_cast<int>(i));
+    std::map<int, size_t> row;
+    for (size_t k = 0; k < cand.entities.size(); ++k) row[cand.entities[k]] = k;
+    for (const auto& h : warm) {
+      ASSERT_TRUE(row.count(h.entity)) << e.target_name(h.entity);
+      const auto& x = cand.features[row[h.entity]];
+      EXPECT_EQ(h.score, model.score(x)) << e.target_name(static_cast<int>(i)) << " -> " << e.target_name(h.entity);
+      for (size_t f = 0; f < x.size(); ++f) {
+        auto it = h.features.find(structural_feature_names()[f]);
+        EXPECT_EQ(it == h.features.end() ? 0.0 : it->second, x[f])
+            << e.target_name(static_cast<int>(i)) << " -> " << e.target_name(h.entity) << " "
+            << structural_feature_names()[f];
+      }
+      ++hits_compared;
+    }
+  }
+  EXPECT_EQ(targets, 60u);
+  EXPECT_GT(hits_compared, 1000u);
 }

@@ -4,6 +4,7 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "indexed_repo.h"
 #include "retrieve/engine.h"
 
 using namespace repoctx;
@@ -113,4 +114,64 @@ TEST_F(GraphTest, UnknownTargetsNameTheClosestOnes) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("app/core.py"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+
+// accessible_files without its per-engine table: a breadth-first walk over imported_files.
+std::vector<int> closure_by_walk(const SymbolGraph& g, int file, const HiddenBody* hidden) {
+  std::vector<int> order{file};
+  std::set<int> seen{file};
+  for (size_t i = 0; i < order.size(); ++i)
+    for (int f : g.imported_files(order[i], order[i] == file ? hidden : nullptr))
+      if (seen.insert(f).second) order.push_back(f);
+  return order;
+}
+
+}  // namespace
+
+// accessible_files reads each file's imports from a table built once per engine; it must give the files
+// (and their order) of a walk over the import statements, and still drop the imports inside a hidden body
+// of the start file.
+TEST(AccessibleFiles, CachedImportTableMatchesAWalkOverTheImports) {
+  TempDir repo, db;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/a.py", "def lazy_user():\n    from . import lazy\n    return lazy.X\n\ndef other():\n    return 1\n");
+  repo.write("pkg/lazy.py", "X = 1\n");
+  IndexOptions o;
+  o.db_path = db.str() + "/i.db";
+  o.progress = false;
+  build_index(repo.str(), o);
+  auto eng = Engine::open(o.db_path);
+  const auto& g = eng->graph();
+  auto names = [&](const std::vector<int>& fs) {
+    std::set<std::string> out;
+    for (int f : fs) out.insert(eng->view().files()[f].path);
+    return out;
+  };
+  auto user = eng->resolve_target("pkg/a.py::lazy_user");
+  auto other = eng->resolve_target("pkg/a.py::other");
+  HiddenBody hide_user{user.entity, user.file}, hide_other{other.entity, other.file};
+  EXPECT_EQ(names(g.accessible_files(user.file)),
+            (std::set<std::string>{"pkg/__init__.py", "pkg/a.py", "pkg/lazy.py"}));
+  // The only imports of pkg.lazy (and of its package) are inside lazy_user's body.
+  EXPECT_EQ(names(g.accessible_files(user.file, &hide_user)), (std::set<std::string>{"pkg/a.py"}));
+  EXPECT_EQ(names(g.accessible_files(user.file, &hide_other)),
+            (std::set<std::string>{"pkg/__init__.py", "pkg/a.py", "pkg/lazy.py"}));
+  // Real code: every file of flask, as is and with each of its functions' bodies hidden.
+  const Engine& fe = *repoctx::testing::flask_index().engine;
+  const auto& fg = fe.graph();
+  const auto& ents = fe.view().entities();
+  size_t compared = 0;
+  for (int f = 0; f < static_cast<int>(fe.view().files().size()); ++f) {
+    EXPECT_EQ(fg.accessible_files(f), closure_by_walk(fg, f, nullptr)) << fe.view().files()[f].path;
+    const FileRec& fr = fe.view().files()[f];
+    for (int e = fr.first_entity; e < fr.first_entity + fr.n_entities; ++e) {
+      if (!is_callable(ents[e].kind)) continue;
+      HiddenBody h{e, f};
+      EXPECT_EQ(fg.accessible_files(f, &h), closure_by_walk(fg, f, &h)) << fe.target_name(e);
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 300u);
 }
