@@ -89,6 +89,7 @@ struct RetrieveCmd {
                                {"results", st.hits.size()}});
       }
       print_json(j);
+      if (!ms.session) exit_after_output(0);
       return 0;
     }
     if (!out.quiet) {
@@ -106,6 +107,7 @@ struct RetrieveCmd {
       if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
       ++rank;
     }
+    if (!ms.session) exit_after_output(0);
     return 0;
   }
 };

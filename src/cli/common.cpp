@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,6 +31,13 @@ void add_output_options(CLI::App* c, OutputOptions& o, bool json) {
 
 void print_json(const json& j) {
   std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+}
+
+void exit_after_output(int code) {
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::quick_exit(code);
 }
 
 void add_repo_options(CLI::App* c, RepoOptions& o, bool refresh) {

@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/common.h"
@@ -18,18 +19,32 @@
 #include "util/cancel.h"
 #include "util/error.h"
 
+namespace {
+// Large (2 MiB, transparent huge) OS pages: loading an index touches tens of MB of fresh memory, and with
+// 4 KiB pages the page faults were most of a cold query's time (sympy: 8k faults -> 1k, `retrieve
+// --no-refresh` 2.6x less CPU; docs/BENCHMARKS.md "Serving"). mimalloc reads the option once, when it starts
+// (before main: setting it in main changed nothing). This runs earlier still, before every shared library's
+// initializer (the executable's ELF preinit_array), and mi_option_set marks the option as initialized, so
+// mimalloc starts with it. (It replaces starting the process a second time with the option in its
+// environment, which cost ~30 ms of CPU per run: the dynamic linking and process setup done twice.)
+// The environment is read from `envp`: libc's getenv does not see it yet at this point. An explicit
+// MIMALLOC_LARGE_OS_PAGES is left to mimalloc.
+void mimalloc_options_before_start(int, char**, char** envp) {
+  constexpr std::string_view kName = "MIMALLOC_LARGE_OS_PAGES=";
+  for (char** e = envp; e && *e; ++e)
+    if (std::string_view(*e).substr(0, kName.size()) == kName) return;
+  mi_option_set(mi_option_large_os_pages, 1);
+}
+__attribute__((section(".preinit_array"), used)) void (*const kMimallocOptions)(int, char**,
+                                                                                char**) = mimalloc_options_before_start;
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace repoctx;
   // Parsing frees and reallocates millions of small tree nodes per file: keep freed pages mapped
   // instead of resetting them (measured ~4% faster indexing).
   mi_option_disable(mi_option_page_reset);
-  // Large (2 MiB, transparent huge) OS pages: loading an index touches tens of MB of fresh memory, and with
-  // 4 KiB pages the page faults were most of a cold query's time (sympy: 8k faults -> 1.6k, `retrieve
-  // --no-refresh` 2.6x less CPU; docs/BENCHMARKS.md "Serving"). mimalloc reads the option only when it starts,
-  // before main: enabling it here, or handing mimalloc a MADV_HUGEPAGE arena, changed nothing (measured). So
-  // the process starts itself again, once, with the option in its environment (~25 ms, less than it saves).
-  if (!std::getenv("MIMALLOC_LARGE_OS_PAGES") && setenv("MIMALLOC_LARGE_OS_PAGES", "1", 1) == 0)
-    execv("/proc/self/exe", argv);  // returns only when it fails: then this process goes on without
+  // (Large OS pages: mimalloc_options_before_start above.)
   // Freed memory stays committed instead of going back to the OS: indexing reuses it for the next file's
   // tree (sympy: half the page faults, ~4% less CPU, ~+35 MB peak RSS; docs/BENCHMARKS.md, issue 19).
   mi_option_disable(mi_option_allow_decommit);
