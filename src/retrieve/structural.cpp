@@ -278,15 +278,21 @@ class FeatureBuilder {
     return refs_.emplace(entity, std::move(r)).first->second;
   }
 
-  // How many functions of the repository reference each entity (outermost callables; computed once).
+  // How many functions of the repository reference each entity (outermost callables; computed once). The
+  // references of each function are kept for refs_of(): neighbours are such functions, and a warm server
+  // then never resolves them again.
   const std::vector<int>& popularity() {
     std::call_once(popularity_once_, [&] {
       const auto& ents = v_.entities();
       popularity_.assign(ents.size(), 0);
+      std::vector<std::pair<int, std::vector<int>>> refs;
       for (size_t i = 0; i < ents.size(); ++i) {
         if (!is_callable(ents[i].kind) || unit_of(v_, static_cast<int>(i)) != static_cast<int>(i)) continue;
-        for (int c : g_.referenced_entities(static_cast<int>(i))) ++popularity_[c];
+        refs.emplace_back(static_cast<int>(i), g_.referenced_entities(static_cast<int>(i)));
+        for (int c : refs.back().second) ++popularity_[c];
       }
+      std::lock_guard lk(mu_);
+      for (auto& [e, r] : refs) refs_.emplace(e, std::move(r));
     });
     return popularity_;
   }
