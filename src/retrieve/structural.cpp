@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "retrieve/retriever.h"
+#include "retrieve/structural_gbdt.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -179,8 +180,16 @@ double StructuralModel::score(const std::vector<double>& x) const {
   return z;
 }
 
+std::vector<double> StructuralModel::score_rows(const std::vector<std::vector<double>>& rows) const {
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (const auto& x : rows) out.push_back(score(x));
+  return out;
+}
+
 std::string StructuralModel::to_json() const {
   nlohmann::json j;
+  j["ranker"] = "linear";
   j["features"] = features;
   j["weights"] = weights;
   j["mean"] = mean;
@@ -194,7 +203,7 @@ StructuralModel StructuralModel::from_json(const std::string& text, const std::s
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.contains("weights"))
     throw Error(ExitCode::bad_input,
-                "structural model '" + origin + "' is not a model file (JSON with features and weights)");
+                "structural model '" + origin + "' is not a linear model file (JSON with features and weights)");
   StructuralModel m;
   m.features = j["features"].get<std::vector<std::string>>();
   m.weights = j["weights"].get<std::vector<double>>();
@@ -211,18 +220,42 @@ StructuralModel StructuralModel::from_json(const std::string& text, const std::s
   return m;
 }
 
-StructuralModel StructuralModel::load(const std::string& path) {
+namespace {
+
+// The text of a model file; empty path = the model built into repoctx.
+std::string model_text(const std::string& path) {
   if (path.empty()) {
     if (!*kDefaultStructuralModel)
       throw Error(ExitCode::not_found,
                   "this build has no built-in structural model (models/structural.json was "
                   "missing at build time): train one with `repoctx train-structural` and pass --model");
-    return from_json(kDefaultStructuralModel, "built-in");
+    return kDefaultStructuralModel;
   }
   std::ifstream in(path);
   if (!in) throw Error(ExitCode::not_found, "cannot read structural model '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  return from_json(text, path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+StructuralModel StructuralModel::load(const std::string& path) {
+  return from_json(model_text(path), path.empty() ? "built-in" : path);
+}
+
+std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "' is not JSON");
+  std::string kind = j.contains("ranker") && j["ranker"].is_string() ? j["ranker"].get<std::string>() : "linear";
+  if (kind == "gbdt") return GbdtRanker::from_json(j, origin);
+  if (kind != "linear")
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "' has an unknown ranker '" + kind +
+                                         "' (this build knows linear and gbdt)");
+  return std::make_unique<StructuralModel>(StructuralModel::from_json(text, origin));
+}
+
+std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path) {
+  return structural_ranker_from_json(model_text(path), path.empty() ? "built-in" : path);
 }
 
 // ---------------------------------------------------------------------------------------------- features
@@ -632,7 +665,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& e, const RetrieverOptions& o)
-      : e_(e), fb_(e), model_(StructuralModel::load(o.model_path)) {
+      : e_(e), fb_(e), model_(load_structural_ranker(o.model_path)) {
     params_.neighbours = o.neighbours;
     params_.bm25 = o.bm25;
   }
@@ -646,6 +679,7 @@ class StructuralRetriever : public Retriever {
     const TargetContext& ctx = *ctxp;
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();
+    std::vector<double> scores = model_->score_rows(cand.features);  // the whole pool in one batch
     std::vector<Hit> hits;
     hits.reserve(cand.entities.size());
     for (size_t i = 0; i < cand.entities.size(); ++i) {
@@ -654,7 +688,7 @@ class StructuralRetriever : public Retriever {
       h.file = ents[h.entity].file;
       h.start_line = ents[h.entity].decorated_start_line;
       h.end_line = ents[h.entity].end_line;
-      h.score = model_.score(cand.features[i]);
+      h.score = scores[i];
       for (size_t f = 0; f < cand.features[i].size(); ++f)
         if (cand.features[i][f] != 0) h.features[kFeatureNames[f]] = cand.features[i][f];
       hits.push_back(std::move(h));
@@ -666,7 +700,7 @@ class StructuralRetriever : public Retriever {
  private:
   const Engine& e_;
   FeatureBuilder fb_;
-  StructuralModel model_;
+  std::unique_ptr<StructuralRanker> model_;
   StructuralParams params_;
 };
 

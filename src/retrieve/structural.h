@@ -44,18 +44,39 @@ class StructuralFeatures {
   std::unique_ptr<Impl> impl_;
 };
 
+// The one interface both structural rankers implement (issue 19): the linear model below and the
+// gradient-boosted trees of retrieve/structural_gbdt.h. A model file says which it is ("ranker"); training
+// (eval/train_structural.h) and inference (the retriever, eval-loro) only see this interface.
+class StructuralRanker {
+ public:
+  virtual ~StructuralRanker() = default;
+  virtual std::string kind() const = 0;  // "linear" or "gbdt", the model file's "ranker"
+  // Scores of one target's candidate rows (structural_feature_names() order), higher = ranked first; one
+  // call per target so a ranker can batch the pool.
+  virtual std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const = 0;
+  virtual std::string to_json() const = 0;  // the model file
+  virtual const std::string& provenance() const = 0;
+};
+
 // Logistic model over standardised features: p = sigmoid(bias + sum_i w_i * (x_i - mean_i) / scale_i).
-struct StructuralModel {
+struct StructuralModel : StructuralRanker {
   std::vector<std::string> features;
   std::vector<double> weights, mean, scale;
   double bias = 0;
   std::string provenance_json = "{}";  // what it was trained on, and the command
 
   double score(const std::vector<double>& x) const;
-  std::string to_json() const;
+  std::string kind() const override { return "linear"; }
+  std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const override;
+  std::string to_json() const override;
+  const std::string& provenance() const override { return provenance_json; }
   // Throws Error(bad_input) when the text is not a model or its features differ from this build's.
   static StructuralModel from_json(const std::string& text, const std::string& origin);
   static StructuralModel load(const std::string& path);  // empty path = the model built into repoctx
 };
+
+// Reads a model file of either kind (its "ranker" field; absent = linear). Empty path = the built-in model.
+std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path);
+std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin);
 
 }  // namespace repoctx
