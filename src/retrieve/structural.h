@@ -5,7 +5,8 @@
 // most similar functions reference, and from BM25. Each candidate gets features that never read the
 // hidden body: scope tiers, kind, BM25, name overlap with the signature and docstring, votes of
 // neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file.
-// A logistic model over these features ranks them; its weights are data (models/structural.json),
+// A ranker over these features orders them: a linear model, or gradient-boosted trees (structural_gbdt.h);
+// either is data (models/structural.json is the shipped one, models/structural_linear.json the linear one),
 // trained by `repoctx train-structural` on other repositories than the ones it is evaluated on.
 #pragma once
 
