@@ -26,8 +26,10 @@ void quiet_xgboost() {
 struct DMatrix {
   DMatrixHandle h = nullptr;
   // Dense rows; NaN marks a missing value, so 0 (a feature that does not fire) is an ordinary value.
-  DMatrix(const float* x, size_t rows, size_t cols) {
-    xgb_check(XGDMatrixCreateFromMat(x, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h), "building a matrix");
+  // `threads` 1 for a query's pool: waking OpenMP workers for a few hundred rows is not worth it.
+  DMatrix(const float* x, size_t rows, size_t cols, int threads) {
+    xgb_check(XGDMatrixCreateFromMat_omp(x, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h, threads),
+              "building a matrix");
   }
   ~DMatrix() {
     if (h) XGDMatrixFree(h);
@@ -88,7 +90,7 @@ std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const Gb
     throw Error(ExitCode::bad_input,
                 "no training rows for the gbdt ranker (no target has a "
                 "positive candidate)");
-  DMatrix dm(data.x.data(), data.rows(), data.n_features);
+  DMatrix dm(data.x.data(), data.rows(), data.n_features, p.nthread);
   xgb_check(XGDMatrixSetFloatInfo(dm.h, "label", data.label.data(), data.label.size()), "setting labels");
   xgb_check(XGDMatrixSetUIntInfo(dm.h, "group", data.group_sizes.data(), data.group_sizes.size()),
             "setting query groups");
@@ -128,7 +130,7 @@ std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>
                   "gbdt ranker got " + std::to_string(row.size()) + " features, expected " + std::to_string(d));
     for (double f : row) x.push_back(static_cast<float>(f));
   }
-  DMatrix dm(x.data(), rows.size(), d);
+  DMatrix dm(x.data(), rows.size(), d, 1);
   std::lock_guard lk(predict_mu_);  // one booster, several retrieval threads
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
