@@ -26,9 +26,9 @@ struct TrainOptions {
   // target, a softmax over all its candidates, maximising the mean log-probability of its positives
   // (every target counts the same, however large its pool).
   std::string loss = "listwise";
-  // "linear" (the model above, `loss`) or "gbdt" (gradient-boosted trees with gbdt.objective; the
-  // negatives are subsampled per target like the linear model's, `negatives` <= 0 keeps all of them).
-  std::string ranker = "linear";
+  // "gbdt" (gradient-boosted trees with gbdt.objective, the shipped kind; the negatives are subsampled per
+  // target like the linear model's, `negatives` <= 0 keeps all of them) or "linear" (the model above, `loss`).
+  std::string ranker = "gbdt";
   GbdtParams gbdt;
   StructuralParams params;
 };
