@@ -12,9 +12,15 @@ namespace repoctx {
 
 namespace {
 
-// Every XGBoost call returns 0 or -1 with the reason in XGBGetLastError().
+// Every XGBoost call returns 0 or -1 with the reason in XGBGetLastError(), followed by a native stack trace
+// that says nothing to a user: keep the first line.
+std::string xgb_error() {
+  std::string e = XGBGetLastError();
+  return e.substr(0, e.find('\n'));
+}
+
 void xgb_check(int rc, const std::string& what) {
-  if (rc != 0) throw Error(ExitCode::failure, "xgboost: " + what + " failed: " + XGBGetLastError());
+  if (rc != 0) throw Error(ExitCode::failure, "xgboost: " + what + " failed: " + xgb_error());
 }
 
 // XGBoost logs warnings to stderr by default; repoctx reports its own errors.
@@ -176,8 +182,8 @@ std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const
   r->booster_ = b;
   std::string model = j["xgboost"].dump();
   if (XGBoosterLoadModelFromBuffer(b, model.data(), model.size()) != 0)
-    throw Error(ExitCode::bad_input,
-                "structural model '" + origin + "': xgboost cannot load its trees: " + XGBGetLastError());
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "': xgboost cannot load its trees (" +
+                                         xgb_error() + "); retrain it with `repoctx train-structural`");
   bst_ulong n_features = 0;
   xgb_check(XGBoosterGetNumFeature(b, &n_features), "reading the feature count");
   if (n_features != r->features_.size())

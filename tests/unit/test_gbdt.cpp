@@ -116,7 +116,15 @@ TEST(Gbdt, RejectsModelFilesOfOtherFeaturesOrBrokenTrees) {
   }
   auto broken = j;
   broken["xgboost"] = {{"learner", "nonsense"}};
-  EXPECT_THROW(structural_ranker_from_json(broken.dump(), "broken"), Error);
+  try {
+    structural_ranker_from_json(broken.dump(), "broken");
+    FAIL() << "broken trees were accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    std::string what = e.what();
+    EXPECT_NE(what.find("cannot load its trees"), std::string::npos) << what;
+    EXPECT_EQ(what.find("Stack trace"), std::string::npos) << what;  // one line for the user, no native trace
+  }
   auto unknown = j;
   unknown["ranker"] = "forest";
   EXPECT_THROW(structural_ranker_from_json(unknown.dump(), "unknown"), Error);
