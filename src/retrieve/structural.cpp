@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -256,6 +258,25 @@ std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string&
 
 std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path) {
   return structural_ranker_from_json(model_text(path), path.empty() ? "built-in" : path);
+}
+
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path) {
+  static std::mutex mu;
+  // Never destroyed: freeing an XGBoost booster from a static destructor at exit runs after XGBoost's own
+  // statics are gone (a crash at exit); the process is ending anyway.
+  static auto& loaded = *new std::map<std::string, std::shared_ptr<const StructuralRanker>>();
+  std::string key = path;
+  if (!path.empty()) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    auto mtime = std::filesystem::last_write_time(path, ec);
+    if (ec) return load_structural_ranker(path);  // let the loader say what is wrong with it
+    key += "|" + std::to_string(size) + "|" + std::to_string(mtime.time_since_epoch().count());
+  }
+  std::lock_guard lk(mu);
+  auto it = loaded.find(key);
+  if (it == loaded.end()) it = loaded.emplace(key, load_structural_ranker(path)).first;
+  return it->second;
 }
 
 // ---------------------------------------------------------------------------------------------- features
@@ -665,7 +686,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& e, const RetrieverOptions& o)
-      : e_(e), fb_(e), model_(load_structural_ranker(o.model_path)) {
+      : e_(e), fb_(e), model_(shared_structural_ranker(o.model_path)) {
     params_.neighbours = o.neighbours;
     params_.bm25 = o.bm25;
   }
@@ -700,7 +721,7 @@ class StructuralRetriever : public Retriever {
  private:
   const Engine& e_;
   FeatureBuilder fb_;
-  std::unique_ptr<StructuralRanker> model_;
+  std::shared_ptr<const StructuralRanker> model_;
   StructuralParams params_;
 };
 

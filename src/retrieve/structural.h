@@ -79,5 +79,9 @@ struct StructuralModel : StructuralRanker {
 // Reads a model file of either kind (its "ranker" field; absent = linear). Empty path = the built-in model.
 std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path);
 std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin);
+// load_structural_ranker, loaded once per process and model file (path, size, modification time) and shared:
+// a retriever is made per request by the server and the API, and a gbdt model takes tens of milliseconds to
+// parse. Rankers are immutable and score_rows is thread-safe.
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path);
 
 }  // namespace repoctx

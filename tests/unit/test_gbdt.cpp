@@ -8,6 +8,7 @@
 #include "retrieve/structural_gbdt.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/temp_dir.h"
 
 using namespace repoctx;
 
@@ -128,4 +129,21 @@ TEST(Gbdt, RejectsModelFilesOfOtherFeaturesOrBrokenTrees) {
   auto unknown = j;
   unknown["ranker"] = "forest";
   EXPECT_THROW(structural_ranker_from_json(unknown.dump(), "unknown"), Error);
+}
+
+TEST(Gbdt, SharedRankerIsLoadedOncePerModelFileAndAgainWhenTheFileChanges) {
+  auto a = xor_samples("a", 10), held = xor_samples("held", 2);
+  TempDir dir("repoctx-gbdt-");
+  std::string path = (dir / "m.json").string();
+  TrainOptions o = gbdt_options();
+  dir.write("m.json", fit_structural_ranker({&a}, o, nullptr)->to_json());
+  auto first = shared_structural_ranker(path);
+  EXPECT_EQ(shared_structural_ranker(path).get(), first.get());  // the server's per-request retrievers share it
+  o.gbdt.trees = 7;                                              // another model, another size
+  dir.write("m.json", fit_structural_ranker({&a}, o, nullptr)->to_json());
+  auto second = shared_structural_ranker(path);
+  ASSERT_NE(second.get(), first.get());
+  EXPECT_EQ(dynamic_cast<const GbdtRanker&>(*second).params().trees, 7);
+  EXPECT_NE(second->score_rows(held.targets[0].features), first->score_rows(held.targets[0].features));
+  EXPECT_EQ(shared_structural_ranker("").get(), shared_structural_ranker("").get());  // the built-in model
 }
