@@ -70,8 +70,8 @@ struct TrainCmd {
       ptrs.push_back(engines.back().get());
     }
     TrainReport rep;
-    StructuralModel m = train_structural(ptrs, to, &rep);
-    write_file(model_out, m.to_json() + "\n");
+    auto m = train_structural(ptrs, to, &rep);
+    write_file(model_out, m->to_json() + "\n");
     if (out.json)
       print_json({{"targets", rep.targets},
                   {"rows", rep.rows},
@@ -88,6 +88,27 @@ struct TrainCmd {
 };
 
 // ---- issue 19: leave-one-repository-out evaluation of the structural model
+// The ranker and its gradient-boosted trees' hyperparameters, shared by train-structural and eval-loro.
+void add_ranker_options(CLI::App* c, TrainOptions& to) {
+  c->add_option("--ranker", to.ranker, "ranking model: linear (listwise/logistic) or gbdt (gradient-boosted trees)")
+      ->check(CLI::IsMember({"linear", "gbdt"}))
+      ->capture_default_str();
+  c->add_option("--objective", to.gbdt.objective, "gbdt ranking objective")
+      ->check(CLI::IsMember({"rank:ndcg", "rank:pairwise", "rank:map"}))
+      ->capture_default_str();
+  c->add_option("--trees", to.gbdt.trees, "gbdt boosting rounds")->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--depth", to.gbdt.max_depth, "gbdt maximum tree depth")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  c->add_option("--eta", to.gbdt.eta, "gbdt learning rate")->check(CLI::Range(1e-6, 1.0))->capture_default_str();
+  c->add_option("--min-child-weight", to.gbdt.min_child_weight, "gbdt minimum hessian per leaf")
+      ->check(CLI::Range(0.0, 1e6))
+      ->capture_default_str();
+  c->add_option("--gbdt-threads", to.gbdt.nthread, "gbdt training threads (1 = deterministic on any machine)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+}
+
 struct LoroCmd {
   OutputOptions out;
   ModelOptions models;
@@ -109,8 +130,8 @@ struct LoroCmd {
     if (!models_dir.empty()) std::filesystem::create_directories(models_dir);
     LoroReport rep = run_loro(repos, open, ms.models, lo);
     if (!models_dir.empty())
-      for (const auto& f : rep.folds) write_file(models_dir + "/" + f.name + ".json", f.model.to_json() + "\n");
-    if (!write_model.empty()) write_file(write_model, rep.all.to_json() + "\n");
+      for (const auto& f : rep.folds) write_file(models_dir + "/" + f.name + ".json", f.model->to_json() + "\n");
+    if (!write_model.empty()) write_file(write_model, rep.all->to_json() + "\n");
     if (out.json)
       std::cout << loro_json(rep) << "\n";
     else
@@ -142,6 +163,7 @@ void add_loro_command(CLI::App& app, Commands& out) {
                 "similar functions whose references vote (the retriever's --neighbours)")
       ->capture_default_str();
   c->add_option("--samples-out", l->lo.samples_out, "write every target's candidate rows (label, features) as JSONL");
+  add_ranker_options(c, l->lo.train);
   add_output_options(c, l->out);
   add_model_options(c, l->models);
   out.push_back({c, [l] { return l->run(); }});
@@ -214,6 +236,9 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   c->add_option("--loss", t->to.loss, "training loss")
       ->check(CLI::IsMember({"listwise", "logistic"}))
       ->capture_default_str();
+  c->add_option("--negatives", t->to.negatives, "negatives kept per training target (<= 0: all, gbdt only)")
+      ->capture_default_str();
+  add_ranker_options(c, t->to);
   c->add_option("-o,--out", t->model_out, "model file to write")->capture_default_str();
   add_output_options(c, t->out);
   out.push_back({c, [t] { return t->run(); }});

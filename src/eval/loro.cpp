@@ -13,14 +13,13 @@
 
 namespace repoctx {
 
-StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralModel& m,
+StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralRanker& m,
                                         const std::vector<int>& ks, int depth) {
   StrategyScores sc;
   sc.strategy = "structural";
   for (int k : ks) sc.recall[k] = 0;
   for (const auto& t : s.targets) {
-    std::vector<double> score(t.candidates.size());
-    for (size_t i = 0; i < t.candidates.size(); ++i) score[i] = m.score(t.features[i]);
+    std::vector<double> score = m.score_rows(t.features);
     std::vector<size_t> order(t.candidates.size());
     std::iota(order.begin(), order.end(), size_t{0});
     // Candidates are stored in the retriever's tie-break order, so a stable sort reproduces its ranking.
@@ -129,14 +128,14 @@ LoroReport run_loro(const std::vector<std::string>& repos,
       if (i != h) train.push_back(&samples[i]);
     TrainReport tr;
     LoroFold& f = rep.folds[h];
-    f.model = fit_structural(train, to, &tr);
+    f.model = fit_structural_ranker(train, to, &tr);
     f.trained_on = tr.repos;
     f.train_targets = tr.targets;
-    f.structural = score_structural_samples(samples[h], f.model, o.ks, std::max(o.depth, o.ks.back()));
+    f.structural = score_structural_samples(samples[h], *f.model, o.ks, std::max(o.depth, o.ks.back()));
   }
   std::vector<const StructuralRepoSamples*> all;
   for (const auto& s : samples) all.push_back(&s);
-  rep.all = fit_structural(all, to, &rep.all_report);
+  rep.all = fit_structural_ranker(all, to, &rep.all_report);
   return rep;
 }
 
@@ -241,7 +240,7 @@ std::string loro_json(const LoroReport& r) {
   return json{{"folds", folds},
               {"mean", means},
               {"pool_recall_mean", r.folds.empty() ? 0.0 : ceiling / static_cast<double>(r.folds.size())},
-              {"all_model", json::parse(r.all.provenance_json)}}
+              {"all_model", r.all ? json::parse(r.all->provenance()) : json()}}
       .dump(1);
 }
 

@@ -34,19 +34,19 @@ struct LoroFold {
   std::vector<StrategyScores> baselines;
   std::vector<std::string> trained_on;  // repositories whose samples fitted this fold's model
   size_t train_targets = 0;
-  StructuralModel model;  // this fold's model (fitted without the held-out repository)
+  std::shared_ptr<const StructuralRanker> model;  // this fold's model (fitted without the held-out repository)
 };
 
 struct LoroReport {
   std::vector<LoroFold> folds;
   std::vector<int> ks;
-  StructuralModel all;  // fitted on every repository: the model to ship
+  std::shared_ptr<const StructuralRanker> all;  // fitted on every repository: the model to ship
   TrainReport all_report;
 };
 
 // Ranks one held-out repository's samples with a model: score, then the retriever's tie-break; Recall@k
 // against the full oracle and MRR within `depth`, as run_retrieval_eval computes them.
-StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralModel& m,
+StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralRanker& m,
                                         const std::vector<int>& ks, int depth);
 
 // `open`: opens one repository's engine (called once per repository; the engine is released before the next).

@@ -10,6 +10,7 @@
 #include "eval/logistic_irls.h"
 #include "eval/retrieval_eval.h"
 #include "util/cancel.h"
+#include "util/error.h"
 #include "util/hash.h"
 #include "util/progress.h"
 
@@ -232,12 +233,64 @@ StructuralModel fit_structural(const std::vector<const StructuralRepoSamples*>& 
   return m;
 }
 
-StructuralModel train_structural(const std::vector<const Engine*>& engines, const TrainOptions& o, TrainReport* rep) {
+namespace {
+
+// One group per target with a positive in its pool: every positive (label 1) and the same deterministic
+// subsample of negatives (label 0) as the linear losses. Targets without a positive carry no ranking signal.
+GbdtTrainSet gbdt_rows(const std::vector<const StructuralRepoSamples*>& repos, const TrainOptions& o, TrainReport& r) {
+  GbdtTrainSet set(structural_feature_names().size());
+  for (const auto* rs : repos) {
+    r.repos.push_back(rs->repo);
+    for (const auto& t : rs->targets) {
+      ++r.targets;
+      std::vector<size_t> pos, neg;
+      for (size_t i = 0; i < t.positive.size(); ++i) (t.positive[i] ? pos : neg).push_back(i);
+      if (pos.empty()) continue;
+      auto key = [&](size_t i) { return hash64(std::to_string(o.seed) + "|" + std::to_string(t.candidates[i])); };
+      std::sort(neg.begin(), neg.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+      if (o.negatives > 0 && neg.size() > static_cast<size_t>(o.negatives))
+        neg.resize(static_cast<size_t>(o.negatives));
+      std::vector<size_t> rows = pos;
+      rows.insert(rows.end(), neg.begin(), neg.end());
+      std::sort(rows.begin(), rows.end());  // the stored (tie-break) order
+      set.begin_group();
+      for (size_t i : rows) set.add_row(t.features[i], t.positive[i] ? 1.0 : 0.0);
+      r.positives += pos.size();
+    }
+  }
+  r.rows = set.rows();
+  return set;
+}
+
+}  // namespace
+
+std::unique_ptr<StructuralRanker> fit_structural_ranker(const std::vector<const StructuralRepoSamples*>& repos,
+                                                        const TrainOptions& o, TrainReport* rep) {
+  if (o.ranker == "linear") return std::make_unique<StructuralModel>(fit_structural(repos, o, rep));
+  if (o.ranker != "gbdt") throw Error(ExitCode::usage, "unknown structural ranker '" + o.ranker + "' (linear or gbdt)");
+  TrainReport r;
+  GbdtTrainSet set = gbdt_rows(repos, o, r);
+  nlohmann::json prov = {{"trained_on", r.repos},
+                         {"targets", r.targets},
+                         {"rows", r.rows},
+                         {"positives", r.positives},
+                         {"samples_per_repo", o.samples},
+                         {"seed", o.seed},
+                         {"negatives_per_target", o.negatives},
+                         {"ranker", "gbdt"},
+                         {"gbdt", o.gbdt.to_json()}};
+  auto m = GbdtRanker::train(set, o.gbdt, prov.dump());
+  if (rep) *rep = r;
+  return m;
+}
+
+std::unique_ptr<StructuralRanker> train_structural(const std::vector<const Engine*>& engines, const TrainOptions& o,
+                                                   TrainReport* rep) {
   std::vector<StructuralRepoSamples> samples;
   for (const Engine* e : engines) samples.push_back(extract_structural_samples(*e, o));
   std::vector<const StructuralRepoSamples*> ptrs;
   for (const auto& s : samples) ptrs.push_back(&s);
-  return fit_structural(ptrs, o, rep);
+  return fit_structural_ranker(ptrs, o, rep);
 }
 
 }  // namespace repoctx

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "retrieve/structural.h"
+#include "retrieve/structural_gbdt.h"
 
 namespace repoctx {
 
@@ -25,6 +26,10 @@ struct TrainOptions {
   // target, a softmax over all its candidates, maximising the mean log-probability of its positives
   // (every target counts the same, however large its pool).
   std::string loss = "listwise";
+  // "gbdt" (gradient-boosted trees with gbdt.objective, the shipped kind; the negatives are subsampled per
+  // target like the linear model's, `negatives` <= 0 keeps all of them) or "linear" (the model above, `loss`).
+  std::string ranker = "gbdt";
+  GbdtParams gbdt;
   StructuralParams params;
 };
 
@@ -57,7 +62,12 @@ struct TrainReport {
 StructuralModel fit_structural(const std::vector<const StructuralRepoSamples*>& repos, const TrainOptions& o,
                                TrainReport* rep);
 
-// extract_structural_samples on each engine, then fit_structural.
-StructuralModel train_structural(const std::vector<const Engine*>& engines, const TrainOptions& o, TrainReport* rep);
+// The ranker o.ranker names: fit_structural for "linear", gradient-boosted trees for "gbdt".
+std::unique_ptr<StructuralRanker> fit_structural_ranker(const std::vector<const StructuralRepoSamples*>& repos,
+                                                        const TrainOptions& o, TrainReport* rep);
+
+// extract_structural_samples on each engine, then fit_structural_ranker.
+std::unique_ptr<StructuralRanker> train_structural(const std::vector<const Engine*>& engines, const TrainOptions& o,
+                                                   TrainReport* rep);
 
 }  // namespace repoctx

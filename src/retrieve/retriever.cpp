@@ -56,8 +56,11 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
          "embedder); ProjAgent 4.3",
          optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
-        {"structural", "scope priors + neighbour votes + BM25 ranked by a logistic model (repoctx)", none,
-         make_structural, "log-odds that the hidden body uses the symbol (logistic model)"},
+        {"structural",
+         "scope priors + neighbour votes + BM25 ranked by a learned ranker: gradient-boosted trees (shipped) or a "
+         "linear model (repoctx)",
+         none, make_structural,
+         "ranking score of the model (gbdt: sum of the trees' outputs; linear: log-odds); only the order counts"},
         {"procedural",
          "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
          "confirmation (needs an LLM with hidden states)",

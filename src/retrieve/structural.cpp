@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "retrieve/retriever.h"
+#include "retrieve/structural_gbdt.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -179,8 +182,16 @@ double StructuralModel::score(const std::vector<double>& x) const {
   return z;
 }
 
+std::vector<double> StructuralModel::score_rows(const std::vector<std::vector<double>>& rows) const {
+  std::vector<double> out;
+  out.reserve(rows.size());
+  for (const auto& x : rows) out.push_back(score(x));
+  return out;
+}
+
 std::string StructuralModel::to_json() const {
   nlohmann::json j;
+  j["ranker"] = "linear";
   j["features"] = features;
   j["weights"] = weights;
   j["mean"] = mean;
@@ -194,7 +205,7 @@ StructuralModel StructuralModel::from_json(const std::string& text, const std::s
   auto j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.contains("weights"))
     throw Error(ExitCode::bad_input,
-                "structural model '" + origin + "' is not a model file (JSON with features and weights)");
+                "structural model '" + origin + "' is not a linear model file (JSON with features and weights)");
   StructuralModel m;
   m.features = j["features"].get<std::vector<std::string>>();
   m.weights = j["weights"].get<std::vector<double>>();
@@ -211,18 +222,61 @@ StructuralModel StructuralModel::from_json(const std::string& text, const std::s
   return m;
 }
 
-StructuralModel StructuralModel::load(const std::string& path) {
+namespace {
+
+// The text of a model file; empty path = the model built into repoctx.
+std::string model_text(const std::string& path) {
   if (path.empty()) {
     if (!*kDefaultStructuralModel)
       throw Error(ExitCode::not_found,
                   "this build has no built-in structural model (models/structural.json was "
                   "missing at build time): train one with `repoctx train-structural` and pass --model");
-    return from_json(kDefaultStructuralModel, "built-in");
+    return kDefaultStructuralModel;
   }
   std::ifstream in(path);
   if (!in) throw Error(ExitCode::not_found, "cannot read structural model '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  return from_json(text, path);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+}  // namespace
+
+StructuralModel StructuralModel::load(const std::string& path) {
+  return from_json(model_text(path), path.empty() ? "built-in" : path);
+}
+
+std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "' is not JSON");
+  std::string kind = j.contains("ranker") && j["ranker"].is_string() ? j["ranker"].get<std::string>() : "linear";
+  if (kind == "gbdt") return GbdtRanker::from_json(j, origin);
+  if (kind != "linear")
+    throw Error(ExitCode::bad_input, "structural model '" + origin + "' has an unknown ranker '" + kind +
+                                         "' (this build knows linear and gbdt)");
+  return std::make_unique<StructuralModel>(StructuralModel::from_json(text, origin));
+}
+
+std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path) {
+  return structural_ranker_from_json(model_text(path), path.empty() ? "built-in" : path);
+}
+
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path) {
+  static std::mutex mu;
+  // Never destroyed: freeing an XGBoost booster from a static destructor at exit runs after XGBoost's own
+  // statics are gone (a crash at exit); the process is ending anyway.
+  static auto& loaded = *new std::map<std::string, std::shared_ptr<const StructuralRanker>>();
+  std::string key = path;
+  if (!path.empty()) {
+    std::error_code ec;
+    auto size = std::filesystem::file_size(path, ec);
+    auto mtime = std::filesystem::last_write_time(path, ec);
+    if (ec) return load_structural_ranker(path);  // let the loader say what is wrong with it
+    key += "|" + std::to_string(size) + "|" + std::to_string(mtime.time_since_epoch().count());
+  }
+  std::lock_guard lk(mu);
+  auto it = loaded.find(key);
+  if (it == loaded.end()) it = loaded.emplace(key, load_structural_ranker(path)).first;
+  return it->second;
 }
 
 // ---------------------------------------------------------------------------------------------- features
@@ -649,28 +703,18 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
 struct SharedFeatureBuilder {
   std::once_flag once;
   std::unique_ptr<FeatureBuilder> builder;
-  // The model built into repoctx, parsed once.
-  std::once_flag model_once;
-  StructuralModel builtin_model;
 
   FeatureBuilder& of(const Engine& e) {
     std::call_once(once, [&] { builder = std::make_unique<FeatureBuilder>(e); });
     return *builder;
   }
-  const StructuralModel& model() {
-    std::call_once(model_once, [&] { builtin_model = StructuralModel::load(""); });
-    return builtin_model;
-  }
 };
-
-StructuralModel model_for(const Engine& e, const std::string& path) {
-  return path.empty() ? e.derived<SharedFeatureBuilder>().model() : StructuralModel::load(path);
-}
 
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& e, const RetrieverOptions& o)
-      : e_(e), fb_(e.derived<SharedFeatureBuilder>().of(e)), model_(model_for(e, o.model_path)) {
+      // The ranker is parsed once per process and model file (shared_structural_ranker).
+      : e_(e), fb_(e.derived<SharedFeatureBuilder>().of(e)), model_(shared_structural_ranker(o.model_path)) {
     params_.neighbours = o.neighbours;
     params_.bm25 = o.bm25;
   }
@@ -684,6 +728,7 @@ class StructuralRetriever : public Retriever {
     const TargetContext& ctx = *ctxp;
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();
+    std::vector<double> scores = model_->score_rows(cand.features);  // the whole pool in one batch
     std::vector<Hit> hits;
     hits.reserve(cand.entities.size());
     for (size_t i = 0; i < cand.entities.size(); ++i) {
@@ -692,7 +737,7 @@ class StructuralRetriever : public Retriever {
       h.file = ents[h.entity].file;
       h.start_line = ents[h.entity].decorated_start_line;
       h.end_line = ents[h.entity].end_line;
-      h.score = model_.score(cand.features[i]);
+      h.score = scores[i];
       for (size_t f = 0; f < cand.features[i].size(); ++f)
         if (cand.features[i][f] != 0) h.features[kFeatureNames[f]] = cand.features[i][f];
       hits.push_back(std::move(h));
@@ -704,7 +749,7 @@ class StructuralRetriever : public Retriever {
  private:
   const Engine& e_;
   FeatureBuilder& fb_;
-  StructuralModel model_;
+  std::shared_ptr<const StructuralRanker> model_;
   StructuralParams params_;
 };
 

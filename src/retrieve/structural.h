@@ -5,7 +5,8 @@
 // most similar functions reference, and from BM25. Each candidate gets features that never read the
 // hidden body: scope tiers, kind, BM25, name overlap with the signature and docstring, votes of
 // neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file.
-// A logistic model over these features ranks them; its weights are data (models/structural.json),
+// A ranker over these features orders them: a linear model, or gradient-boosted trees (structural_gbdt.h);
+// either is data (models/structural.json is the shipped one, models/structural_linear.json the linear one),
 // trained by `repoctx train-structural` on other repositories than the ones it is evaluated on.
 #pragma once
 
@@ -44,18 +45,43 @@ class StructuralFeatures {
   std::unique_ptr<Impl> impl_;
 };
 
+// The one interface both structural rankers implement (issue 19): the linear model below and the
+// gradient-boosted trees of retrieve/structural_gbdt.h. A model file says which it is ("ranker"); training
+// (eval/train_structural.h) and inference (the retriever, eval-loro) only see this interface.
+class StructuralRanker {
+ public:
+  virtual ~StructuralRanker() = default;
+  virtual std::string kind() const = 0;  // "linear" or "gbdt", the model file's "ranker"
+  // Scores of one target's candidate rows (structural_feature_names() order), higher = ranked first; one
+  // call per target so a ranker can batch the pool.
+  virtual std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const = 0;
+  virtual std::string to_json() const = 0;  // the model file
+  virtual const std::string& provenance() const = 0;
+};
+
 // Logistic model over standardised features: p = sigmoid(bias + sum_i w_i * (x_i - mean_i) / scale_i).
-struct StructuralModel {
+struct StructuralModel : StructuralRanker {
   std::vector<std::string> features;
   std::vector<double> weights, mean, scale;
   double bias = 0;
   std::string provenance_json = "{}";  // what it was trained on, and the command
 
   double score(const std::vector<double>& x) const;
-  std::string to_json() const;
+  std::string kind() const override { return "linear"; }
+  std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const override;
+  std::string to_json() const override;
+  const std::string& provenance() const override { return provenance_json; }
   // Throws Error(bad_input) when the text is not a model or its features differ from this build's.
   static StructuralModel from_json(const std::string& text, const std::string& origin);
   static StructuralModel load(const std::string& path);  // empty path = the model built into repoctx
 };
+
+// Reads a model file of either kind (its "ranker" field; absent = linear). Empty path = the built-in model.
+std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path);
+std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin);
+// load_structural_ranker, loaded once per process and model file (path, size, modification time) and shared:
+// a retriever is made per request by the server and the API, and a gbdt model takes tens of milliseconds to
+// parse. Rankers are immutable and score_rows is thread-safe.
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path);
 
 }  // namespace repoctx

@@ -122,7 +122,7 @@ def main():
                        "localize with a retrieval strategy", "field 'strategy'")
             ans = m.ask(call(32, "retrieve", {"target": "helpers.py::get_root_path", "strategy": "structural", "k": 2}))
             sc = ans.get("result", {}).get("structuredContent", {})
-            ck.check(sc.get("score", "").startswith("log-odds"), "retrieve says what its scores mean",
+            ck.check(sc.get("score", "").startswith("ranking score"), "retrieve says what its scores mean",
                      json.dumps(ans)[:200])
             rpc_error(ck, m.ask({"jsonrpc": "2.0", "id": 7, "method": "resources/list"}), -32601, "an unknown method", 7)
             rpc_error(ck, m.ask(call(8, "teleport", {})), -32602, "an unknown tool", 8, "Unknown tool")

@@ -66,7 +66,7 @@ def main():
                  == [(x["file"], x["start_line"], x["end_line"]) for x in cli["results"]]
                  and loc["context_tokens"] == cli["context_tokens"] and loc["score"] == "BM25 score of the chunk",
                  "localize(): the CLI's ranges and context tokens, and what the scores mean", str(loc)[:300])
-        ck.check(r.get("score") == cli_score == "BM25 score" and s.get("score", "").startswith("log-odds"),
+        ck.check(r.get("score") == cli_score == "BM25 score" and s.get("score", "").startswith("ranking score"),
                  "retrieve() says what its scores mean, as the CLI does", f"{r.get('score')!r} vs {cli_score!r}")
         ck.check([x["name"] for x in repoctx.localize_strategies()][:1] == ["study-bm25"], "localize_strategies()")
         for call, code, what in [(lambda: ix.retrieve(query="x", colour=1), 2, "an unknown keyword"),
