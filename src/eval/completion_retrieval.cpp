@@ -47,6 +47,10 @@ Variant variant_of(const std::string& m) {
   if (m == "untrained") return {"aligncoder", false, "untrained"};
   if (m == "untrained-oracle") return {"aligncoder", true, "untrained"};
   if (m == "in-file") return {"in-file", false, ""};  // the completed file's own snippets (IV-B's In-File)
+  // aligncoder@FILE, aligncoder-oracle@FILE: another model file in the same (paired) run.
+  for (std::string_view prefix : {"aligncoder@", "aligncoder-oracle@"})
+    if (m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0)
+      return {"aligncoder", prefix == "aligncoder-oracle@", m.substr(prefix.size())};
   std::string names;
   for (const auto& x : retrieval_eval_methods()) names += (names.empty() ? "" : ", ") + x;
   throw Error(ExitCode::usage, "unknown retrieval-eval method '" + m + "' (methods: " + names + ")");

@@ -127,6 +127,43 @@ TEST(AlignEncoder, TrainingOnOneSampleRaisesItsLabel) {
   EXPECT_GT(s[0], s[1]);
 }
 
+// The proximal L2 pull towards the untrained encoder (all parameters 0): infinite keeps it exactly, a
+// learning rate of 0 moves nothing, 0 is plain Adam, and a finite pull lands in between.
+TEST(AlignEncoder, L2InitKeepsTrainingNearTheUntrainedEncoder) {
+  FeatureBag q = bag("rows = load(path)\nreport = ", {}, true);
+  std::vector<FeatureBag> docs = {bag("def load(path):\n    return open(path).read()\n", {}, false),
+                                  bag("rows = []\nreport = None\n", {}, false)};
+  std::vector<const FeatureBag*> ptrs{&docs[0], &docs[1]};
+  auto trained = [&](double lr, double l2) {
+    AlignEncoder enc;
+    enc.set_vocabulary({docs[0].ids.begin(), docs[0].ids.end()});
+    AdamState adam;
+    adam.lr = lr;
+    adam.l2_init = l2;
+    for (int step = 0; step < 30; ++step) {
+      EncoderGrad g;
+      enc.loss(q, ptrs, 0, &g);
+      adam.apply(enc, g, 1.0);
+    }
+    return enc;
+  };
+  AlignEncoder untrained;
+  untrained.set_vocabulary({docs[0].ids.begin(), docs[0].ids.end()});
+  EXPECT_EQ(trained(0.05, INFINITY).params().norm(), 0.0);
+  EXPECT_EQ(trained(0.0, 0.0).params().norm(), 0.0);
+  EXPECT_EQ(trained(0.05, INFINITY).scores(q, ptrs), untrained.scores(q, ptrs));
+  double free = trained(0.05, 0.0).params().norm(), pulled = trained(0.05, 20.0).params().norm();
+  EXPECT_GT(free, 0.1);
+  EXPECT_GT(pulled, 0.0);
+  EXPECT_LT(pulled, 0.5 * free);
+  // The optimiser state keeps the pull across a checkpoint, infinity included (JSON has none).
+  AdamState a;
+  a.l2_init = INFINITY;
+  EXPECT_TRUE(std::isinf(AdamState::from_json(a.to_json()).l2_init));
+  a.l2_init = 0.25;
+  EXPECT_EQ(AdamState::from_json(a.to_json()).l2_init, 0.25);
+}
+
 TEST(AlignEncoder, ModelFileRoundTripsAndRejectsOtherVersions) {
   TempDir tmp;
   EncoderConfig cfg;
@@ -554,10 +591,9 @@ TEST(AlignTraining, OverlapLabelPrefersTheDefinition) {
   EXPECT_EQ(overlap_label("zzz_unknown()", c), -1);
 }
 
-TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint) {
-  TempDir repo, tmp;
+// The fixture of write_fixture with more files, so that clusters and targets exist in numbers.
+void write_training_fixture(TempDir& repo) {
   write_fixture(repo);
-  // More files so that clusters and targets exist in numbers.
   for (int i = 0; i < 4; ++i)
     repo.write("shop/view" + std::to_string(i) + ".py",
                std::string("from .report import summary, detail\nfrom .fmt import render_line\n\n\n") + "def page" +
@@ -565,9 +601,9 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
                    "    tail = render_line(head)\n    text = head + body + tail\n    lines = text.split()\n" +
                    "    first = lines[0]\n    last = lines[-1]\n    return render_line(first + last)\n\n\n" +
                    "def other" + std::to_string(i) + "():\n    return page" + std::to_string(i) + "('x')\n");
-  auto e = index_repo(repo, tmp);
-  EXPECT_GE(training_files(*e).size(), 4u);
-  std::vector<TrainingRepo> repos = {{"shop", e.get()}};
+}
+
+AlignTrainOptions small_training(const std::string& out) {
   AlignTrainOptions o;
   o.samples_per_epoch = 24;
   o.batch = 4;
@@ -577,7 +613,17 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
   o.candidates_per_query = 4;
   o.min_target_tokens = 4;
   o.max_target_tokens = 12;
-  o.out_path = tmp.str() + "/straight.json";
+  o.out_path = out;
+  return o;
+}
+
+TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint) {
+  TempDir repo, tmp;
+  write_training_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  EXPECT_GE(training_files(*e).size(), 4u);
+  std::vector<TrainingRepo> repos = {{"shop", e.get()}};
+  AlignTrainOptions o = small_training(tmp.str() + "/straight.json");
   auto straight = train_aligncoder(repos, o, {});
   EXPECT_EQ(straight.epochs.size(), 3u);
   for (const auto& ep : straight.epochs) EXPECT_GT(ep.samples, 0);
@@ -605,6 +651,46 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
   // Other options do not resume silently.
   o.seed = 3;
   EXPECT_THROW(train_aligncoder(repos, o, {}), Error);
+}
+
+// Early stopping on validation repositories: the model file holds the epoch with the lowest validation
+// loss, the untrained encoder (epoch 0) when no epoch beats it, and training stops after `patience` epochs
+// without improvement; a repository may not be both training and validation.
+TEST(AlignTraining, ValidationKeepsTheBestEpochAndStopsEarly) {
+  TempDir repo, val_repo, tmp, tmp2;
+  write_training_fixture(repo);
+  write_training_fixture(val_repo);
+  auto e = index_repo(repo, tmp);
+  auto v = index_repo(val_repo, tmp2);
+  std::vector<TrainingRepo> repos = {{"shop", e.get()}}, validation = {{"shop-val", v.get()}};
+  AlignTrainOptions o = small_training(tmp.str() + "/frozen.json");
+  o.epochs = 5;
+  o.patience = 2;
+  o.val_samples = 24;
+  // An infinite pull: no epoch changes the encoder, so none beats epoch 0, and training stops after 2.
+  o.l2_init = INFINITY;
+  auto frozen = train_aligncoder(repos, o, {}, validation);
+  EXPECT_GT(frozen.val_loss0, 0.0);
+  EXPECT_EQ(frozen.best_epoch, 0);
+  EXPECT_TRUE(frozen.stopped_early);
+  EXPECT_EQ(frozen.epochs.size(), 2u);
+  EXPECT_EQ(AlignEncoder::load(o.out_path).params().norm(), 0.0);
+  // Free training on the same code: validation improves, and the file holds the best epoch's encoder.
+  o.l2_init = 0;
+  o.lr = 0.003;
+  o.out_path = tmp.str() + "/free.json";
+  auto free = train_aligncoder(repos, o, {}, validation);
+  ASSERT_GE(free.best_epoch, 1);
+  const EpochReport& best = free.epochs[static_cast<size_t>(free.best_epoch - 1)];
+  EXPECT_TRUE(best.best);
+  EXPECT_LT(best.val_loss, free.val_loss0);
+  for (const auto& ep : free.epochs) EXPECT_GE(ep.val_loss, best.val_loss);
+  AlignEncoder saved = AlignEncoder::load(o.out_path);
+  EXPECT_GT(saved.params().norm(), 0.0);
+  EXPECT_EQ(saved.provenance.at("epochs").get<int>(), free.best_epoch);
+  // Training and validation share a repository: a usage error.
+  std::vector<TrainingRepo> same = {{"shop", v.get()}};
+  EXPECT_THROW(train_aligncoder(repos, o, {}, same), Error);
 }
 
 }  // namespace
