@@ -300,8 +300,12 @@ json TrainReport::to_json() const {
                   {"best", e.best},
                   {"build_seconds", e.build_seconds},
                   {"train_seconds", e.train_seconds}});
-  return {{"epochs", ep},           {"resumed_from", resumed_from}, {"peak_rss_mb", peak_rss_mb},
-          {"val_loss0", val_loss0}, {"val_top1_0", val_top1_0},     {"best_epoch", best_epoch},
+  return {{"epochs", ep},
+          {"resumed_from", resumed_from},
+          {"peak_rss_mb", peak_rss_mb},
+          {"val_loss0", val_loss0},
+          {"val_top1_0", val_top1_0},
+          {"best_epoch", best_epoch},
           {"stopped_early", stopped_early}};
 }
 
@@ -315,27 +319,27 @@ json training_fingerprint(const std::vector<TrainingRepo>& repos, const AlignTra
   for (const auto& r : validation) val.push_back(r.name);
   const auto& c = o.completion;
   json fp = {{"repos", names},
-          {"seed", o.seed},
-          {"samples_per_epoch", o.samples_per_epoch},
-          {"batch", o.batch},
-          {"lr", o.lr},
-          {"weight_decay", o.weight_decay},
-          {"candidates_per_query", o.candidates_per_query},
-          {"labels", o.labels},
-          {"query", o.query},
-          {"candidate_source", o.candidate_source},
-          {"candidate_rate", o.candidate_rate},
-          {"target_tokens", {o.min_target_tokens, o.max_target_tokens}},
-          {"dim", o.encoder.dim},
-          {"vocab", o.encoder.vocab},
-          {"tau", o.encoder.tau},
-          {"encoder_seed", o.encoder.seed},
-          {"mix", o.encoder.mix},
-          {"query_lines", c.query_lines},
-          {"recent_lines", c.recent_lines},
-          {"samples", c.samples},
-          {"temperature", c.temperature},
-          {"top_p", c.top_p}};
+             {"seed", o.seed},
+             {"samples_per_epoch", o.samples_per_epoch},
+             {"batch", o.batch},
+             {"lr", o.lr},
+             {"weight_decay", o.weight_decay},
+             {"candidates_per_query", o.candidates_per_query},
+             {"labels", o.labels},
+             {"query", o.query},
+             {"candidate_source", o.candidate_source},
+             {"candidate_rate", o.candidate_rate},
+             {"target_tokens", {o.min_target_tokens, o.max_target_tokens}},
+             {"dim", o.encoder.dim},
+             {"vocab", o.encoder.vocab},
+             {"tau", o.encoder.tau},
+             {"encoder_seed", o.encoder.seed},
+             {"mix", o.encoder.mix},
+             {"query_lines", c.query_lines},
+             {"recent_lines", c.recent_lines},
+             {"samples", c.samples},
+             {"temperature", c.temperature},
+             {"top_p", c.top_p}};
   // Added with the generalisation options; present only when used, so older checkpoints still resume.
   if (o.l2_init != 0) fp["l2_init"] = std::isinf(o.l2_init) ? std::string("inf") : fmt::format("{}", o.l2_init);
   if (o.balance_repos) fp["balance_repos"] = true;
@@ -424,7 +428,8 @@ struct Validation {
   double loss0 = 0, top1_0 = 0, best = 0;
   int best_epoch = 0, since_best = 0;
   json to_json() const {
-    return {{"loss0", loss0}, {"top1_0", top1_0}, {"best", best}, {"best_epoch", best_epoch}, {"since_best", since_best}};
+    return {
+        {"loss0", loss0}, {"top1_0", top1_0}, {"best", best}, {"best_epoch", best_epoch}, {"since_best", since_best}};
   }
   void from_json(const json& j) {
     loss0 = j.at("loss0");
@@ -532,7 +537,8 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     if (!validation.empty()) prov["validation"] = val.to_json();
     enc.provenance = prov;
     // The checkpoint first, then the model: an interruption between them leaves a resumable state.
-    json state = {{"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}};
+    json state = {
+        {"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}};
     if (!validation.empty()) state["validation"] = val.to_json();
     write_json_atomic(ckpt, state);
     if (save) enc.save(o.out_path, prov);

@@ -85,8 +85,8 @@ struct EpochReport {
 };
 
 struct TrainReport {
-  std::vector<EpochReport> epochs;  // those run now
-  int resumed_from = 0;             // epochs found finished in the checkpoint
+  std::vector<EpochReport> epochs;       // those run now
+  int resumed_from = 0;                  // epochs found finished in the checkpoint
   double val_loss0 = 0, val_top1_0 = 0;  // the untrained encoder on the validation repositories
   int best_epoch = -1;                   // the epoch the model file holds (0: untrained; -1: no validation)
   bool stopped_early = false;

@@ -347,8 +347,15 @@ Eigen::VectorXd b64_vec(const std::string& s) {
 
 json AdamState::to_json() const {
   // l2_init as a string: JSON has no infinity.
-  return {{"lr", lr},     {"beta1", beta1},  {"beta2", beta2},  {"eps", eps}, {"weight_decay", weight_decay},
-          {"step", step}, {"m", vec_b64(m)}, {"v", vec_b64(v)}, {"l2_init", fmt_double(l2_init)}};
+  return {{"lr", lr},
+          {"beta1", beta1},
+          {"beta2", beta2},
+          {"eps", eps},
+          {"weight_decay", weight_decay},
+          {"step", step},
+          {"m", vec_b64(m)},
+          {"v", vec_b64(v)},
+          {"l2_init", fmt_double(l2_init)}};
 }
 
 AdamState AdamState::from_json(const json& j) {
