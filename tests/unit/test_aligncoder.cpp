@@ -675,7 +675,21 @@ TEST(AlignTraining, ValidationKeepsTheBestEpochAndStopsEarly) {
   EXPECT_TRUE(frozen.stopped_early);
   EXPECT_EQ(frozen.epochs.size(), 2u);
   EXPECT_EQ(AlignEncoder::load(o.out_path).params().norm(), 0.0);
-  // Free training on the same code: validation improves, and the file holds the best epoch's encoder.
+  // Free training at lr 0.01 overfits this tiny fixture: validation gets worse from epoch 1, so the model
+  // file keeps the untrained encoder although the checkpoint's has moved.
+  o.l2_init = 0;
+  o.out_path = tmp.str() + "/overfit.json";
+  auto overfit = train_aligncoder(repos, o, {}, validation);
+  EXPECT_EQ(overfit.best_epoch, 0);
+  EXPECT_TRUE(overfit.stopped_early);
+  for (const auto& ep : overfit.epochs) EXPECT_GT(ep.val_loss, overfit.val_loss0);
+  EXPECT_EQ(AlignEncoder::load(o.out_path).params().norm(), 0.0);
+  {
+    std::ifstream in(o.out_path + ".ckpt");
+    auto moved = AlignEncoder::from_json(nlohmann::json::parse(in).at("model"), "ckpt");
+    EXPECT_GT(moved.params().norm(), 0.0);
+  }
+  // At lr 0.003 validation improves, and the file holds the best epoch's encoder.
   o.l2_init = 0;
   o.lr = 0.003;
   o.out_path = tmp.str() + "/free.json";
