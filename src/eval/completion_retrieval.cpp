@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "retrieve/aligncoder/encoder.h"
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -116,6 +117,15 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
                                                   const std::function<Engine&(const std::string&)>& engine_for) {
   std::vector<Variant> variants;
   for (const auto& m : o.methods) variants.push_back(variant_of(m));
+  // A model file that cannot be read fails the run here, not every task one by one.
+  for (const auto& v : variants)
+    if (!v.model_path.empty() && v.model_path != "untrained") load_align_encoder(v.model_path);
+  if (!o.retriever.completion.model_path.empty())
+    for (const auto& v : variants)
+      if ((v.strategy == "aligncoder" || v.strategy == "rlcoder") && v.model_path.empty()) {
+        load_align_encoder(o.retriever.completion.model_path);
+        break;
+      }
   auto base_it = std::find(o.methods.begin(), o.methods.end(), o.baseline);
   if (base_it == o.methods.end())
     throw Error(ExitCode::usage, "the baseline '" + o.baseline + "' is not among --methods");

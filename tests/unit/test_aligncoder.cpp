@@ -531,6 +531,43 @@ TEST(CompletionRetrievalEval, InFileBaselineScoresItsOwnFileOnly) {
                Error);
 }
 
+// aligncoder@FILE: several model files in one paired run. A file holding the untrained encoder scores
+// exactly as `untrained`; a file that cannot be read fails the run before any task, naming it.
+TEST(CompletionRetrievalEval, ModelFilesAsMethodsInOneRun) {
+  TempDir repo, tmp;
+  write_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  CompletionBuildOptions bo;
+  bo.kind = "api";
+  bo.margin_lines = 2;
+  bo.max_per_file = 10;
+  bo.min_tokens = 2;
+  auto tasks = build_completion_tasks(*e, repo.str(), bo);
+  ASSERT_FALSE(tasks.empty());
+  std::string file = tmp.str() + "/untrained.json";
+  AlignEncoder().save(file);
+  RetrievalEvalOptions o;
+  o.methods = {"untrained", "aligncoder@" + file, "aligncoder-oracle@" + file, "untrained-oracle"};
+  o.baseline = "untrained";
+  o.bootstrap = 50;
+  auto engine = [&](const std::string&) -> Engine& { return *e; };
+  auto rep = run_completion_retrieval_eval(tasks, o, Models{}, engine);
+  ASSERT_EQ(rep.overall.size(), 4u);
+  EXPECT_EQ(rep.overall[1].method, "aligncoder@" + file);
+  EXPECT_GT(rep.overall[0].hits, 0);
+  EXPECT_EQ(rep.overall[1].hits, rep.overall[0].hits);
+  EXPECT_EQ(rep.overall[1].diff, 0.0);
+  EXPECT_EQ(rep.overall[2].hits, rep.overall[3].hits);
+  o.methods = {"untrained", "aligncoder@" + tmp.str() + "/missing.json"};
+  try {
+    run_completion_retrieval_eval(tasks, o, Models{}, engine);
+    FAIL() << "a missing model file was not reported";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), ExitCode::not_found);
+    EXPECT_NE(std::string(err.what()).find("missing.json"), std::string::npos);
+  }
+}
+
 // -------------------------------------------------------------------------------- query enhancement
 TEST(QueryEnhancement, SamplesOnceThroughTheCacheWithThePaperSettings) {
   TempDir repo, tmp;
