@@ -220,6 +220,7 @@ bool make_sample(const TrainingRepo& repo, int file, const AlignTrainOptions& o,
     for (size_t i = 0; i < texts.size(); ++i) s.docs[i].frozen = e.embed_document(emb, texts[i]);
   }
   s.label = label;
+  s.repo = repo.name;
   s.file = e.view().files()[file].path;
   s.line = pos.cursor.line;
   return true;

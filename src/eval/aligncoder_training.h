@@ -71,6 +71,7 @@ struct AlignSample {
   FeatureBag query;
   std::vector<FeatureBag> docs;
   int label = -1;
+  std::string repo;  // TrainingRepo::name
   std::string file;
   int line = 0;
 };

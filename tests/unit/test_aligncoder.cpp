@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -629,9 +630,9 @@ TEST(AlignTraining, OverlapLabelPrefersTheDefinition) {
 }
 
 // The fixture of write_fixture with more files, so that clusters and targets exist in numbers.
-void write_training_fixture(TempDir& repo) {
+void write_training_fixture(TempDir& repo, int views = 4) {
   write_fixture(repo);
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < views; ++i)
     repo.write("shop/view" + std::to_string(i) + ".py",
                std::string("from .report import summary, detail\nfrom .fmt import render_line\n\n\n") + "def page" +
                    std::to_string(i) + "(path):\n    head = summary(path, 10)\n    body = detail(path)\n" +
@@ -688,6 +689,32 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
   // Other options do not resume silently.
   o.seed = 3;
   EXPECT_THROW(train_aligncoder(repos, o, {}), Error);
+}
+
+// --balance-repos: each repository drawn equally often, whatever its number of eligible files.
+TEST(AlignTraining, BalancedSamplingDrawsEachRepositoryEquallyOften) {
+  TempDir big, small, tmp, tmp2;
+  write_training_fixture(big, 12);
+  write_fixture(small);
+  auto eb = index_repo(big, tmp);
+  auto es = index_repo(small, tmp2);
+  size_t nb = training_files(*eb).size(), ns = training_files(*es).size();
+  ASSERT_GE(ns, 1u);
+  ASSERT_GE(nb, 3 * ns);
+  std::vector<TrainingRepo> repos = {{"big", eb.get()}, {"small", es.get()}};
+  auto share_of_small = [&](bool balance) {
+    AlignTrainOptions o = small_training("unused");
+    o.samples_per_epoch = 400;
+    o.balance_repos = balance;
+    auto samples = build_samples(repos, o, {}, 0);
+    std::map<std::string, double> drawn;
+    for (const auto& s : samples) drawn[s.repo] += 1;
+    return drawn["small"] / static_cast<double>(samples.size());
+  };
+  double by_file = share_of_small(false), by_repo = share_of_small(true);
+  EXPECT_LT(by_file, 0.35) << nb << " vs " << ns << " eligible files";
+  EXPECT_GT(by_repo, 0.35);
+  EXPECT_GT(by_repo, by_file + 0.1);
 }
 
 // Early stopping on validation repositories: the model file holds the epoch with the lowest validation
