@@ -1,7 +1,8 @@
 // AlignCoder (III-B, III-C) and its completion pipeline: the encoder's hand-written gradient against finite
 // differences, the model file, token roles, EM/ES against hand-computed values, the benchmark loaders on
 // files in the published layouts, the task builder, the cut-copy rule of cursors, query enhancement through
-// the cache, the LLM-free labels, and resumable training.
+// the cache, the LLM-free labels, resumable training and its generalisation options (the L2 pull towards the
+// untrained encoder, repository-balanced sampling, validation early stopping), and model files as methods.
 #include <gtest/gtest.h>
 
 #include <cmath>
