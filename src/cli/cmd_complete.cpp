@@ -282,7 +282,7 @@ struct MakeCompletionTasksCmd {
 };
 
 struct TrainCmd {
-  std::vector<std::string> repos;
+  std::vector<std::string> repos, val_repos;
   OutputOptions out;
   ModelOptions models;
   AlignTrainOptions o;
@@ -291,17 +291,21 @@ struct TrainCmd {
     flags.apply(o.completion);
     o.completion.seed = o.seed;
     EngineCache engines{out, {}};
-    std::vector<TrainingRepo> tr;
-    for (const auto& r : repos) {
-      std::string root = fs::absolute(r).lexically_normal().string();
-      while (root.size() > 1 && root.back() == '/') root.pop_back();
-      tr.push_back({fs::path(root).filename().string(), &engines(root)});
-    }
+    auto training_repos = [&](const std::vector<std::string>& paths) {
+      std::vector<TrainingRepo> tr;
+      for (const auto& r : paths) {
+        std::string root = fs::absolute(r).lexically_normal().string();
+        while (root.size() > 1 && root.back() == '/') root.pop_back();
+        tr.push_back({fs::path(root).filename().string(), &engines(root)});
+      }
+      return tr;
+    };
+    std::vector<TrainingRepo> tr = training_repos(repos), val = training_repos(val_repos);
     ModelNeeds needs;
     needs.llm = o.labels == "ppl" || (o.query == "enhanced" && o.candidate_source == "sample");
     needs.embedder = o.encoder.mix;
     ModelSet ms = open_models(models, needs);
-    TrainReport rep = train_aligncoder(tr, o, ms.models);
+    TrainReport rep = train_aligncoder(tr, o, ms.models, val);
     if (out.json) {
       json j = rep.to_json();
       j["model"] = o.out_path;
@@ -340,6 +344,16 @@ void add_training(CLI::App& app, Commands& out) {
   s->add_option("--batch", t->o.batch, "mini-batch size")->capture_default_str();
   s->add_option("--lr", t->o.lr, "Adam learning rate")->capture_default_str();
   s->add_option("--weight-decay", t->o.weight_decay, "decay of the learned rows")->capture_default_str();
+  s->add_option("--l2-init", t->o.l2_init,
+                "proximal L2 pull of every parameter towards the untrained encoder (0: none; inf: no change)")
+      ->capture_default_str();
+  s->add_flag("--balance-repos", t->o.balance_repos, "draw each repository equally often (default: each file)");
+  s->add_option("--val-repo", t->val_repos,
+                "validation repository for early stopping (repeatable; none of the training ones): the model file "
+                "holds the epoch with the lowest validation loss, the untrained encoder included");
+  s->add_option("--val-samples", t->o.val_samples, "validation samples")->capture_default_str();
+  s->add_option("--patience", t->o.patience, "epochs without a better validation loss before stopping")
+      ->capture_default_str();
   s->add_option("--seed", t->o.seed, "training data, shuffling and sampling seed")->capture_default_str();
   s->add_option("--labels", t->o.labels,
                 "defines (LLM-free: the snippet defining the most of the target's identifiers), overlap (also "

@@ -10,6 +10,7 @@
 #include <random>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -219,6 +220,7 @@ bool make_sample(const TrainingRepo& repo, int file, const AlignTrainOptions& o,
     for (size_t i = 0; i < texts.size(); ++i) s.docs[i].frozen = e.embed_document(emb, texts[i]);
   }
   s.label = label;
+  s.repo = repo.name;
   s.file = e.view().files()[file].path;
   s.line = pos.cursor.line;
   return true;
@@ -234,6 +236,9 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
   if (eligible == 0)
     throw Error(ExitCode::bad_input,
                 "no training files: the repositories have no import clusters of two or more files");
+  std::vector<size_t> with_files;
+  for (size_t r = 0; r < repos.size(); ++r)
+    if (!files[r].empty()) with_files.push_back(r);
   const int n = o.samples_per_epoch;
   std::vector<AlignSample> slots(static_cast<size_t>(n));
   std::vector<char> ok(static_cast<size_t>(n), 0);
@@ -249,10 +254,16 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
       for (int i = next++; i < n; i = next++) {
         throw_if_interrupted("the last finished epoch's checkpoint is kept; re-run to resume");
         SampleRng rng(hash64(fmt::format("{}\x1f{}\x1f{}", o.seed, epoch, i)));
-        // A file drawn uniformly over all repositories' eligible files.
+        // A file drawn uniformly over all repositories' eligible files, or (balance_repos) a repository
+        // drawn uniformly among those with eligible files, then one of its files.
         uint64_t k = rng.below(eligible);
         size_t r = 0;
-        while (k >= files[r].size()) k -= files[r++].size();
+        if (o.balance_repos) {
+          r = with_files[rng.below(with_files.size())];
+          k = rng.below(files[r].size());
+        } else {
+          while (k >= files[r].size()) k -= files[r++].size();
+        }
         ok[static_cast<size_t>(i)] =
             make_sample(repos[r], files[r][k], o, models, rng, slots[static_cast<size_t>(i)]) ? 1 : 0;
         prog.add();
@@ -285,40 +296,56 @@ json TrainReport::to_json() const {
                   {"skipped", e.skipped},
                   {"loss", e.loss},
                   {"top1", e.top1},
+                  {"val_loss", e.val_loss},
+                  {"val_top1", e.val_top1},
+                  {"best", e.best},
                   {"build_seconds", e.build_seconds},
                   {"train_seconds", e.train_seconds}});
-  return {{"epochs", ep}, {"resumed_from", resumed_from}, {"peak_rss_mb", peak_rss_mb}};
+  return {{"epochs", ep},
+          {"resumed_from", resumed_from},
+          {"peak_rss_mb", peak_rss_mb},
+          {"val_loss0", val_loss0},
+          {"val_top1_0", val_top1_0},
+          {"best_epoch", best_epoch},
+          {"stopped_early", stopped_early}};
 }
 
 namespace {
 
 // What a checkpoint must agree on to be resumed.
-json training_fingerprint(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o) {
-  json names = json::array();
+json training_fingerprint(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o,
+                          const std::vector<TrainingRepo>& validation) {
+  json names = json::array(), val = json::array();
   for (const auto& r : repos) names.push_back(r.name);
+  for (const auto& r : validation) val.push_back(r.name);
   const auto& c = o.completion;
-  return {{"repos", names},
-          {"seed", o.seed},
-          {"samples_per_epoch", o.samples_per_epoch},
-          {"batch", o.batch},
-          {"lr", o.lr},
-          {"weight_decay", o.weight_decay},
-          {"candidates_per_query", o.candidates_per_query},
-          {"labels", o.labels},
-          {"query", o.query},
-          {"candidate_source", o.candidate_source},
-          {"candidate_rate", o.candidate_rate},
-          {"target_tokens", {o.min_target_tokens, o.max_target_tokens}},
-          {"dim", o.encoder.dim},
-          {"vocab", o.encoder.vocab},
-          {"tau", o.encoder.tau},
-          {"encoder_seed", o.encoder.seed},
-          {"mix", o.encoder.mix},
-          {"query_lines", c.query_lines},
-          {"recent_lines", c.recent_lines},
-          {"samples", c.samples},
-          {"temperature", c.temperature},
-          {"top_p", c.top_p}};
+  json fp = {{"repos", names},
+             {"seed", o.seed},
+             {"samples_per_epoch", o.samples_per_epoch},
+             {"batch", o.batch},
+             {"lr", o.lr},
+             {"weight_decay", o.weight_decay},
+             {"candidates_per_query", o.candidates_per_query},
+             {"labels", o.labels},
+             {"query", o.query},
+             {"candidate_source", o.candidate_source},
+             {"candidate_rate", o.candidate_rate},
+             {"target_tokens", {o.min_target_tokens, o.max_target_tokens}},
+             {"dim", o.encoder.dim},
+             {"vocab", o.encoder.vocab},
+             {"tau", o.encoder.tau},
+             {"encoder_seed", o.encoder.seed},
+             {"mix", o.encoder.mix},
+             {"query_lines", c.query_lines},
+             {"recent_lines", c.recent_lines},
+             {"samples", c.samples},
+             {"temperature", c.temperature},
+             {"top_p", c.top_p}};
+  // Added with the generalisation options; present only when used, so older checkpoints still resume.
+  if (o.l2_init != 0) fp["l2_init"] = std::isinf(o.l2_init) ? std::string("inf") : fmt::format("{}", o.l2_init);
+  if (o.balance_repos) fp["balance_repos"] = true;
+  if (!validation.empty()) fp["validation"] = {{"repos", val}, {"samples", o.val_samples}};
+  return fp;
 }
 
 void write_json_atomic(const std::string& path, const json& j) {
@@ -333,6 +360,21 @@ void write_json_atomic(const std::string& path, const json& j) {
 }
 
 }  // namespace
+
+std::pair<double, double> evaluate_samples(const AlignEncoder& enc, const std::vector<AlignSample>& samples) {
+  double loss = 0;
+  int top1 = 0;
+  for (const auto& sm : samples) {
+    throw_if_interrupted("the last finished epoch's checkpoint is kept; re-run to resume");
+    std::vector<const FeatureBag*> docs;
+    for (const auto& d : sm.docs) docs.push_back(&d);
+    auto s = enc.scores(sm.query, docs);
+    top1 += static_cast<int>(std::max_element(s.begin(), s.end()) - s.begin()) == sm.label;
+    loss += enc.loss(sm.query, docs, sm.label, nullptr);
+  }
+  if (samples.empty()) return {0, 0};
+  return {loss / static_cast<double>(samples.size()), static_cast<double>(top1) / static_cast<double>(samples.size())};
+}
 
 EpochReport train_one_epoch(AlignEncoder& enc, AdamState& adam, std::vector<AlignSample>& samples, int batch,
                             uint64_t seed) {
@@ -377,22 +419,72 @@ void check_options(const AlignTrainOptions& o) {
   if (o.min_target_tokens < 1 || o.max_target_tokens < o.min_target_tokens)
     throw Error(ExitCode::usage, "target token range must satisfy 1 <= min <= max");
   if (o.out_path.empty()) throw Error(ExitCode::usage, "--out is required");
+  if (!(o.l2_init >= 0)) throw Error(ExitCode::usage, "--l2-init must be >= 0 (inf: keep the untrained encoder)");
+  if (o.val_samples < 1 || o.patience < 1) throw Error(ExitCode::usage, "--val-samples and --patience must be >= 1");
+}
+
+// Early stopping state, kept in the checkpoint.
+struct Validation {
+  std::vector<AlignSample> samples;
+  double loss0 = 0, top1_0 = 0, best = 0;
+  int best_epoch = 0, since_best = 0;
+  json to_json() const {
+    return {
+        {"loss0", loss0}, {"top1_0", top1_0}, {"best", best}, {"best_epoch", best_epoch}, {"since_best", since_best}};
+  }
+  void from_json(const json& j) {
+    loss0 = j.at("loss0");
+    top1_0 = j.at("top1_0");
+    best = j.at("best");
+    best_epoch = j.at("best_epoch");
+    since_best = j.at("since_best");
+  }
+};
+
+// The validation samples: drawn like an epoch's, from the validation repositories, once.
+std::vector<AlignSample> validation_samples(const std::vector<TrainingRepo>& validation, const AlignTrainOptions& o,
+                                            const Models& models) {
+  AlignTrainOptions vo = o;
+  vo.samples_per_epoch = o.val_samples;
+  auto out = build_samples(validation, vo, models, -1);
+  if (out.empty()) throw Error(ExitCode::bad_input, "the validation repositories gave no usable sample");
+  return out;
+}
+
+// After an epoch: records the validation loss; true when this epoch is the best so far.
+bool validate_epoch(const AlignEncoder& enc, Validation& v, int epoch, EpochReport& ep) {
+  std::tie(ep.val_loss, ep.val_top1) = evaluate_samples(enc, v.samples);
+  if (ep.val_loss < v.best) {
+    v.best = ep.val_loss;
+    v.best_epoch = epoch;
+    v.since_best = 0;
+    return ep.best = true;
+  }
+  ++v.since_best;
+  return false;
 }
 
 }  // namespace
 
-TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models) {
+TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models,
+                             const std::vector<TrainingRepo>& validation) {
   check_options(o);
   if (repos.empty()) throw Error(ExitCode::usage, "train-aligncoder needs at least one repository");
+  for (const auto& v : validation)
+    for (const auto& r : repos)
+      if (v.name == r.name)
+        throw Error(ExitCode::usage, "'" + v.name + "' is both a training and a validation repository");
   const std::string ckpt = o.out_path + ".ckpt";
-  json fp = training_fingerprint(repos, o);
+  json fp = training_fingerprint(repos, o, validation);
   EncoderConfig ec = o.encoder;
   if (ec.mix) ec.embedder = models.need_embedder("an AlignRetriever mixed with a GGUF embedding").identity();
   AlignEncoder enc(ec);
   AdamState adam;
   adam.lr = o.lr;
   adam.weight_decay = o.weight_decay;
+  adam.l2_init = o.l2_init;
   TrainReport report;
+  Validation val;
   int start = 0;
   if (!o.restart && fs::exists(ckpt)) {
     std::ifstream in(ckpt);
@@ -406,12 +498,30 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     enc = AlignEncoder::from_json(j.at("model"), ckpt);
     adam = AdamState::from_json(j.at("adam"));
     start = j.at("epochs_done").get<int>();
+    if (!validation.empty()) val.from_json(j.at("validation"));
     report.resumed_from = start;
     log_info("resuming from {} after epoch {}", ckpt, start);
   } else {
     enc.set_vocabulary(frequent_tokens(repos, o.encoder.vocab));
   }
+  if (!validation.empty()) {
+    val.samples = validation_samples(validation, o, models);
+    if (start == 0) {  // epoch 0: the untrained encoder is the model to beat, and the model file until beaten
+      std::tie(val.loss0, val.top1_0) = evaluate_samples(enc, val.samples);
+      val.best = val.loss0;
+      enc.provenance = {{"trained_on", fp["repos"]}, {"epochs", 0}, {"options", fp}, {"validation", val.to_json()}};
+      enc.save(o.out_path, enc.provenance);
+      log_info("validation ({} samples): untrained loss {:.4f}, label ranked first {:.1f}%", val.samples.size(),
+               val.loss0, 100 * val.top1_0);
+    }
+    report.val_loss0 = val.loss0;
+    report.val_top1_0 = val.top1_0;
+  }
   for (int epoch = start; epoch < o.epochs; ++epoch) {
+    if (!validation.empty() && val.since_best >= o.patience) {
+      report.stopped_early = true;
+      break;
+    }
     auto t0 = std::chrono::steady_clock::now();
     int skipped = 0;
     auto samples = build_samples(repos, o, models, epoch, &skipped);
@@ -423,18 +533,25 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     ep.skipped = skipped;
     ep.build_seconds = std::chrono::duration<double>(t1 - t0).count();
     ep.train_seconds = std::chrono::duration<double>(t2 - t1).count();
+    bool save = validation.empty() || validate_epoch(enc, val, epoch + 1, ep);
     json prov = {{"trained_on", fp["repos"]}, {"epochs", epoch + 1}, {"options", fp}, {"last_epoch", ep.loss}};
+    if (!validation.empty()) prov["validation"] = val.to_json();
     enc.provenance = prov;
     // The checkpoint first, then the model: an interruption between them leaves a resumable state.
-    write_json_atomic(
-        ckpt,
-        {{"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}});
-    enc.save(o.out_path, prov);
+    json state = {
+        {"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}};
+    if (!validation.empty()) state["validation"] = val.to_json();
+    write_json_atomic(ckpt, state);
+    if (save) enc.save(o.out_path, prov);
     log_info(
         "epoch {}/{}: loss {:.4f}, label ranked first {:.1f}%, {} samples ({} skipped), build {:.1f} s, train {:.1f} s",
         epoch + 1, o.epochs, ep.loss, 100 * ep.top1, ep.samples, ep.skipped, ep.build_seconds, ep.train_seconds);
+    if (!validation.empty())
+      log_info("  validation loss {:.4f} (untrained {:.4f}), label ranked first {:.1f}%{}", ep.val_loss, val.loss0,
+               100 * ep.val_top1, save ? ": the best so far, written" : "");
     report.epochs.push_back(ep);
   }
+  if (!validation.empty()) report.best_epoch = val.best_epoch;
   report.peak_rss_mb = peak_rss_mb();
   return report;
 }

@@ -38,6 +38,16 @@ struct AlignTrainOptions {
   int batch = 16;
   double lr = 0.01;
   double weight_decay = 1e-4;
+  // Generalisation to other repositories (docs/EVAL.md, issue 15): a proximal L2 pull of every parameter
+  // towards the untrained encoder (AdamState::l2_init; 0 = none, infinity = no change), each repository
+  // drawn equally often (instead of each eligible file: a large library would dominate), and early stopping
+  // on validation repositories (none of the training or test ones): the model file holds the epoch with the
+  // lowest validation loss, epoch 0 (the untrained encoder) included, and training stops after `patience`
+  // epochs without improvement.
+  double l2_init = 0;
+  bool balance_repos = false;
+  int val_samples = 1000;
+  int patience = 2;
   uint64_t seed = 0;
   int candidates_per_query = 10;            // n = |C|
   std::string labels = "defines";           // defines | overlap | ppl
@@ -61,6 +71,7 @@ struct AlignSample {
   FeatureBag query;
   std::vector<FeatureBag> docs;
   int label = -1;
+  std::string repo;  // TrainingRepo::name
   std::string file;
   int line = 0;
 };
@@ -69,12 +80,17 @@ struct EpochReport {
   int epoch = 0;
   int samples = 0, skipped = 0;
   double loss = 0, top1 = 0;  // mean loss; share of samples whose label the model ranked first (before the update)
+  double val_loss = 0, val_top1 = 0;  // on the validation repositories after the epoch (when there are any)
+  bool best = false;                  // the model file now holds this epoch
   double build_seconds = 0, train_seconds = 0;
 };
 
 struct TrainReport {
-  std::vector<EpochReport> epochs;  // those run now
-  int resumed_from = 0;             // epochs found finished in the checkpoint
+  std::vector<EpochReport> epochs;       // those run now
+  int resumed_from = 0;                  // epochs found finished in the checkpoint
+  double val_loss0 = 0, val_top1_0 = 0;  // the untrained encoder on the validation repositories
+  int best_epoch = -1;                   // the epoch the model file holds (0: untrained; -1: no validation)
+  bool stopped_early = false;
   double peak_rss_mb = 0;
   nlohmann::json to_json() const;
 };
@@ -82,7 +98,9 @@ struct TrainReport {
 // Trains into o.out_path. `models` gives the LLM for ppl labels and sampled candidates (need_llm names
 // the flags when they are missing). Throws Error(interrupted) on Ctrl-C, after the last finished epoch's
 // checkpoint was written.
-TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models);
+// `validation` (may be empty): repositories for early stopping, disjoint from `repos`.
+TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models,
+                             const std::vector<TrainingRepo>& validation = {});
 
 // III-C1 pieces, exposed for tests and the benchmark.
 // Files of `e` that may hold a sample: non-first files of import clusters of two or more files.
@@ -94,6 +112,8 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
 // each update.
 EpochReport train_one_epoch(AlignEncoder& enc, AdamState& adam, std::vector<AlignSample>& samples, int batch,
                             uint64_t seed);
+// Mean loss and top-1 share of `enc` on samples, without updating anything.
+std::pair<double, double> evaluate_samples(const AlignEncoder& enc, const std::vector<AlignSample>& samples);
 // The LLM-free label: index into `candidates` or -1.
 // The snippet defining the most of the target's identifiers, then the one containing the most; with
 // require_definition, only snippets that define at least one.

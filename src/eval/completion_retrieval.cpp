@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "retrieve/aligncoder/encoder.h"
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -47,6 +48,10 @@ Variant variant_of(const std::string& m) {
   if (m == "untrained") return {"aligncoder", false, "untrained"};
   if (m == "untrained-oracle") return {"aligncoder", true, "untrained"};
   if (m == "in-file") return {"in-file", false, ""};  // the completed file's own snippets (IV-B's In-File)
+  // aligncoder@FILE, aligncoder-oracle@FILE: another model file in the same (paired) run.
+  for (std::string_view prefix : {"aligncoder@", "aligncoder-oracle@"})
+    if (m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0)
+      return {"aligncoder", prefix == "aligncoder-oracle@", m.substr(prefix.size())};
   std::string names;
   for (const auto& x : retrieval_eval_methods()) names += (names.empty() ? "" : ", ") + x;
   throw Error(ExitCode::usage, "unknown retrieval-eval method '" + m + "' (methods: " + names + ")");
@@ -112,6 +117,15 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
                                                   const std::function<Engine&(const std::string&)>& engine_for) {
   std::vector<Variant> variants;
   for (const auto& m : o.methods) variants.push_back(variant_of(m));
+  // A model file that cannot be read fails the run here, not every task one by one.
+  for (const auto& v : variants)
+    if (!v.model_path.empty() && v.model_path != "untrained") load_align_encoder(v.model_path);
+  if (!o.retriever.completion.model_path.empty())
+    for (const auto& v : variants)
+      if ((v.strategy == "aligncoder" || v.strategy == "rlcoder") && v.model_path.empty()) {
+        load_align_encoder(o.retriever.completion.model_path);
+        break;
+      }
   auto base_it = std::find(o.methods.begin(), o.methods.end(), o.baseline);
   if (base_it == o.methods.end())
     throw Error(ExitCode::usage, "the baseline '" + o.baseline + "' is not among --methods");

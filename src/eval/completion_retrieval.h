@@ -24,6 +24,7 @@ namespace repoctx {
 //   rlcoder            the encoder of --model-file on the unfinished code (RLCoder's re-ranking)
 //   aligncoder         the AlignRetriever on the unfinished code (no candidates: LLM-free)
 //   aligncoder-oracle  the AlignRetriever on the enhanced query with the ground truth as its candidate
+//   aligncoder@FILE, aligncoder-oracle@FILE   the same with the model file FILE (several models, one run)
 //   untrained          the encoder before training on the unfinished code (ablation)
 //   untrained-oracle   the same with the oracle candidate
 //   in-file            BM25 over the completed file's own snippets above the cursor (IV-B's In-File)

@@ -1,11 +1,13 @@
 // AlignCoder (III-B, III-C) and its completion pipeline: the encoder's hand-written gradient against finite
 // differences, the model file, token roles, EM/ES against hand-computed values, the benchmark loaders on
 // files in the published layouts, the task builder, the cut-copy rule of cursors, query enhancement through
-// the cache, the LLM-free labels, and resumable training.
+// the cache, the LLM-free labels, resumable training and its generalisation options (the L2 pull towards the
+// untrained encoder, repository-balanced sampling, validation early stopping), and model files as methods.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 
@@ -125,6 +127,43 @@ TEST(AlignEncoder, TrainingOnOneSampleRaisesItsLabel) {
   EXPECT_LT(last, first * 0.5);
   auto s = enc.scores(q, ptrs);
   EXPECT_GT(s[0], s[1]);
+}
+
+// The proximal L2 pull towards the untrained encoder (all parameters 0): infinite keeps it exactly, a
+// learning rate of 0 moves nothing, 0 is plain Adam, and a finite pull lands in between.
+TEST(AlignEncoder, L2InitKeepsTrainingNearTheUntrainedEncoder) {
+  FeatureBag q = bag("rows = load(path)\nreport = ", {}, true);
+  std::vector<FeatureBag> docs = {bag("def load(path):\n    return open(path).read()\n", {}, false),
+                                  bag("rows = []\nreport = None\n", {}, false)};
+  std::vector<const FeatureBag*> ptrs{&docs[0], &docs[1]};
+  auto trained = [&](double lr, double l2) {
+    AlignEncoder enc;
+    enc.set_vocabulary({docs[0].ids.begin(), docs[0].ids.end()});
+    AdamState adam;
+    adam.lr = lr;
+    adam.l2_init = l2;
+    for (int step = 0; step < 30; ++step) {
+      EncoderGrad g;
+      enc.loss(q, ptrs, 0, &g);
+      adam.apply(enc, g, 1.0);
+    }
+    return enc;
+  };
+  AlignEncoder untrained;
+  untrained.set_vocabulary({docs[0].ids.begin(), docs[0].ids.end()});
+  EXPECT_EQ(trained(0.05, INFINITY).params().norm(), 0.0);
+  EXPECT_EQ(trained(0.0, 0.0).params().norm(), 0.0);
+  EXPECT_EQ(trained(0.05, INFINITY).scores(q, ptrs), untrained.scores(q, ptrs));
+  double free = trained(0.05, 0.0).params().norm(), pulled = trained(0.05, 20.0).params().norm();
+  EXPECT_GT(free, 0.1);
+  EXPECT_GT(pulled, 0.0);
+  EXPECT_LT(pulled, 0.5 * free);
+  // The optimiser state keeps the pull across a checkpoint, infinity included (JSON has none).
+  AdamState a;
+  a.l2_init = INFINITY;
+  EXPECT_TRUE(std::isinf(AdamState::from_json(a.to_json()).l2_init));
+  a.l2_init = 0.25;
+  EXPECT_EQ(AdamState::from_json(a.to_json()).l2_init, 0.25);
 }
 
 TEST(AlignEncoder, ModelFileRoundTripsAndRejectsOtherVersions) {
@@ -494,6 +533,43 @@ TEST(CompletionRetrievalEval, InFileBaselineScoresItsOwnFileOnly) {
                Error);
 }
 
+// aligncoder@FILE: several model files in one paired run. A file holding the untrained encoder scores
+// exactly as `untrained`; a file that cannot be read fails the run before any task, naming it.
+TEST(CompletionRetrievalEval, ModelFilesAsMethodsInOneRun) {
+  TempDir repo, tmp;
+  write_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  CompletionBuildOptions bo;
+  bo.kind = "api";
+  bo.margin_lines = 2;
+  bo.max_per_file = 10;
+  bo.min_tokens = 2;
+  auto tasks = build_completion_tasks(*e, repo.str(), bo);
+  ASSERT_FALSE(tasks.empty());
+  std::string file = tmp.str() + "/untrained.json";
+  AlignEncoder().save(file);
+  RetrievalEvalOptions o;
+  o.methods = {"untrained", "aligncoder@" + file, "aligncoder-oracle@" + file, "untrained-oracle"};
+  o.baseline = "untrained";
+  o.bootstrap = 50;
+  auto engine = [&](const std::string&) -> Engine& { return *e; };
+  auto rep = run_completion_retrieval_eval(tasks, o, Models{}, engine);
+  ASSERT_EQ(rep.overall.size(), 4u);
+  EXPECT_EQ(rep.overall[1].method, "aligncoder@" + file);
+  EXPECT_GT(rep.overall[0].hits, 0);
+  EXPECT_EQ(rep.overall[1].hits, rep.overall[0].hits);
+  EXPECT_EQ(rep.overall[1].diff, 0.0);
+  EXPECT_EQ(rep.overall[2].hits, rep.overall[3].hits);
+  o.methods = {"untrained", "aligncoder@" + tmp.str() + "/missing.json"};
+  try {
+    run_completion_retrieval_eval(tasks, o, Models{}, engine);
+    FAIL() << "a missing model file was not reported";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.code(), ExitCode::not_found);
+    EXPECT_NE(std::string(err.what()).find("missing.json"), std::string::npos);
+  }
+}
+
 // -------------------------------------------------------------------------------- query enhancement
 TEST(QueryEnhancement, SamplesOnceThroughTheCacheWithThePaperSettings) {
   TempDir repo, tmp;
@@ -554,20 +630,19 @@ TEST(AlignTraining, OverlapLabelPrefersTheDefinition) {
   EXPECT_EQ(overlap_label("zzz_unknown()", c), -1);
 }
 
-TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint) {
-  TempDir repo, tmp;
+// The fixture of write_fixture with more files, so that clusters and targets exist in numbers.
+void write_training_fixture(TempDir& repo, int views = 4) {
   write_fixture(repo);
-  // More files so that clusters and targets exist in numbers.
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < views; ++i)
     repo.write("shop/view" + std::to_string(i) + ".py",
                std::string("from .report import summary, detail\nfrom .fmt import render_line\n\n\n") + "def page" +
                    std::to_string(i) + "(path):\n    head = summary(path, 10)\n    body = detail(path)\n" +
                    "    tail = render_line(head)\n    text = head + body + tail\n    lines = text.split()\n" +
                    "    first = lines[0]\n    last = lines[-1]\n    return render_line(first + last)\n\n\n" +
                    "def other" + std::to_string(i) + "():\n    return page" + std::to_string(i) + "('x')\n");
-  auto e = index_repo(repo, tmp);
-  EXPECT_GE(training_files(*e).size(), 4u);
-  std::vector<TrainingRepo> repos = {{"shop", e.get()}};
+}
+
+AlignTrainOptions small_training(const std::string& out) {
   AlignTrainOptions o;
   o.samples_per_epoch = 24;
   o.batch = 4;
@@ -577,7 +652,17 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
   o.candidates_per_query = 4;
   o.min_target_tokens = 4;
   o.max_target_tokens = 12;
-  o.out_path = tmp.str() + "/straight.json";
+  o.out_path = out;
+  return o;
+}
+
+TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint) {
+  TempDir repo, tmp;
+  write_training_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  EXPECT_GE(training_files(*e).size(), 4u);
+  std::vector<TrainingRepo> repos = {{"shop", e.get()}};
+  AlignTrainOptions o = small_training(tmp.str() + "/straight.json");
   auto straight = train_aligncoder(repos, o, {});
   EXPECT_EQ(straight.epochs.size(), 3u);
   for (const auto& ep : straight.epochs) EXPECT_GT(ep.samples, 0);
@@ -605,6 +690,86 @@ TEST(AlignTraining, ResumingGivesTheSameModelAsOneRunAndCtrlCKeepsTheCheckpoint)
   // Other options do not resume silently.
   o.seed = 3;
   EXPECT_THROW(train_aligncoder(repos, o, {}), Error);
+}
+
+// --balance-repos: each repository drawn equally often, whatever its number of eligible files.
+TEST(AlignTraining, BalancedSamplingDrawsEachRepositoryEquallyOften) {
+  TempDir big, small, tmp, tmp2;
+  write_training_fixture(big, 12);
+  write_fixture(small);
+  auto eb = index_repo(big, tmp);
+  auto es = index_repo(small, tmp2);
+  size_t nb = training_files(*eb).size(), ns = training_files(*es).size();
+  ASSERT_GE(ns, 1u);
+  ASSERT_GE(nb, 3 * ns);
+  std::vector<TrainingRepo> repos = {{"big", eb.get()}, {"small", es.get()}};
+  auto share_of_small = [&](bool balance) {
+    AlignTrainOptions o = small_training("unused");
+    o.samples_per_epoch = 400;
+    o.balance_repos = balance;
+    auto samples = build_samples(repos, o, {}, 0);
+    std::map<std::string, double> drawn;
+    for (const auto& s : samples) drawn[s.repo] += 1;
+    return drawn["small"] / static_cast<double>(samples.size());
+  };
+  double by_file = share_of_small(false), by_repo = share_of_small(true);
+  EXPECT_LT(by_file, 0.35) << nb << " vs " << ns << " eligible files";
+  EXPECT_GT(by_repo, 0.35);
+  EXPECT_GT(by_repo, by_file + 0.1);
+}
+
+// Early stopping on validation repositories: the model file holds the epoch with the lowest validation
+// loss, the untrained encoder (epoch 0) when no epoch beats it, and training stops after `patience` epochs
+// without improvement; a repository may not be both training and validation.
+TEST(AlignTraining, ValidationKeepsTheBestEpochAndStopsEarly) {
+  TempDir repo, val_repo, tmp, tmp2;
+  write_training_fixture(repo);
+  write_training_fixture(val_repo);
+  auto e = index_repo(repo, tmp);
+  auto v = index_repo(val_repo, tmp2);
+  std::vector<TrainingRepo> repos = {{"shop", e.get()}}, validation = {{"shop-val", v.get()}};
+  AlignTrainOptions o = small_training(tmp.str() + "/frozen.json");
+  o.epochs = 5;
+  o.patience = 2;
+  o.val_samples = 24;
+  // An infinite pull: no epoch changes the encoder, so none beats epoch 0, and training stops after 2.
+  o.l2_init = INFINITY;
+  auto frozen = train_aligncoder(repos, o, {}, validation);
+  EXPECT_GT(frozen.val_loss0, 0.0);
+  EXPECT_EQ(frozen.best_epoch, 0);
+  EXPECT_TRUE(frozen.stopped_early);
+  EXPECT_EQ(frozen.epochs.size(), 2u);
+  EXPECT_EQ(AlignEncoder::load(o.out_path).params().norm(), 0.0);
+  // Free training at lr 0.01 overfits this tiny fixture: validation gets worse from epoch 1, so the model
+  // file keeps the untrained encoder although the checkpoint's has moved.
+  o.l2_init = 0;
+  o.out_path = tmp.str() + "/overfit.json";
+  auto overfit = train_aligncoder(repos, o, {}, validation);
+  EXPECT_EQ(overfit.best_epoch, 0);
+  EXPECT_TRUE(overfit.stopped_early);
+  for (const auto& ep : overfit.epochs) EXPECT_GT(ep.val_loss, overfit.val_loss0);
+  EXPECT_EQ(AlignEncoder::load(o.out_path).params().norm(), 0.0);
+  {
+    std::ifstream in(o.out_path + ".ckpt");
+    auto moved = AlignEncoder::from_json(nlohmann::json::parse(in).at("model"), "ckpt");
+    EXPECT_GT(moved.params().norm(), 0.0);
+  }
+  // At lr 0.003 validation improves, and the file holds the best epoch's encoder.
+  o.l2_init = 0;
+  o.lr = 0.003;
+  o.out_path = tmp.str() + "/free.json";
+  auto free = train_aligncoder(repos, o, {}, validation);
+  ASSERT_GE(free.best_epoch, 1);
+  const EpochReport& best = free.epochs[static_cast<size_t>(free.best_epoch - 1)];
+  EXPECT_TRUE(best.best);
+  EXPECT_LT(best.val_loss, free.val_loss0);
+  for (const auto& ep : free.epochs) EXPECT_GE(ep.val_loss, best.val_loss);
+  AlignEncoder saved = AlignEncoder::load(o.out_path);
+  EXPECT_GT(saved.params().norm(), 0.0);
+  EXPECT_EQ(saved.provenance.at("epochs").get<int>(), free.best_epoch);
+  // Training and validation share a repository: a usage error.
+  std::vector<TrainingRepo> same = {{"shop", v.get()}};
+  EXPECT_THROW(train_aligncoder(repos, o, {}, same), Error);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -314,6 +315,7 @@ void AdamState::apply(AlignEncoder& enc, const EncoderGrad& g, double scale) {
     m[at] = beta1 * m[at] + (1 - beta1) * grad;
     v[at] = beta2 * v[at] + (1 - beta2) * grad * grad;
     p[at] -= lr * ((m[at] / c1) / (std::sqrt(v[at] / c2) + eps) + (decay ? weight_decay * p[at] : 0.0));
+    if (l2_init > 0) p[at] = std::isinf(l2_init) ? 0.0 : p[at] / (1 + lr * l2_init);  // proximal L2 towards 0
   };
   if (g.dense.size() > 0)
     for (Eigen::Index i = 0; i < g.dense.size(); ++i) update(i, scale * g.dense[i], false);
@@ -329,6 +331,12 @@ std::string vec_b64(const Eigen::VectorXd& v) {
   std::vector<double> d(v.data(), v.data() + v.size());
   return base64_encode(d.data(), d.size() * sizeof(double));
 }
+std::string fmt_double(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
 Eigen::VectorXd b64_vec(const std::string& s) {
   std::string raw = base64_decode(s);
   Eigen::VectorXd v(static_cast<Eigen::Index>(raw.size() / sizeof(double)));
@@ -338,8 +346,16 @@ Eigen::VectorXd b64_vec(const std::string& s) {
 }  // namespace
 
 json AdamState::to_json() const {
-  return {{"lr", lr},     {"beta1", beta1},  {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay},
-          {"step", step}, {"m", vec_b64(m)}, {"v", vec_b64(v)}};
+  // l2_init as a string: JSON has no infinity.
+  return {{"lr", lr},
+          {"beta1", beta1},
+          {"beta2", beta2},
+          {"eps", eps},
+          {"weight_decay", weight_decay},
+          {"step", step},
+          {"m", vec_b64(m)},
+          {"v", vec_b64(v)},
+          {"l2_init", fmt_double(l2_init)}};
 }
 
 AdamState AdamState::from_json(const json& j) {
@@ -349,6 +365,7 @@ AdamState AdamState::from_json(const json& j) {
   a.beta2 = j.at("beta2");
   a.eps = j.at("eps");
   a.weight_decay = j.at("weight_decay");
+  a.l2_init = std::stod(j.value("l2_init", std::string("0")));  // checkpoints before the option: 0
   a.step = j.at("step");
   a.m = b64_vec(j.at("m"));
   a.v = b64_vec(j.at("v"));

@@ -144,9 +144,13 @@ struct EncoderGrad {
 
 // Adam over the flat parameters, lazy on delta rows (only rows with a gradient move), with decoupled
 // weight decay on delta (the learned rows stay close to the random projection unless the data says
-// otherwise).
+// otherwise), and an optional L2 pull of every moved parameter towards the untrained encoder (all
+// parameters 0: theta = 0 is plain idf * log-tf, delta = 0 the random projection). The pull is applied
+// as the proximal step of the penalty l2_init/2 * |p|^2 after each Adam step, p <- p / (1 + lr * l2_init):
+// unlike a penalty gradient fed through Adam (whose steps have size ~lr whatever the gradient's scale),
+// it is exact at both ends: l2_init = 0 is plain Adam, l2_init = infinity keeps the untrained encoder.
 struct AdamState {
-  double lr = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-4;
+  double lr = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-4, l2_init = 0;
   int64_t step = 0;
   Eigen::VectorXd m, v;
   void apply(AlignEncoder& enc, const EncoderGrad& g, double scale);
