@@ -182,7 +182,7 @@ TEST(FunctionSelection, RanksFilesByTargetsThenFunctionsAndExcludesTargets) {
 TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
   const Engine& e = *repoctx::testing::flask_index().engine;
   const auto& ents = e.view().entities();
-  StructuralModel model = StructuralModel::load("");
+  auto model = shared_structural_ranker("");  // the shipped ranker, whichever kind it is
   RetrieverOptions ro;
   StructuralParams sp;
   sp.neighbours = ro.neighbours;
@@ -201,10 +201,12 @@ TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
     ASSERT_EQ(warm.size(), cand.entities.size()) << e.target_name(static_cast<int>(i));
     std::map<int, size_t> row;
     for (size_t k = 0; k < cand.entities.size(); ++k) row[cand.entities[k]] = k;
+    std::vector<double> scores = model->score_rows(cand.features);
     for (const auto& h : warm) {
       ASSERT_TRUE(row.count(h.entity)) << e.target_name(h.entity);
       const auto& x = cand.features[row[h.entity]];
-      EXPECT_EQ(h.score, model.score(x)) << e.target_name(static_cast<int>(i)) << " -> " << e.target_name(h.entity);
+      EXPECT_EQ(h.score, scores[row[h.entity]])
+          << e.target_name(static_cast<int>(i)) << " -> " << e.target_name(h.entity);
       for (size_t f = 0; f < x.size(); ++f) {
         auto it = h.features.find(structural_feature_names()[f]);
         EXPECT_EQ(it == h.features.end() ? 0.0 : it->second, x[f])
