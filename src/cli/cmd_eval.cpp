@@ -24,8 +24,10 @@ struct EvalCmd {
   std::vector<std::string> repos;
   std::string strategies = "sparse,same-file,imports,structural";
   EvalOptions eo;
+  std::vector<std::string> params;
 
   int run() {
+    apply_params(eo.retriever, params);
     eo.strategies = split_list(strategies);
     ModelNeeds needs;
     for (const auto& s : eo.strategies) needs |= retriever_info(s).needs;
@@ -223,6 +225,8 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   c->add_flag("--include-tests", e->eo.include_tests, "also sample functions from test files");
   c->add_option("--structural-model", e->eo.retriever.model_path,
                 "structural: weights file (default: the shipped model)");
+  c->add_option("--param", e->params,
+                "strategy NAME=VALUE as for `retrieve --param`, e.g. imports_order=bm25, hybrid_fusion=none");
   add_output_options(c, e->out);
   add_model_options(c, e->models);
   out.push_back({c, [e] { return e->run(); }});

@@ -178,6 +178,19 @@ void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
   std::vector<std::string> procedural;
   for (const auto& kv : kvs) {
     auto eq = kv.find('=');
+    // issue 19: the orders of `imports` and `hybrid` for a target (retrieve/retriever.h).
+    if (eq != std::string::npos && (kv.substr(0, eq) == "imports_order" || kv.substr(0, eq) == "hybrid_fusion")) {
+      std::string name = kv.substr(0, eq), value = kv.substr(eq + 1);
+      bool imports = name == "imports_order";
+      bool ok = imports ? (value == "structural" || value == "bm25")
+                        : (value == "structural-first" || value == "rrf" || value == "none");
+      if (!ok)
+        throw Error(ExitCode::usage, "--param " + name + " takes " +
+                                         (imports ? "structural or bm25" : "structural-first, rrf or none") +
+                                         ", got '" + value + "'");
+      (imports ? ro.imports_order : ro.hybrid_fusion) = value;
+      continue;
+    }
     if (eq == std::string::npos || !StudyParams::has(kv.substr(0, eq))) {
       procedural.push_back(kv);
       continue;

@@ -1,6 +1,7 @@
 // `dense`: REPOCOD's DENSE baseline: entities ranked by the cosine of their document's embedding with
 // the query's (sentence-transformers/all-mpnet-base-v2 in ProjAgent; any embedding model here).
-// `hybrid`: ProjAgent eq. 6 over every entity: v = 0.5 * norm(BM25) + 0.5 * norm(dense).
+// `hybrid`: ProjAgent eq. 6 over every entity: v = 0.5 * norm(BM25) + 0.5 * norm(dense). With a target it is
+// fused with the structural ranking by default (issue 19, hybrid_fusion; "none" = eq. 6 alone).
 // Target hiding: the target and what its body defines are never candidates, BM25 statistics are those
 // of the repository without the body, and documents of enclosing functions are embedded without it.
 #include <unordered_map>
@@ -64,10 +65,21 @@ class DenseRetriever : public Retriever {
       auto v = hybrid_scores(b, d, 0.5);
       for (size_t k = 0; k < ids.size(); ++k) scored.push_back({ids[k], v[k]});
     }
+    bool fuse = hybrid_ && q.target && o_.hybrid_fusion != "none";
     std::vector<Hit> hits;
-    for (const auto& sd : top_entities(e_, std::move(scored), q.top_k))
+    for (const auto& sd : top_entities(e_, std::move(scored), fuse ? 0 : q.top_k))
       hits.push_back(entity_hit(e_, sd.doc, sd.score));
-    return hits;
+    if (!fuse) return hits;
+    // issue 19: with a target, the structural ranking fused with eq. 6's (hybrid_fusion).
+    RetrievalQuery all = q;
+    all.context = ctx;
+    all.top_k = 0;
+    auto structural = make_structural(e_, {}, o_)->retrieve(all);
+    for (auto& h : structural) {
+      h.features = {{"structural_score", h.score}};
+    }
+    for (auto& h : hits) h.features["eq6_score"] = h.score;
+    return fuse_rankings(e_, structural, hits, o_.hybrid_fusion, q.top_k);
   }
 
  private:

@@ -2,6 +2,8 @@
 // every accessible repository file; the pool holds their functions, classes and module-level constants
 // (the target file's own included), ranked by BM25 for the query. With a dense scorer the hybrid
 // v = 0.5 * norm(BM25) + 0.5 * norm(dense) of eq. 6 applies (see retrieve/bm25.h hybrid_scores).
+// By default (issue 19) the structural ranker orders the pool instead (imports_order=structural; the paper's
+// order with imports_order=bm25): the pool, and so what the strategy can recall, stays the paper's.
 #include <unordered_set>
 
 #include "retrieve/dense.h"
@@ -14,7 +16,9 @@ namespace {
 class ImportsRetriever : public Retriever {
  public:
   ImportsRetriever(const Engine& e, const Models& m, const RetrieverOptions& o)
-      : e_(e), embedder_(o.bm25_only ? nullptr : m.embedder), o_(o) {}
+      : e_(e), embedder_(o.bm25_only ? nullptr : m.embedder), o_(o) {
+    if (o.imports_order == "structural") structural_ = make_structural(e, m, o);
+  }
   std::string name() const override { return "imports"; }
 
   std::vector<Hit> retrieve(const RetrievalQuery& q) override {
@@ -66,19 +70,44 @@ class ImportsRetriever : public Retriever {
       for (size_t k = 0; k < ids.size(); ++k) scored.push_back({ids[k], v[k]});
     }
     std::vector<Hit> hits;
-    for (const auto& sd : top_entities(e_, std::move(scored), q.top_k)) {
+    for (const auto& sd : top_entities(e_, std::move(scored), structural_ ? 0 : q.top_k)) {
       Hit h = entity_hit(e_, sd.doc, sd.score);
       h.features["pool_size"] = static_cast<double>(pool);
       h.features["accessible_files"] = static_cast<double>(files.size());
       hits.push_back(std::move(h));
     }
+    if (!structural_) return hits;
+    // The structural order also ranks pool symbols BM25 scores 0, which the paper's order never ranks.
+    hits = structural_order(q, ctxp, allowed, hits);
+    for (auto& h : hits) {
+      h.features["pool_size"] = static_cast<double>(pool);
+      h.features["accessible_files"] = static_cast<double>(files.size());
+    }
     return hits;
   }
 
  private:
+  // issue 19 (imports_order=structural): the same pool, reordered: the pool symbols the structural ranker
+  // scores, in its order, then the pool's other symbols in the paper's order (`paper`, the whole pool).
+  std::vector<Hit> structural_order(const RetrievalQuery& q, const std::shared_ptr<const TargetContext>& ctx,
+                                    const std::vector<char>& allowed, const std::vector<Hit>& paper) {
+    RetrievalQuery all = q;
+    all.context = ctx;
+    all.top_k = 0;
+    std::vector<Hit> ranked;
+    for (auto& h : structural_->retrieve(all))
+      if (h.entity >= 0 && allowed[h.entity]) {
+        Hit r = entity_hit(e_, h.entity, h.score);
+        r.features["structural_score"] = h.score;
+        ranked.push_back(std::move(r));
+      }
+    return fuse_rankings(e_, ranked, paper, "structural-first", q.top_k);
+  }
+
   const Engine& e_;
   LlmBackend* embedder_;  // null: BM25 alone
   RetrieverOptions o_;
+  std::unique_ptr<Retriever> structural_;  // null: the paper's order
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "retrieve/retriever.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "retrieve/locate/locate.h"
 #include "retrieve/study/strategies.h"
@@ -50,12 +51,17 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
         {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
          "cosine similarity of the embeddings"},
-        {"hybrid", "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6", embedder, make_hybrid,
-         "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]"},
+        {"hybrid",
+         "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6; with a target, after the structural "
+         "ranking (--param hybrid_fusion=structural-first|rrf|none)",
+         embedder, make_hybrid,
+         "eq. 6: 0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; fused: 1 / position (structural-first) or "
+         "the reciprocal rank fusion score (rrf)"},
         {"imports",
-         "symbol pool of the transitively imported files ranked by 0.5 BM25 + 0.5 dense (BM25 alone without an "
-         "embedder); ProjAgent 4.3",
-         optional_embedder, make_imports, "BM25 within the pool; with an embedder eq. 6 in [0, 1]"},
+         "symbol pool of the transitively imported files; ProjAgent 4.3; ordered by the structural ranker "
+         "(default), or by 0.5 BM25 + 0.5 dense, BM25 alone without an embedder (--param imports_order=bm25)",
+         optional_embedder, make_imports,
+         "structural order: 1 / position; bm25 order: BM25 within the pool, with an embedder eq. 6 in [0, 1]"},
         {"structural",
          "scope priors + neighbour votes + BM25 ranked by a learned ranker: gradient-boosted trees (shipped) or a "
          "linear model (repoctx)",
@@ -173,6 +179,38 @@ std::string query_text(const Engine& e, const RetrievalQuery& q, const TargetCon
   if (ctx) return ctx->visible_text;
   (void)e;
   throw Error(ExitCode::usage, "a query needs --target or --query text");
+}
+
+std::vector<Hit> fuse_rankings(const Engine& e, const std::vector<Hit>& first, const std::vector<Hit>& second,
+                               const std::string& how, int top_k) {
+  if (how != "structural-first" && how != "rrf")
+    throw Error(ExitCode::usage, "unknown rank fusion '" + how + "' (structural-first or rrf)");
+  std::vector<Hit> out;
+  std::unordered_map<int, size_t> at;  // entity -> index in out
+  for (const auto* ranking : {&first, &second}) {
+    const char* rank_name = ranking == &first ? "first_rank" : "second_rank";
+    for (size_t r = 0; r < ranking->size(); ++r) {
+      const Hit& h = (*ranking)[r];
+      auto [it, fresh] = at.emplace(h.entity, out.size());
+      if (fresh) {
+        out.push_back(h);
+        out.back().score = 0;
+      } else {
+        for (const auto& [k, v] : h.features) out[it->second].features.emplace(k, v);
+      }
+      Hit& o = out[it->second];
+      o.features[rank_name] = static_cast<double>(r + 1);
+      if (how == "rrf") o.score += 1.0 / (60.0 + static_cast<double>(r + 1));
+    }
+  }
+  if (how == "structural-first") {
+    // `out` is already first's order followed by second's extras.
+    for (size_t i = 0; i < out.size(); ++i) out[i].score = 1.0 / static_cast<double>(i + 1);
+    if (top_k > 0 && out.size() > static_cast<size_t>(top_k)) out.resize(static_cast<size_t>(top_k));
+    return out;
+  }
+  rank_entity_hits(e, out, top_k);
+  return out;
 }
 
 void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k) {

@@ -297,6 +297,12 @@ def main():
                     r"aligncoder-snippets"], "unknown strategy (valid names listed)")
         expect(["retrieve", repo, "--db", db, "--no-refresh", "--target", "pkg/core.py"], 2,
                [r"::"], "--target without '::'")
+        # issue 19: the orders of imports and hybrid are checked before any work, in retrieve and eval.
+        expect(["retrieve", repo, "--db", db, "--no-refresh", "--target", "pkg/core.py::helper",
+                "--strategy", "imports", "--param", "imports_order=random"], 2,
+               [r"imports_order", r"structural or bm25", r"random"], "unknown imports_order")
+        expect(["eval", repo, "--strategies", "imports", "--param", "hybrid_fusion=max"], 2,
+               [r"hybrid_fusion", r"structural-first, rrf or none", r"max"], "unknown hybrid_fusion (eval)")
 
         # --------------------------------------------------------------------- 5. damaged index
         print("\n5. damaged and foreign index files", flush=True)

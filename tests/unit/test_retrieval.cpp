@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <set>
+
 #include "helpers.h"
 #include "index/index.h"
 #include "indexed_repo.h"
 #include "report_repo.h"
 #include "retrieve/retriever.h"
 #include "retrieve/structural.h"
+#include "scripted_backend.h"
 #include "util/error.h"
 
 using namespace repoctx;
@@ -218,4 +222,133 @@ TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
   }
   EXPECT_EQ(targets, 60u);
   EXPECT_GT(hits_compared, 1000u);
+}
+
+// issue 19: `imports` orders ProjAgent 4.3's pool by the structural ranker by default; the pool itself is the
+// paper's (imports_order=bm25): the same symbols, the pool symbols the structural ranker scores first in its
+// order, then the others in the paper's order.
+TEST(Retrieval, ImportsStructuralOrderKeepsThePaperPoolAndTakesTheStructuralOrder) {
+  const Engine& e = *repoctx::testing::flask_index().engine;
+  const auto& ents = e.view().entities();
+  RetrieverOptions paper_opts;
+  paper_opts.imports_order = "bm25";
+  auto structural_order = make_retriever("imports", e, {}, {});
+  auto paper_order = make_retriever("imports", e, {}, paper_opts);
+  auto structural = make_retriever("structural", e, {}, {});
+  size_t targets = 0, reordered = 0, wider = 0;
+  for (size_t i = 0; i < ents.size() && targets < 40; i += 5) {
+    if (!is_callable(ents[i].kind)) continue;
+    ++targets;
+    RetrievalQuery q;
+    q.target = e.resolve_target(e.target_name(static_cast<int>(i)));
+    q.top_k = 0;  // the whole pool
+    auto ours = structural_order->retrieve(q);
+    auto paper = paper_order->retrieve(q);
+    std::set<int> a, b;
+    for (const auto& h : ours) a.insert(h.entity);
+    for (const auto& h : paper) b.insert(h.entity);
+    ASSERT_EQ(a.size(), ours.size());
+    // Everything the paper's order ranks is there; the structural order also ranks pool symbols that BM25
+    // scores 0 (the paper's order leaves them out), and nothing outside the pool: top-level symbols only,
+    // no more than the pool holds.
+    for (int x : b) EXPECT_TRUE(a.count(x)) << e.target_name(static_cast<int>(i)) << " lost " << e.target_name(x);
+    ASSERT_FALSE(ours.empty());
+    EXPECT_LE(ours.size(), static_cast<size_t>(ours[0].features.at("pool_size")));
+    for (int x : a) EXPECT_LT(ents[x].parent_index, 0) << e.target_name(x);
+    if (a.size() > b.size()) ++wider;
+    std::vector<int> expected;
+    for (const auto& h : structural->retrieve(q))
+      if (a.count(h.entity)) expected.push_back(h.entity);
+    std::set<int> seen(expected.begin(), expected.end());
+    for (const auto& h : paper)
+      if (!seen.count(h.entity)) expected.push_back(h.entity);
+    std::vector<int> got;
+    for (const auto& h : ours) got.push_back(h.entity);
+    EXPECT_EQ(got, expected) << e.target_name(static_cast<int>(i));  // also: nothing else is in `ours`
+    for (size_t k = 1; k < ours.size(); ++k) EXPECT_GT(ours[k - 1].score, ours[k].score);
+    if (got.size() > 1 && got.front() != paper.front().entity) ++reordered;
+    q.top_k = 5;  // top_k cuts the same order
+    auto top = structural_order->retrieve(q);
+    ASSERT_EQ(top.size(), std::min<size_t>(5, got.size()));
+    for (size_t k = 0; k < top.size(); ++k) EXPECT_EQ(top[k].entity, got[k]);
+  }
+  EXPECT_EQ(targets, 40u);
+  EXPECT_GT(reordered, 10u);  // the orders differ: the structural one is not the paper's
+  std::cout << "targets " << targets << ", reordered " << reordered << ", wider " << wider << "\n";
+}
+
+TEST(Retrieval, FuseRankingsStructuralFirstAndReciprocalRankFusion) {
+  TempDir repo, tmp;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/store.py", kStore);
+  repo.write("pkg/core.py", kCore);
+  auto e = open(repo, tmp);
+  auto hit = [&](const std::string& qualname) {
+    for (size_t i = 0; i < e->view().entities().size(); ++i)
+      if (e->view().entities()[i].qualname == qualname) return entity_hit(*e, static_cast<int>(i), 0.5);
+    throw std::runtime_error("no entity " + qualname);
+  };
+  auto name = [&](const Hit& h) { return e->view().entities()[h.entity].qualname; };
+  std::vector<Hit> first = {hit("Report"), hit("load_rows")}, second = {hit("Store"), hit("load_rows")};
+  auto sf = fuse_rankings(*e, first, second, "structural-first", 0);
+  ASSERT_EQ(sf.size(), 3u);
+  EXPECT_EQ(name(sf[0]), "Report");
+  EXPECT_EQ(name(sf[1]), "load_rows");
+  EXPECT_EQ(name(sf[2]), "Store");
+  EXPECT_EQ(sf[1].features["first_rank"], 2);
+  EXPECT_EQ(sf[1].features["second_rank"], 2);
+  EXPECT_EQ(fuse_rankings(*e, first, second, "structural-first", 2).size(), 2u);
+  // RRF: load_rows is in both rankings (2 / 62) and beats the first of either alone (1 / 61).
+  auto rrf = fuse_rankings(*e, first, second, "rrf", 0);
+  ASSERT_EQ(rrf.size(), 3u);
+  EXPECT_EQ(name(rrf[0]), "load_rows");
+  EXPECT_DOUBLE_EQ(rrf[0].score, 2.0 / 62.0);
+  EXPECT_DOUBLE_EQ(rrf[1].score, 1.0 / 61.0);
+  EXPECT_THROW(fuse_rankings(*e, first, second, "max", 0), Error);
+}
+
+// issue 19: `hybrid` with a target ranks the structural ranking first, then eq. 6's extras (the default), and
+// is eq. 6 alone with hybrid_fusion=none and without a target.
+TEST(Retrieval, HybridWithATargetPutsTheStructuralRankingFirst) {
+  TempDir repo, tmp;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/store.py", kStore);
+  repo.write("pkg/core.py", kCore);
+  auto e = open(repo, tmp);
+  repoctx::testing::ScriptedBackend embedder;
+  embedder.embed_fn = [](const std::string& t) {
+    return std::vector<float>{static_cast<float>(t.size() % 7 + 1), static_cast<float>(t.find("row") != t.npos), 1};
+  };
+  Models m;
+  m.embedder = &embedder;
+  RetrieverOptions none;
+  none.hybrid_fusion = "none";
+  RetrievalQuery q;
+  q.target = e->resolve_target("pkg/core.py::Report.summarize");
+  q.top_k = 0;
+  auto fused = make_retriever("hybrid", *e, m, {})->retrieve(q);
+  auto eq6 = make_retriever("hybrid", *e, m, none)->retrieve(q);
+  auto structural = make_retriever("structural", *e, {}, {})->retrieve(q);
+  ASSERT_FALSE(structural.empty());
+  ASSERT_GE(eq6.size(), structural.size());
+  std::vector<int> expected;
+  std::set<int> seen;
+  for (const auto& h : structural) expected.push_back(h.entity), seen.insert(h.entity);
+  for (const auto& h : eq6)
+    if (!seen.count(h.entity)) expected.push_back(h.entity);
+  std::vector<int> got;
+  for (const auto& h : fused) got.push_back(h.entity);
+  EXPECT_EQ(got, expected);
+  std::vector<int> eq6_order;
+  for (const auto& h : eq6) eq6_order.push_back(h.entity);
+  EXPECT_NE(got, eq6_order);                                            // the fusion changed the order here
+  for (const auto& h : eq6) EXPECT_TRUE(h.score >= 0 && h.score <= 1);  // eq. 6's scores, unfused
+  // Without a target, hybrid is eq. 6 whatever the fusion says.
+  RetrievalQuery text;
+  text.text = "load rows store";
+  text.top_k = 10;
+  auto a = make_retriever("hybrid", *e, m, {})->retrieve(text);
+  auto b = make_retriever("hybrid", *e, m, none)->retrieve(text);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(a[k].entity == b[k].entity && a[k].score == b[k].score);
 }
