@@ -4,6 +4,8 @@
 // the baselines make one call; the semantic contexts come from the import closure; re-runs are cached).
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "generate/generator.h"
 #include "generate/python_syntax.h"
 #include "generate/splice.h"
@@ -12,6 +14,7 @@
 #include "indexed_repo.h"
 #include "llm/cache.h"
 #include "repo/parser.h"
+#include "retrieve/retriever.h"
 #include "scripted_backend.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -425,4 +428,37 @@ TEST(PromptFit, TheBudgetAndOutputAreFittedToTheContext) {
   EXPECT_EQ(fit_to_context(2048, 12000, 4096, 100000).budget_tokens, 0);
   // A budget smaller than the room is kept.
   EXPECT_EQ(fit_to_context(32768, 500, 256, 1000).budget_tokens, 500);
+}
+
+// issue 19 made the structural order `imports`' default; ProjAgent's semantic contexts stay the paper's: eq. 6
+// over the pool for each step's own text (`imports` with imports_order=bm25 and the step's description).
+TEST(Generate, SemanticContextsKeepThePapersEq6Order) {
+  auto& repo = flask_index();
+  auto t = repo.engine->resolve_target("helpers.py::get_load_dotenv");
+  GenerationParams p;
+  p.method = "projagent-no-procedural";  // no procedural contexts: a step's query is its description
+  ScriptedBackend b;
+  script(b, true);
+  auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
+  RetrieverOptions paper;
+  paper.imports_order = "bm25";
+  auto pool = make_retriever("imports", *repo.engine, Models{&b, &b}, paper);
+  std::map<int, std::vector<std::string>> expected;  // step id -> the paper's ranking for its text
+  for (const auto& st : out.trace["steps"]) {
+    RetrievalQuery q;
+    q.target = t;
+    q.text = st["description"].get<std::string>();
+    q.top_k = p.semantic_top;
+    for (const auto& h : pool->retrieve(q)) expected[st["id"].get<int>()].push_back(repo.engine->target_name(h.entity));
+  }
+  size_t semantic = 0;
+  for (const auto& c : out.trace["prompt_contexts"]) {
+    if (c.value("kind", "") != "semantic") continue;
+    ++semantic;
+    const auto& want = expected[c["step"].get<int>()];
+    ASSERT_FALSE(want.empty());
+    // assemble_contexts takes each step's semantic contexts in rank order: the first is the paper's first.
+    EXPECT_EQ(c["title"].get<std::string>(), want[0]) << c.dump();
+  }
+  EXPECT_GE(semantic, 1u);
 }
