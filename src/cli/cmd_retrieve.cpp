@@ -179,8 +179,9 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
                 "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")
       ->group(g);
   c->add_option("--param", r->params,
-                "procedural and completion: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, expand_tau=0.65, "
-                "agent=false (all: the trace's \"params\"); samples=4, candidates=none, pool=50, dependency_snippets=1")
+                "procedural, completion, imports and hybrid: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, "
+                "expand_tau=0.65, agent=false (all: the trace's \"params\"); samples=4, candidates=none, pool=50, "
+                "dependency_snippets=1; imports_order=structural|bm25, hybrid_fusion=structural-first|rrf|none")
       ->group(g);
   g = "Completion cursor";
   c->add_option("--file", r->file, "completion strategies: the file being written (relative path)")->group(g);
