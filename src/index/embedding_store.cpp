@@ -26,7 +26,7 @@ std::unordered_map<std::string, std::vector<float>> EmbeddingStore::get(const st
     if (s.step()) {
       auto blob = s.blob(1);
       std::vector<float> v(blob.size() / sizeof(float));
-      std::memcpy(v.data(), blob.data(), v.size() * sizeof(float));
+      if (!v.empty()) std::memcpy(v.data(), blob.data(), v.size() * sizeof(float));
       out.emplace(h, std::move(v));
     }
     s.reset();

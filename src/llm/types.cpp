@@ -61,7 +61,7 @@ GenerateResult GenerateResult::from_json(const json& j) {
     if (cj.contains("hidden")) {
       const auto& bin = cj["hidden"].get_binary();
       g.hidden.resize(bin.size() / sizeof(float));
-      std::memcpy(g.hidden.data(), bin.data(), g.hidden.size() * sizeof(float));
+      if (!g.hidden.empty()) std::memcpy(g.hidden.data(), bin.data(), g.hidden.size() * sizeof(float));
       g.hidden_dim = cj.value("hidden_dim", 0);
     }
     r.choices.push_back(std::move(g));
@@ -114,7 +114,7 @@ json EmbedResult::to_json() const {
   json a = json::array();
   for (const auto& v : vectors) {
     std::vector<uint8_t> bytes(v.size() * sizeof(float));
-    std::memcpy(bytes.data(), v.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
     a.push_back(json::binary(std::move(bytes)));
   }
   return {{"vectors", a}};
@@ -125,7 +125,7 @@ EmbedResult EmbedResult::from_json(const json& j) {
   for (const auto& b : j.at("vectors")) {
     const auto& bin = b.get_binary();
     std::vector<float> v(bin.size() / sizeof(float));
-    std::memcpy(v.data(), bin.data(), v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), bin.data(), v.size() * sizeof(float));
     r.vectors.push_back(std::move(v));
   }
   return r;

@@ -340,7 +340,8 @@ std::string fmt_double(double x) {
 Eigen::VectorXd b64_vec(const std::string& s) {
   std::string raw = base64_decode(s);
   Eigen::VectorXd v(static_cast<Eigen::Index>(raw.size() / sizeof(double)));
-  std::memcpy(v.data(), raw.data(), static_cast<size_t>(v.size()) * sizeof(double));
+  // An empty vector has a null data(): memcpy with a null pointer is undefined even for 0 bytes.
+  if (v.size() > 0) std::memcpy(v.data(), raw.data(), static_cast<size_t>(v.size()) * sizeof(double));
   return v;
 }
 }  // namespace
@@ -426,7 +427,7 @@ AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
     AlignEncoder enc(c);
     std::string ids = base64_decode(j.at("vocabulary").get<std::string>());
     std::vector<uint64_t> vocab(ids.size() / sizeof(uint64_t));
-    std::memcpy(vocab.data(), ids.data(), vocab.size() * sizeof(uint64_t));
+    if (!vocab.empty()) std::memcpy(vocab.data(), ids.data(), vocab.size() * sizeof(uint64_t));
     enc.set_vocabulary(vocab);
     auto theta = j.at("theta").get<std::vector<double>>();
     if (theta.size() != static_cast<size_t>(kSlots)) throw bad("theta has " + std::to_string(theta.size()) + " values");
@@ -438,10 +439,10 @@ AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
     if (raw.size() != want * (f64 ? sizeof(double) : sizeof(float)))
       throw bad("the weights do not match the vocabulary and dimension");
     if (f64) {
-      std::memcpy(enc.p_.data() + enc.delta_offset(), raw.data(), raw.size());
+      if (!raw.empty()) std::memcpy(enc.p_.data() + enc.delta_offset(), raw.data(), raw.size());
     } else {
       std::vector<float> delta(want);
-      std::memcpy(delta.data(), raw.data(), raw.size());
+      if (!raw.empty()) std::memcpy(delta.data(), raw.data(), raw.size());
       for (size_t i = 0; i < want; ++i) enc.p_[static_cast<Eigen::Index>(enc.delta_offset() + i)] = delta[i];
     }
     enc.provenance = j.value("provenance", json::object());
