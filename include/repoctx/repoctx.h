@@ -80,8 +80,9 @@ struct RetrieveParams {
   bool pool_methods = false;        // imports: also rank methods of pool classes
   bool bm25_only = false;           // imports: ignore the embedder
   std::string structural_model;     // structural: weights file; empty = the shipped model
-  // procedural: NAME -> VALUE, VALUE as JSON when it parses (numbers, booleans), else a string (the CLI's
-  // --param; every name is listed in a procedural trace's "params").
+  // strategy parameters NAME -> VALUE, the names of the CLI's `retrieve --param` (procedural's, listed in its
+  // trace's "params"; completion's; the study's; imports_order, hybrid_fusion), VALUE as JSON when it parses
+  // (numbers, booleans), else a string.
   std::map<std::string, std::string> params;
   bool trace = false;  // return the strategy's trace (procedural) as JSON text
 };
@@ -122,8 +123,8 @@ struct LocalizeParams {
   std::string request;                  // the issue text or commit message
   std::string strategy = "study-bm25";  // see localize_strategies()
   bool with_text = false;               // each range's source text
-  // study parameters NAME -> VALUE (the CLI's --param: context_tokens, chunk_chars, ...), VALUE as JSON when
-  // it parses, else a string
+  // study parameters NAME -> VALUE (the CLI's --param: context_tokens, chunk_chars, ...; the names of
+  // RetrieveParams::params are accepted too), VALUE as JSON when it parses, else a string
   std::map<std::string, std::string> params;
   bool trace = false;  // return the strategy's trace as JSON text
 };

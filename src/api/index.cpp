@@ -242,7 +242,7 @@ RetrieveResult Index::retrieve(const RetrieveParams& p) const {
   ro.pool_methods = p.pool_methods;
   ro.bm25_only = p.bm25_only;
   ro.model_path = p.structural_model;
-  apply_procedural(ro.procedural, p.params);
+  for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
   auto snap = impl_->current();
   const Engine& eng = *snap->engine;
   RetrievalQuery q;
@@ -286,11 +286,7 @@ LocalizeResult Index::localize(const LocalizeParams& p) const {
   }
   if (trim(p.request).empty()) throw Error(ExitCode::usage, "give the request: an issue text or a commit message");
   RetrieverOptions ro;
-  for (const auto& [name, value] : p.params) {
-    json v = json::parse(value, nullptr, false);
-    if (v.is_discarded()) v = value;
-    ro.study.apply(json{{name, v}});  // throws naming the valid parameters
-  }
+  for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
   auto snap = impl_->current();
   const Engine& eng = *snap->engine;
   RetrievalQuery q;

@@ -25,6 +25,10 @@ const char* kTargetDoc = "target function, \"path/to/file.py::Qualified.name\" (
 const char* kParamsDoc =
     "procedural parameters NAME -> VALUE (seed_threshold, expand_tau, max_rounds, agent_budget, ...; a VALUE "
     "that parses as JSON is taken as JSON)";
+const char* kRetrieveParamsDoc =
+    "strategy parameters NAME -> VALUE, as the CLI's retrieve --param: procedural's (seed_threshold, expand_tau, "
+    "...), completion's (samples, pool, ...), imports_order (structural|bm25), hybrid_fusion "
+    "(structural-first|rrf|none); a VALUE that parses as JSON is taken as JSON";
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -162,7 +166,7 @@ const std::vector<Field<RetrieveParams>>& retrieve_fields() {
       {"pool_methods", "imports: also rank methods of pool classes", &P::pool_methods},
       {"bm25_only", "imports: rank by BM25 alone even with an embedding model", &P::bm25_only},
       {"structural_model", "structural: weights file on the server (empty = the shipped model)", &P::structural_model},
-      {"params", kParamsDoc, &P::params},
+      {"params", kRetrieveParamsDoc, &P::params},
       {"trace", "return the strategy's trace (procedural)", &P::trace},
   };
   return f;

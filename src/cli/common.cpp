@@ -175,31 +175,11 @@ void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, Comp
 }
 
 void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs) {
-  std::vector<std::string> procedural;
   for (const auto& kv : kvs) {
     auto eq = kv.find('=');
-    // issue 19: the orders of `imports` and `hybrid` for a target (retrieve/retriever.h).
-    if (eq != std::string::npos && (kv.substr(0, eq) == "imports_order" || kv.substr(0, eq) == "hybrid_fusion")) {
-      std::string name = kv.substr(0, eq), value = kv.substr(eq + 1);
-      bool imports = name == "imports_order";
-      bool ok = imports ? (value == "structural" || value == "bm25")
-                        : (value == "structural-first" || value == "rrf" || value == "none");
-      if (!ok)
-        throw Error(ExitCode::usage, "--param " + name + " takes " +
-                                         (imports ? "structural or bm25" : "structural-first, rrf or none") +
-                                         ", got '" + value + "'");
-      (imports ? ro.imports_order : ro.hybrid_fusion) = value;
-      continue;
-    }
-    if (eq == std::string::npos || !StudyParams::has(kv.substr(0, eq))) {
-      procedural.push_back(kv);
-      continue;
-    }
-    json v = json::parse(kv.substr(eq + 1), nullptr, false);
-    if (v.is_discarded()) v = kv.substr(eq + 1);
-    ro.study.apply(json{{kv.substr(0, eq), v}});
+    if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
+    apply_retriever_param(ro, kv.substr(0, eq), kv.substr(eq + 1));
   }
-  apply_params(ro.procedural, procedural, &ro.completion);
 }
 
 std::vector<std::string> read_target_specs(const std::string& path) {

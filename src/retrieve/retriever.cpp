@@ -117,6 +117,28 @@ const RetrieverInfo& retriever_info(const std::string& name) {
   throw Error(ExitCode::usage, "unknown strategy '" + name + "' (available: " + names + ")");
 }
 
+void apply_retriever_param(RetrieverOptions& o, const std::string& name, const std::string& value) {
+  if (name == "imports_order" || name == "hybrid_fusion") {  // issue 19: the orders of imports and hybrid
+    bool imports = name == "imports_order";
+    bool ok = imports ? (value == "structural" || value == "bm25")
+                      : (value == "structural-first" || value == "rrf" || value == "none");
+    if (!ok)
+      throw Error(ExitCode::usage, "parameter " + name + " takes " +
+                                       (imports ? "structural or bm25" : "structural-first, rrf or none") + ", got '" +
+                                       value + "'");
+    (imports ? o.imports_order : o.hybrid_fusion) = value;
+    return;
+  }
+  nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
+  if (v.is_discarded()) v = value;
+  if (StudyParams::has(name))
+    o.study.apply(nlohmann::json{{name, v}});
+  else if (CompletionParams::has(name))
+    o.completion.apply(nlohmann::json{{name, v}});
+  else
+    o.procedural.apply(nlohmann::json{{name, v}});  // throws naming the valid parameters
+}
+
 ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt) {
   ModelNeeds n = retriever_info(name).needs;
   // AlignCoder samples its candidates with the LLM only when they are not given (oracle) or not wanted.

@@ -84,6 +84,12 @@ struct RetrieverOptions {
   CompletionParams completion;  // aligncoder, reacc, rlcoder, repocoder, in-file
 };
 
+// Sets one strategy parameter by name: imports_order and hybrid_fusion, the study's constants, then
+// completion's and procedural's (the CLI's --param NAME=VALUE and the API's params both come here, so every
+// entry point accepts the same names). VALUE is read as JSON when it parses (numbers, booleans), else as a
+// string. Throws Error(usage) naming the valid values, or the valid parameters for an unknown name.
+void apply_retriever_param(RetrieverOptions& o, const std::string& name, const std::string& value);
+
 // A step of the plan a strategy made for the target (procedural: the target's decomposition), with the
 // hits that serve it (indices into RetrievalResult::hits).
 struct PlanStep {

@@ -114,6 +114,55 @@ TEST(Api, IndexAnswersWhatTheEngineAnswers) {
   EXPECT_EQ(code_of([&] { ix.retrieve(api::RetrieveParams{}); }), 2) << "neither target nor query";
 }
 
+// The API takes the same strategy parameters as the CLI's --param (one routing function): imports_order
+// reaches `imports` (the paper's BM25 order differs from the structural one), a bad value or an unknown name
+// is a usage error naming what is valid, and the study's and completion's names are accepted too.
+TEST(Api, StrategyParamsReachTheStrategyAsFromTheCli) {
+  TempDir db;
+  api::OpenParams op;
+  op.index.db = db.str() + "/i.db";
+  api::Index ix("/usr/lib/python3/dist-packages/flask", op);
+  auto eng = Engine::open(op.index.db);
+  api::RetrieveParams p;
+  p.target = "app.py::Flask.make_response";
+  p.strategy = "imports";
+  p.k = 10;
+  auto order = [&](const std::string& v) {
+    RetrieverOptions ro;
+    apply_retriever_param(ro, "imports_order", v);
+    RetrievalQuery q;
+    q.target = eng->resolve_target(p.target);
+    q.top_k = p.k;
+    std::vector<std::string> names;
+    for (const auto& h : make_retriever("imports", *eng, {}, ro)->retrieve(q))
+      names.push_back(eng->target_name(h.entity));
+    return names;
+  };
+  auto api_order = [&](const std::map<std::string, std::string>& params) {
+    p.params = params;
+    std::vector<std::string> names;
+    for (const auto& h : ix.retrieve(p).hits) names.push_back(h.target);
+    return names;
+  };
+  auto paper = order("bm25"), structural = order("structural");
+  ASSERT_FALSE(paper.empty());
+  EXPECT_NE(paper, structural) << "the two orders must differ for this test to say anything";
+  EXPECT_EQ(api_order({{"imports_order", "bm25"}}), paper);
+  EXPECT_EQ(api_order({{"imports_order", "structural"}}), structural);
+  EXPECT_EQ(api_order({}), structural) << "the default";
+  EXPECT_TRUE(has(message_of([&] { api_order({{"imports_order", "fast"}}); }), "structural or bm25"));
+  EXPECT_EQ(code_of([&] { api_order({{"hybrid_fusion", "sum"}}); }), 2);
+  EXPECT_TRUE(has(message_of([&] { api_order({{"colour", "1"}}); }), "seed_threshold")) << "names the valid ones";
+  EXPECT_NO_THROW(api_order({{"context_tokens", "300"}, {"samples", "2"}, {"seed_threshold", "0.8"}}));
+  RetrieverOptions ro;
+  apply_retriever_param(ro, "samples", "2");
+  apply_retriever_param(ro, "context_tokens", "300");
+  apply_retriever_param(ro, "hybrid_fusion", "rrf");
+  EXPECT_EQ(ro.completion.samples, 2);
+  EXPECT_EQ(ro.study.context_tokens, 300);
+  EXPECT_EQ(ro.hybrid_fusion, "rrf");
+}
+
 // Readers take a snapshot, then read file contents lazily while a refresh re-indexes every file (new row
 // ids) and swaps: every text they read must be the function as one version of the tree has it, never an
 // empty or foreign text read through a stale view.
