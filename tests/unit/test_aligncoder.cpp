@@ -506,18 +506,24 @@ TEST(CompletionTasks, BuilderIsDeterministicAndKeepsAwayFromFileEdges) {
   }
 }
 
+// The fixture's API completion tasks (cursor before a call of a definition in another file), small margins so
+// that the small fixture yields some.
+std::vector<CompletionTask> fixture_api_tasks(const Engine& e, const TempDir& repo) {
+  CompletionBuildOptions bo;
+  bo.kind = "api";
+  bo.margin_lines = 2;
+  bo.max_per_file = 10;
+  bo.min_tokens = 2;
+  return build_completion_tasks(e, repo.str(), bo);
+}
+
 // The retrieval measure's In-File baseline retrieves from the completed file alone, so it can never hold an
 // API task's definition (always in another file), while BM25 over the cross-file codebase finds some.
 TEST(CompletionRetrievalEval, InFileBaselineScoresItsOwnFileOnly) {
   TempDir repo, tmp;
   write_fixture(repo);
   auto e = index_repo(repo, tmp);
-  CompletionBuildOptions bo;
-  bo.kind = "api";
-  bo.margin_lines = 2;
-  bo.max_per_file = 10;
-  bo.min_tokens = 2;
-  auto tasks = build_completion_tasks(*e, repo.str(), bo);
+  auto tasks = fixture_api_tasks(*e, repo);
   ASSERT_FALSE(tasks.empty());
   RetrievalEvalOptions o;
   o.methods = {"bm25", "in-file"};
@@ -539,12 +545,7 @@ TEST(CompletionRetrievalEval, ModelFilesAsMethodsInOneRun) {
   TempDir repo, tmp;
   write_fixture(repo);
   auto e = index_repo(repo, tmp);
-  CompletionBuildOptions bo;
-  bo.kind = "api";
-  bo.margin_lines = 2;
-  bo.max_per_file = 10;
-  bo.min_tokens = 2;
-  auto tasks = build_completion_tasks(*e, repo.str(), bo);
+  auto tasks = fixture_api_tasks(*e, repo);
   ASSERT_FALSE(tasks.empty());
   std::string file = tmp.str() + "/untrained.json";
   AlignEncoder().save(file);

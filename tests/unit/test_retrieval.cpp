@@ -78,6 +78,14 @@ std::unique_ptr<Engine> open(const TempDir& repo, const TempDir& tmp) {
   return Engine::open(o.db_path);
 }
 
+// The two-module package most tests here retrieve from: pkg/store.py (kStore) and pkg/core.py (kCore).
+std::unique_ptr<Engine> open_store_and_core(TempDir& repo, const TempDir& tmp) {
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/store.py", kStore);
+  repo.write("pkg/core.py", kCore);
+  return open(repo, tmp);
+}
+
 }  // namespace
 
 TEST(Retrieval, HiddenBodyAnswersEqualThoseOnACopyWithoutTheBody) {
@@ -117,10 +125,7 @@ TEST(Retrieval, HiddenBodyAnswersEqualThoseOnACopyWithoutTheBody) {
 
 TEST(Retrieval, SparseFindsByQueryAndUnknownStrategyIsAUsageError) {
   TempDir repo, tmp;
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/store.py", kStore);
-  repo.write("pkg/core.py", kCore);
-  auto e = open(repo, tmp);
+  auto e = open_store_and_core(repo, tmp);
   auto r = make_retriever("sparse", *e);
   RetrievalQuery q;
   q.text = "load rows store";
@@ -139,10 +144,7 @@ TEST(Retrieval, SparseFindsByQueryAndUnknownStrategyIsAUsageError) {
 
 TEST(Retrieval, DependencySnippetsSummariseImportedClassesAndFunctions) {
   TempDir repo, tmp;
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/store.py", kStore);
-  repo.write("pkg/core.py", kCore);
-  auto e = open(repo, tmp);
+  auto e = open_store_and_core(repo, tmp);
   RetrieverOptions ro;
   auto r = make_retriever("aligncoder-snippets", *e, {}, ro);
   RetrievalQuery q;
@@ -279,10 +281,7 @@ TEST(Retrieval, ImportsStructuralOrderKeepsThePaperPoolAndTakesTheStructuralOrde
 
 TEST(Retrieval, FuseRankingsStructuralFirstAndReciprocalRankFusion) {
   TempDir repo, tmp;
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/store.py", kStore);
-  repo.write("pkg/core.py", kCore);
-  auto e = open(repo, tmp);
+  auto e = open_store_and_core(repo, tmp);
   auto hit = [&](const std::string& qualname) {
     for (size_t i = 0; i < e->view().entities().size(); ++i)
       if (e->view().entities()[i].qualname == qualname) return entity_hit(*e, static_cast<int>(i), 0.5);
@@ -311,10 +310,7 @@ TEST(Retrieval, FuseRankingsStructuralFirstAndReciprocalRankFusion) {
 // is eq. 6 alone with hybrid_fusion=none and without a target.
 TEST(Retrieval, HybridWithATargetPutsTheStructuralRankingFirst) {
   TempDir repo, tmp;
-  repo.write("pkg/__init__.py", "");
-  repo.write("pkg/store.py", kStore);
-  repo.write("pkg/core.py", kCore);
-  auto e = open(repo, tmp);
+  auto e = open_store_and_core(repo, tmp);
   repoctx::testing::ScriptedBackend embedder;
   embedder.embed_fn = [](const std::string& t) {
     return std::vector<float>{static_cast<float>(t.size() % 7 + 1), static_cast<float>(t.find("row") != t.npos), 1};
