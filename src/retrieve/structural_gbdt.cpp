@@ -1,8 +1,10 @@
 #include "retrieve/structural_gbdt.h"
 
+#include <fmt/core.h>
 #include <xgboost/c_api.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "util/cancel.h"
@@ -136,15 +138,20 @@ std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>
                   "gbdt ranker got " + std::to_string(row.size()) + " features, expected " + std::to_string(d));
     for (double f : row) x.push_back(static_cast<float>(f));
   }
-  DMatrix dm(x.data(), rows.size(), d, 1);
-  std::lock_guard lk(predict_mu_);  // one booster, several retrieval threads
+  // In-place prediction over the dense rows (an __array_interface__ naming the buffer): no DMatrix is built,
+  // and XGBoost documents it as safe and lock free from several threads (the output buffer is per thread),
+  // so concurrent requests of a warm server predict in parallel. Through a DMatrix a lock was needed around
+  // every prediction, and it was a third of a structural request's time (docs/BENCHMARKS.md, issue 17).
+  // The trees and the sum are those of the DMatrix path: the scores are the same floats.
+  const std::string array = fmt::format(R"({{"data": [{}, true], "shape": [{}, {}], "typestr": "<f4", "version": 3}})",
+                                        reinterpret_cast<uintptr_t>(x.data()), rows.size(), d);
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* out = nullptr;
-  xgb_check(XGBoosterPredictFromDMatrix(
-                static_cast<BoosterHandle>(booster_), dm.h,
-                R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
-                &shape, &dim, &out),
+  xgb_check(XGBoosterPredictFromDense(static_cast<BoosterHandle>(booster_), array.c_str(),
+                                      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
+                                      R"("strict_shape": false, "missing": NaN, "cache_id": 0})",
+                                      nullptr, &shape, &dim, &out),
             "predicting");
   return std::vector<double>(out, out + rows.size());
 }

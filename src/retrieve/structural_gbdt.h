@@ -73,7 +73,6 @@ class GbdtRanker : public StructuralRanker {
  private:
   GbdtRanker() = default;
   void* booster_ = nullptr;  // BoosterHandle (XGBoost's C API keeps its types in its own header)
-  mutable std::mutex predict_mu_;
   GbdtParams params_;
   std::vector<std::string> features_;
   std::string provenance_json_ = "{}";
