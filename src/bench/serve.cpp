@@ -252,7 +252,6 @@ json bench_warm(const ServeBenchOptions& o, const TempDir& tmp) {
   hammer(server.port(), server.pid(), structural, 20, 1);
   r["sparse"] = hammer(server.port(), server.pid(), sparse, o.requests, o.clients);
   r["structural"] = hammer(server.port(), server.pid(), structural, o.requests, o.clients);
-  if (getenv("REPOCTX_BENCH_TWICE")) r["structural_again"] = hammer(server.port(), server.pid(), structural, o.requests, o.clients);
   // One client alone: the service time, without the queueing that 8 clients on fewer cores add.
   const int alone = std::max(1, o.requests / 5);
   r["sparse_1_client"] = hammer(server.port(), server.pid(), sparse, alone, 1);
@@ -324,7 +323,7 @@ std::string bench_serve_markdown(const json& r) {
                    w["server_peak_rss_mb"].get<double>());
   s += "| strategy | clients | requests | p50 ms | p99 ms | requests/s | server CPU ms/request | load | failures |\n"
        "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const char* k : {"sparse", "structural", "structural_again", "sparse_1_client", "structural_1_client"}) {
+  for (const char* k : {"sparse", "structural", "sparse_1_client", "structural_1_client"}) {
     if (!w.contains(k)) continue;
     std::string name(k);
     s += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.0f} | {:.2f} | {:.1f} | {} |\n",
