@@ -428,6 +428,8 @@ struct CandidateBuild {
   std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
   int n_units = 0;                                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
+  // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
+  std::unordered_map<int, double> entity_bm25;
   // Neighbour votes.
   std::unordered_map<int, double> vote, vote5, vote_file, vote_class;
   std::unordered_map<int, int> vote_n;
@@ -516,8 +518,12 @@ struct CandidateBuild {
     // One pass for both tiers: `allowed` only filters score_all's documents (same statistics, same
     // accumulation order), so the accessible tier is the global pass's documents that are allowed.
     std::vector<Ranked> all, global;
-    for (const auto& s : eb.score_all(q, p.bm25, &eov))
+    auto scored = eb.score_all(q, p.bm25, &eov);
+    entity_bm25.reserve(scored.size());
+    for (const auto& s : scored) {
+      entity_bm25.emplace(s.doc, s.score);
       if (!ctx.is_hidden_entity(s.doc)) all.push_back({s.doc, s.score});
+    }
     global = all;
     sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
     for (size_t i = 0; i < global.size(); ++i)
@@ -680,8 +686,15 @@ struct CandidateBuild {
     std::vector<double> bm25(out.entities.size());
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
-      auto it = replaced.find(c);
-      bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v.entity_terms(c));
+      // score_all summed the same terms in the same order with the same formula: its score is this one's.
+      // A document it did not touch has no query term (0). Documents the hidden body replaces are scored
+      // on their replacement.
+      if (auto it = replaced.find(c); it != replaced.end()) {
+        bm25[k] = Bm25Index::score_prepared(pq, *it->second);
+      } else {
+        auto s = entity_bm25.find(c);
+        bm25[k] = s != entity_bm25.end() ? s->second : 0.0;
+      }
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
     const auto& tparts = fb.name_parts_of(t);
