@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -429,7 +430,7 @@ struct CandidateBuild {
   int n_units = 0;                                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
   // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
-  std::unordered_map<int, double> entity_bm25;
+  std::vector<ScoredDoc> entity_scores;
   // Neighbour votes.
   std::unordered_map<int, double> vote, vote5, vote_file, vote_class;
   std::unordered_map<int, int> vote_n;
@@ -517,20 +518,11 @@ struct CandidateBuild {
   void bm25_tiers(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov) {
     // One pass for both tiers: `allowed` only filters score_all's documents (same statistics, same
     // accumulation order), so the accessible tier is the global pass's documents that are allowed.
-    std::vector<Ranked> all, global;
-    auto scored = eb.score_all(q, p.bm25, &eov);
-    entity_bm25.reserve(scored.size());
-    for (const auto& s : scored) {
-      entity_bm25.emplace(s.doc, s.score);
-      if (!ctx.is_hidden_entity(s.doc)) all.push_back({s.doc, s.score});
-    }
-    global = all;
-    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
-    for (size_t i = 0; i < global.size(); ++i)
-      if (auto* r = row(global[i].doc)) {
-        (*r)[f_global_bm25] = 1;
-        (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
-      }
+    entity_scores = eb.score_all(q, p.bm25, &eov);
+    std::vector<Ranked> global;  // every scored document first, then the global top in place
+    global.reserve(entity_scores.size());
+    for (const auto& s : entity_scores)
+      if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
     std::vector<char> allowed(ents.size(), 0);
     for (int f : g.accessible_files(file, &ctx.hidden)) {
       const FileRec& fr = v.files()[f];
@@ -538,8 +530,14 @@ struct CandidateBuild {
         if (ents[i].parent_index < 0) allowed[i] = 1;
     }
     std::vector<Ranked> ar;
-    for (const auto& s : all)
+    for (const auto& s : global)
       if (allowed[s.doc]) ar.push_back(s);
+    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
+    for (size_t i = 0; i < global.size(); ++i)
+      if (auto* r = row(global[i].doc)) {
+        (*r)[f_global_bm25] = 1;
+        (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
+      }
     sort_docs(v, ar, static_cast<size_t>(p.accessible_candidates));
     for (const auto& a : ar)
       if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
@@ -684,6 +682,18 @@ struct CandidateBuild {
         if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
     double max_bm25 = 0;
     std::vector<double> bm25(out.entities.size());
+    // The entity pass's scores by document, in a per-thread array (NaN: not scored) left clean after use:
+    // a hash map of the ~20,000 documents a query touches cost more than the scoring.
+    thread_local std::vector<double> scored;
+    if (scored.size() < ents.size()) scored.assign(ents.size(), std::numeric_limits<double>::quiet_NaN());
+    struct Clean {  // also when something throws: the next request on this thread reads the array
+      const std::vector<ScoredDoc>& docs;
+      ~Clean() {
+        for (const auto& sd : docs) scored[sd.doc] = std::numeric_limits<double>::quiet_NaN();
+      }
+    } clean{entity_scores};
+    for (const auto& sd : entity_scores)
+      if (std::isnan(scored[sd.doc])) scored[sd.doc] = sd.score;
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       // score_all summed the same terms in the same order with the same formula: its score is this one's.
@@ -692,8 +702,7 @@ struct CandidateBuild {
       if (auto it = replaced.find(c); it != replaced.end()) {
         bm25[k] = Bm25Index::score_prepared(pq, *it->second);
       } else {
-        auto s = entity_bm25.find(c);
-        bm25[k] = s != entity_bm25.end() ? s->second : 0.0;
+        bm25[k] = std::isnan(scored[c]) ? 0.0 : scored[c];
       }
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
