@@ -179,11 +179,15 @@ bool complete_tree(const nlohmann::json& tree, int depth, size_t n_features, uin
   return true;
 }
 
-int tree_depth(const nlohmann::json& tree, int node) {
+// Levels below `node`, counted no further than kMaxForestDepth + 1 (a deeper tree stays with XGBoost, and a
+// damaged file's chain of nodes must not recurse without end).
+constexpr int kMaxForestDepth = 12;
+int tree_depth(const nlohmann::json& tree, int node, int level = 0) {
   const auto& left = tree.at("left_children");
-  if (node < 0 || static_cast<size_t>(node) >= left.size() || left[node].get<int>() == -1) return 0;
-  return 1 +
-         std::max(tree_depth(tree, left[node].get<int>()), tree_depth(tree, tree["right_children"][node].get<int>()));
+  if (level > kMaxForestDepth || node < 0 || static_cast<size_t>(node) >= left.size() || left[node].get<int>() == -1)
+    return 0;
+  return 1 + std::max(tree_depth(tree, left[node].get<int>(), level + 1),
+                      tree_depth(tree, tree["right_children"][node].get<int>(), level + 1));
 }
 
 }  // namespace
@@ -204,7 +208,7 @@ std::unique_ptr<GbdtRanker::CompleteForest> GbdtRanker::CompleteForest::from_xgb
     f->n_trees = trees.size();
     f->n_features = n_features;
     for (const auto& t : trees) f->depth = std::max(f->depth, tree_depth(t, 0));
-    if (f->depth > 12) return nullptr;  // 2^depth leaves per tree: deep trees stay with XGBoost
+    if (f->depth > kMaxForestDepth) return nullptr;  // 2^depth leaves per tree: deep trees stay with XGBoost
     const size_t inner = (size_t{1} << f->depth) - 1, leaves = size_t{1} << f->depth;
     f->feature.assign(f->n_trees * inner, 0);
     f->threshold.assign(f->n_trees * inner, 0.0f);
@@ -324,8 +328,8 @@ void GbdtRanker::compile_forest() {
   const size_t d = features_.size(), inner = (size_t{1} << f->depth) - 1;
   std::vector<std::vector<float>> by_feature(d);
   for (size_t i = 0; i < f->feature.size(); ++i) by_feature[f->feature[i]].push_back(f->threshold[i]);
-  std::vector<float> x;
-  size_t rows = 0;
+  std::vector<float> x(d, 0.0f);  // and a row of zeros (a forest of single leaves has no split to probe)
+  size_t rows = 1;
   for (size_t i = 0; i < f->feature.size(); ++i) {
     if (i % inner != 0 && f->threshold[i] == 0.0f && f->feature[i] == 0) continue;  // padding under a leaf
     for (float v : {f->threshold[i], std::nextafter(f->threshold[i], -std::numeric_limits<float>::infinity())}) {
