@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "repoctx/repoctx.h"
@@ -163,8 +164,24 @@ class ServerChild {
   int port_ = 0;
 };
 
-// `bodies` sent round-robin by `clients` threads over keep-alive connections; per-request latency.
-json hammer(int port, const std::vector<std::string>& bodies, int requests, int clients) {
+// CPU time (user + system) a process has used so far, in seconds (/proc/PID/stat fields 14 and 15).
+double process_cpu_seconds(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  size_t paren = stat.rfind(')');  // the command name may hold spaces
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stod(field);
+  return ticks / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+// `bodies` sent round-robin by `clients` threads over keep-alive connections; per-request latency, and the
+// server's CPU time per request (what the load of other processes on the machine does not inflate much).
+json hammer(int port, int server_pid, const std::vector<std::string>& bodies, int requests, int clients) {
+  double cpu0 = process_cpu_seconds(server_pid);
   std::vector<std::vector<double>> lat(static_cast<size_t>(clients));
   std::atomic<int> next{0}, failures{0};
   std::string first_error;
@@ -200,6 +217,9 @@ json hammer(int port, const std::vector<std::string>& bodies, int requests, int 
   r["failures"] = failures.load();
   if (!first_error.empty()) r["first_error"] = first_error;
   r["throughput_rps"] = wall > 0 ? static_cast<double>(all.size()) / wall : 0.0;
+  r["server_cpu_ms_per_request"] =
+      all.empty() ? 0.0 : 1000.0 * (process_cpu_seconds(server_pid) - cpu0) / static_cast<double>(all.size());
+  r["load_average"] = load_average();
   return r;
 }
 
@@ -228,14 +248,14 @@ json bench_warm(const ServeBenchOptions& o, const TempDir& tmp) {
   ServerChild server(o, tmp);
   json r;
   // Warm-up (first use of each strategy loads its model and the repository facts), not measured.
-  hammer(server.port(), sparse, 20, 1);
-  hammer(server.port(), structural, 20, 1);
-  r["sparse"] = hammer(server.port(), sparse, o.requests, o.clients);
-  r["structural"] = hammer(server.port(), structural, o.requests, o.clients);
+  hammer(server.port(), server.pid(), sparse, 20, 1);
+  hammer(server.port(), server.pid(), structural, 20, 1);
+  r["sparse"] = hammer(server.port(), server.pid(), sparse, o.requests, o.clients);
+  r["structural"] = hammer(server.port(), server.pid(), structural, o.requests, o.clients);
   // One client alone: the service time, without the queueing that 8 clients on fewer cores add.
   const int alone = std::max(1, o.requests / 5);
-  r["sparse_1_client"] = hammer(server.port(), sparse, alone, 1);
-  r["structural_1_client"] = hammer(server.port(), structural, alone, 1);
+  r["sparse_1_client"] = hammer(server.port(), server.pid(), sparse, alone, 1);
+  r["structural_1_client"] = hammer(server.port(), server.pid(), structural, alone, 1);
   r["server_peak_rss_mb"] = vm_hwm_mb(server.pid());
   r["requests_per_strategy"] = o.requests;
   return r;
@@ -301,14 +321,16 @@ std::string bench_serve_markdown(const json& r) {
   s += fmt::format("\nWarm `serve`, {} requests per strategy, {} concurrent clients, server peak RSS {:.0f} MB:\n\n",
                    w["requests_per_strategy"].get<int>(), w["sparse"]["clients"].get<int>(),
                    w["server_peak_rss_mb"].get<double>());
-  s += "| strategy | clients | requests | p50 ms | p99 ms | requests/s | failures |\n"
-       "|---|---:|---:|---:|---:|---:|---:|\n";
+  s += "| strategy | clients | requests | p50 ms | p99 ms | requests/s | server CPU ms/request | load | failures |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const char* k : {"sparse", "structural", "sparse_1_client", "structural_1_client"}) {
     if (!w.contains(k)) continue;
     std::string name(k);
-    s += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.0f} | {} |\n", name.substr(0, name.find('_')),
-                     w[k]["clients"].get<int>(), w[k]["runs"].get<int>(), w[k]["p50_ms"].get<double>(),
-                     w[k]["p99_ms"].get<double>(), w[k]["throughput_rps"].get<double>(), w[k]["failures"].get<int>());
+    s += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.0f} | {:.2f} | {:.1f} | {} |\n",
+                     name.substr(0, name.find('_')), w[k]["clients"].get<int>(), w[k]["runs"].get<int>(),
+                     w[k]["p50_ms"].get<double>(), w[k]["p99_ms"].get<double>(), w[k]["throughput_rps"].get<double>(),
+                     w[k].value("server_cpu_ms_per_request", 0.0), w[k].value("load_average", 0.0),
+                     w[k]["failures"].get<int>());
   }
   const json& m = r["mcp"];
   if (m.contains("skipped"))

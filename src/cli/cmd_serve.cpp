@@ -206,13 +206,17 @@ void add_bench_serve(CLI::App& app, Commands& out) {
       ->default_str(REPOCTX_MCP_SDK_DIR);
   c->add_option("--rg", b->o.rg, "ripgrep executable")->capture_default_str();
   c->add_option("--node", b->o.node, "Node.js executable")->capture_default_str();
+  c->add_option("--binary", b->o.binary,
+                "repoctx executable the server, the cold runs and the MCP server run (default: this one; another "
+                "build's executable compares two builds under the same client)")
+      ->check(CLI::ExistingFile);
   c->add_option("--out", b->out_path, "also write the JSON report here");
   add_output_options(c, b->out);
   out.push_back({c, [b] {
                    if (b->o.cold_runs < 1 || b->o.requests < 1 || b->o.clients < 1 || b->o.mcp_calls < 1)
                      throw Error(ExitCode::usage, "--cold-runs, --requests, --clients and --mcp-calls must be >= 1");
                    if (b->o.mcp_sdk.empty()) b->o.mcp_sdk = REPOCTX_MCP_SDK_DIR;
-                   b->o.binary = self_exe();
+                   if (b->o.binary.empty()) b->o.binary = self_exe();
                    b->o.mcp_script = data_file("bench/mcp_roundtrip.mjs");
                    json r = run_bench_serve(b->o);
                    if (!b->out_path.empty()) write_file(b->out_path, r.dump(2) + "\n");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -351,9 +352,34 @@ class FeatureBuilder {
     return popularity_;
   }
 
+  // The subword tokens of every entity's name (name_parts), made once: a pool of ~1,000 candidates
+  // tokenized its names twice per request.
+  const std::vector<std::string>& name_parts_of(int entity) {
+    std::call_once(name_parts_once_, [&] {
+      const auto& ents = v_.entities();
+      name_parts_.reserve(ents.size());
+      for (const auto& en : ents) name_parts_.push_back(name_parts(en.name));
+    });
+    return name_parts_[static_cast<size_t>(entity)];
+  }
+
+  // A class's members through its MRO (SymbolGraph::class_members walks the MRO and each class's entities).
+  const std::vector<int>& members_of(int cls) {
+    {
+      std::lock_guard lk(mu_);
+      auto it = members_.find(cls);
+      if (it != members_.end()) return it->second;
+    }
+    auto m = g_.class_members(cls);
+    std::lock_guard lk(mu_);
+    return members_.emplace(cls, std::move(m)).first->second;
+  }
+
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
 
  private:
+  std::once_flag name_parts_once_;
+  std::vector<std::vector<std::string>> name_parts_;
   std::once_flag popularity_once_;
   std::vector<int> popularity_;
   const Engine& e_;
@@ -362,6 +388,7 @@ class FeatureBuilder {
   std::mutex mu_;
   std::unordered_map<int, FileUsage> usage_;
   std::unordered_map<int, std::vector<int>> refs_;
+  std::unordered_map<int, std::vector<int>> members_;
 };
 
 struct Ranked {
@@ -402,6 +429,8 @@ struct CandidateBuild {
   std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
   int n_units = 0;                                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
+  // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
+  std::vector<ScoredDoc> entity_scores;
   // Neighbour votes.
   std::unordered_map<int, double> vote, vote5, vote_file, vote_class;
   std::unordered_map<int, int> vote_n;
@@ -431,7 +460,7 @@ struct CandidateBuild {
 
   void class_members(int c, int feature) {
     int n = 0;
-    for (int m : g.class_members(c)) {
+    for (int m : fb.members_of(c)) {
       if (n++ >= p.max_class_members) break;
       if (auto* r = row(m))
         (*r)[feature == f_class_direct && ents[m].parent_index != c ? f_class_inherited : feature] = 1;
@@ -487,15 +516,13 @@ struct CandidateBuild {
   // BM25 over entities (statistics of the repository without the hidden body): the global top and the top
   // among the transitively importable files.
   void bm25_tiers(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov) {
-    std::vector<Ranked> global;
-    for (const auto& s : eb.score_all(q, p.bm25, &eov))
+    // One pass for both tiers: `allowed` only filters score_all's documents (same statistics, same
+    // accumulation order), so the accessible tier is the global pass's documents that are allowed.
+    entity_scores = eb.score_all(q, p.bm25, &eov);
+    std::vector<Ranked> global;  // every scored document first, then the global top in place
+    global.reserve(entity_scores.size());
+    for (const auto& s : entity_scores)
       if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
-    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
-    for (size_t i = 0; i < global.size(); ++i)
-      if (auto* r = row(global[i].doc)) {
-        (*r)[f_global_bm25] = 1;
-        (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
-      }
     std::vector<char> allowed(ents.size(), 0);
     for (int f : g.accessible_files(file, &ctx.hidden)) {
       const FileRec& fr = v.files()[f];
@@ -503,8 +530,14 @@ struct CandidateBuild {
         if (ents[i].parent_index < 0) allowed[i] = 1;
     }
     std::vector<Ranked> ar;
-    for (const auto& s : eb.score_all(q, p.bm25, &eov, &allowed))
-      if (!ctx.is_hidden_entity(s.doc)) ar.push_back({s.doc, s.score});
+    for (const auto& s : global)
+      if (allowed[s.doc]) ar.push_back(s);
+    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
+    for (size_t i = 0; i < global.size(); ++i)
+      if (auto* r = row(global[i].doc)) {
+        (*r)[f_global_bm25] = 1;
+        (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
+      }
     sort_docs(v, ar, static_cast<size_t>(p.accessible_candidates));
     for (const auto& a : ar)
       if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
@@ -540,8 +573,9 @@ struct CandidateBuild {
   }
 
   // What a candidate is (kind, naming), how its name matches the query and the target's parameters.
-  void name_features(std::vector<double>& x, const EntityRec& ce, const std::unordered_set<std::string>& qids,
+  void name_features(std::vector<double>& x, int c, const std::unordered_set<std::string>& qids,
                      const std::unordered_set<std::string>& qtoks, const std::unordered_set<std::string>& ptoks) {
+    const EntityRec& ce = ents[c];
     x[f_kind_function] = ce.kind == EntityKind::function;
     x[f_kind_method] = ce.kind == EntityKind::method || ce.kind == EntityKind::constructor;
     x[f_kind_class] = is_type(ce.kind);
@@ -553,7 +587,7 @@ struct CandidateBuild {
     x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(),
                                                   [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
     x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
-    auto parts = name_parts(ce.name);
+    const auto& parts = fb.name_parts_of(c);
     int hit = 0, phit = 0;
     for (const auto& pt : parts) {
       hit += qtoks.count(pt) ? 1 : 0;
@@ -616,9 +650,10 @@ struct CandidateBuild {
 
   // How the candidate's name relates to the target's name: shared subwords, or one name inside the other
   // (`get_x` and `_get_x`, `x` and `x_impl`).
-  void target_name_features(std::vector<double>& x, const EntityRec& ce, const std::vector<std::string>& tparts,
+  void target_name_features(std::vector<double>& x, int c, const std::vector<std::string>& tparts,
                             const std::string& tstem) {
-    auto parts = name_parts(ce.name);
+    const EntityRec& ce = ents[c];
+    const auto& parts = fb.name_parts_of(c);
     int hit = 0;
     for (const auto& pt : parts) hit += std::find(tparts.begin(), tparts.end(), pt) != tparts.end() ? 1 : 0;
     x[f_target_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
@@ -647,20 +682,38 @@ struct CandidateBuild {
         if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
     double max_bm25 = 0;
     std::vector<double> bm25(out.entities.size());
+    // The entity pass's scores by document, in a per-thread array (NaN: not scored) left clean after use:
+    // a hash map of the ~20,000 documents a query touches cost more than the scoring.
+    thread_local std::vector<double> scored;
+    if (scored.size() < ents.size()) scored.assign(ents.size(), std::numeric_limits<double>::quiet_NaN());
+    struct Clean {  // also when something throws: the next request on this thread reads the array
+      const std::vector<ScoredDoc>& docs;
+      ~Clean() {
+        for (const auto& sd : docs) scored[sd.doc] = std::numeric_limits<double>::quiet_NaN();
+      }
+    } clean{entity_scores};
+    for (const auto& sd : entity_scores)
+      if (std::isnan(scored[sd.doc])) scored[sd.doc] = sd.score;
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
-      auto it = replaced.find(c);
-      bm25[k] = Bm25Index::score_prepared(pq, it != replaced.end() ? *it->second : v.entity_terms(c));
+      // score_all summed the same terms in the same order with the same formula: its score is this one's.
+      // A document it did not touch has no query term (0). Documents the hidden body replaces are scored
+      // on their replacement.
+      if (auto it = replaced.find(c); it != replaced.end()) {
+        bm25[k] = Bm25Index::score_prepared(pq, *it->second);
+      } else {
+        bm25[k] = std::isnan(scored[c]) ? 0.0 : scored[c];
+      }
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
-    auto tparts = name_parts(ents[t].name);
+    const auto& tparts = fb.name_parts_of(t);
     std::string tstem = ents[t].name;
     while (!tstem.empty() && tstem.front() == '_') tstem.erase(tstem.begin());
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       auto& x = out.features[k];
-      name_features(x, ents[c], qids, qtoks, ptoks);
-      target_name_features(x, ents[c], tparts, tstem);
+      name_features(x, c, qids, qtoks, ptoks);
+      target_name_features(x, c, tparts, tstem);
       x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
       x[f_bm25_log] = std::log1p(bm25[k]);
       usage_features(x, c, class_units);
@@ -731,6 +784,8 @@ class StructuralRetriever : public Retriever {
     std::vector<double> scores = model_->score_rows(cand.features);  // the whole pool in one batch
     std::vector<Hit> hits;
     hits.reserve(cand.entities.size());
+    std::unordered_map<int, size_t> row_of;
+    row_of.reserve(cand.entities.size());
     for (size_t i = 0; i < cand.entities.size(); ++i) {
       Hit h;
       h.entity = cand.entities[i];
@@ -738,11 +793,17 @@ class StructuralRetriever : public Retriever {
       h.start_line = ents[h.entity].decorated_start_line;
       h.end_line = ents[h.entity].end_line;
       h.score = scores[i];
-      for (size_t f = 0; f < cand.features[i].size(); ++f)
-        if (cand.features[i][f] != 0) h.features[kFeatureNames[f]] = cand.features[i][f];
+      row_of.emplace(h.entity, i);
       hits.push_back(std::move(h));
     }
+    // The order reads only scores and entities: the named features are filled for the kept hits alone
+    // (for every candidate they were ~13,000 map insertions a request, most of them cut at top k).
     rank_entity_hits(e_, hits, q.top_k);
+    for (Hit& h : hits) {
+      const auto& x = cand.features[row_of.at(h.entity)];
+      for (size_t f = 0; f < x.size(); ++f)
+        if (x[f] != 0) h.features[kFeatureNames[f]] = x[f];
+    }
     return hits;
   }
 

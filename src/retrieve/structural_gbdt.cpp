@@ -1,9 +1,16 @@
 #include "retrieve/structural_gbdt.h"
 
+#include <fmt/core.h>
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <mutex>
+#include <set>
+#include <tuple>
 
 #include "util/cancel.h"
 #include "util/error.h"
@@ -84,6 +91,138 @@ void GbdtTrainSet::add_row(const std::vector<double>& features, double relevance
   ++group_sizes.back();
 }
 
+// XGBoost's predictor walks each tree node by node with a data-dependent branch per level; for a structural
+// request (~1,100 candidates x 200 trees of depth 6 on sympy) that was 40% of the request (perf,
+// docs/BENCHMARKS.md, issue 17), mostly mispredicted branches. Stored as complete binary trees of the
+// forest's depth (a leaf above the last level is copied into every leaf below it, the split nodes under it
+// are never decisive), a tree is walked without branches: node = 2 * node + 1 + (x >= threshold), the same
+// number of steps for every row. No packaged library compiles XGBoost trees (Treelite is not in Debian), so
+// this is hand-written; it is used only when it reproduces XGBoost exactly: numerical splits, one output,
+// an objective whose prediction is the raw margin, no missing value in the rows (those go to XGBoost), and
+// the scores equal to XGBoost's bit for bit on rows at every split threshold and just below it (checked
+// when the model loads).
+struct GbdtRanker::CompleteForest {
+  int depth = 0;
+  size_t n_trees = 0, n_features = 0;
+  float base_score = 0;
+  std::vector<uint32_t> feature;  // n_trees x (2^depth - 1) split nodes, level order
+  std::vector<float> threshold;   // go right when x >= threshold (XGBoost: left when x < split condition)
+  std::vector<float> leaf;        // n_trees x 2^depth leaf values
+
+  // Null when the model is not one this evaluator reproduces.
+  static std::unique_ptr<CompleteForest> from_xgboost(const nlohmann::json& model, size_t n_features);
+  // Rows without NaN; the sum runs in float from the base score, tree by tree, as XGBoost's does.
+  void predict(const float* x, size_t rows, float* out) const {
+    // Rows go through the trees in blocks: the walks of a block's rows are independent chains of loads
+    // that the CPU overlaps (one row at a time, each level waits on the one before). Each row still sums
+    // its trees in order.
+    constexpr size_t kBlock = 16;
+    const size_t inner = (size_t{1} << depth) - 1, leaves = size_t{1} << depth;
+    for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const size_t n = std::min(kBlock, rows - r0);
+      const float* block = x + r0 * n_features;
+      float acc[kBlock];
+      for (size_t i = 0; i < n; ++i) acc[i] = base_score;
+      for (size_t t = 0; t < n_trees; ++t) {
+        const uint32_t* f = feature.data() + t * inner;
+        const float* th = threshold.data() + t * inner;
+        size_t node[kBlock] = {};
+        for (int d = 0; d < depth; ++d)
+          for (size_t i = 0; i < n; ++i)
+            node[i] = 2 * node[i] + 1 + static_cast<size_t>(block[i * n_features + f[node[i]]] >= th[node[i]]);
+        const float* lv = leaf.data() + t * leaves;
+        for (size_t i = 0; i < n; ++i) acc[i] += lv[node[i] - inner];
+      }
+      for (size_t i = 0; i < n; ++i) out[r0 + i] = acc[i];
+    }
+  }
+};
+
+namespace {
+
+// One XGBoost tree (its JSON) into complete level-order arrays of `depth` levels; false when it has a
+// shape the complete-tree evaluator does not cover.
+bool complete_tree(const nlohmann::json& tree, int depth, size_t n_features, uint32_t* feature, float* threshold,
+                   float* leaf) {
+  const auto& left = tree.at("left_children");
+  const auto& right = tree.at("right_children");
+  const auto& split = tree.at("split_indices");
+  const auto& cond = tree.at("split_conditions");
+  if (tree.contains("split_type"))
+    for (const auto& t : tree["split_type"])
+      if (t.get<int>() != 0) return false;  // categorical split
+  // (xgboost node, complete node, level) from the root down.
+  std::vector<std::tuple<int, size_t, int>> stack{{0, 0, 0}};
+  while (!stack.empty()) {
+    auto [n, c, level] = stack.back();
+    stack.pop_back();
+    if (n < 0 || static_cast<size_t>(n) >= left.size()) return false;
+    const size_t inner = (size_t{1} << depth) - 1;
+    if (left[n].get<int>() == -1) {  // a leaf: every complete leaf below c holds its value
+      size_t first = c, count = 1;
+      for (int l = level; l < depth; ++l) {
+        first = 2 * first + 1;
+        count *= 2;
+      }
+      for (size_t i = 0; i < count; ++i) leaf[first + i - inner] = cond[n].get<float>();
+      // The split nodes below a leaf never decide anything: feature 0, any threshold.
+      continue;
+    }
+    if (level >= depth) return false;
+    uint32_t f = split[n].get<uint32_t>();
+    if (f >= n_features) return false;
+    feature[c] = f;
+    threshold[c] = cond[n].get<float>();
+    stack.emplace_back(left[n].get<int>(), 2 * c + 1, level + 1);
+    stack.emplace_back(right[n].get<int>(), 2 * c + 2, level + 1);
+  }
+  return true;
+}
+
+// Levels below `node`, counted no further than kMaxForestDepth + 1 (a deeper tree stays with XGBoost, and a
+// damaged file's chain of nodes must not recurse without end).
+constexpr int kMaxForestDepth = 12;
+int tree_depth(const nlohmann::json& tree, int node, int level = 0) {
+  const auto& left = tree.at("left_children");
+  if (level > kMaxForestDepth || node < 0 || static_cast<size_t>(node) >= left.size() || left[node].get<int>() == -1)
+    return 0;
+  return 1 + std::max(tree_depth(tree, left[node].get<int>(), level + 1),
+                      tree_depth(tree, tree["right_children"][node].get<int>(), level + 1));
+}
+
+}  // namespace
+
+std::unique_ptr<GbdtRanker::CompleteForest> GbdtRanker::CompleteForest::from_xgboost(const nlohmann::json& model,
+                                                                                     size_t n_features) {
+  try {
+    const auto& learner = model.at("learner");
+    static const std::set<std::string> raw_margin = {"rank:pairwise", "rank:ndcg", "rank:map", "reg:squarederror"};
+    if (!raw_margin.count(learner.at("objective").at("name").get<std::string>())) return nullptr;
+    const auto& mp = learner.at("learner_model_param");
+    if (std::stoi(mp.value("num_class", std::string("0"))) > 1) return nullptr;
+    const auto& gb = learner.at("gradient_booster");
+    if (gb.at("name").get<std::string>() != "gbtree") return nullptr;
+    const auto& trees = gb.at("model").at("trees");
+    auto f = std::make_unique<CompleteForest>();
+    f->base_score = std::stof(mp.at("base_score").get<std::string>());
+    f->n_trees = trees.size();
+    f->n_features = n_features;
+    for (const auto& t : trees) f->depth = std::max(f->depth, tree_depth(t, 0));
+    if (f->depth > kMaxForestDepth) return nullptr;  // 2^depth leaves per tree: deep trees stay with XGBoost
+    const size_t inner = (size_t{1} << f->depth) - 1, leaves = size_t{1} << f->depth;
+    f->feature.assign(f->n_trees * inner, 0);
+    f->threshold.assign(f->n_trees * inner, 0.0f);
+    f->leaf.assign(f->n_trees * leaves, 0.0f);
+    for (size_t i = 0; i < f->n_trees; ++i)
+      if (!complete_tree(trees[i], f->depth, n_features, f->feature.data() + i * inner, f->threshold.data() + i * inner,
+                         f->leaf.data() + i * leaves))
+        return nullptr;
+    return f;
+  } catch (const std::exception&) {
+    return nullptr;  // a layout this build does not know: XGBoost predicts
+  }
+}
+
 GbdtRanker::~GbdtRanker() {
   if (booster_) XGBoosterFree(static_cast<BoosterHandle>(booster_));
 }
@@ -122,12 +261,13 @@ std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const Gb
   }
   // Prediction runs inside retrieval, which has its own parallelism.
   set_param(b, "nthread", "1");
+  r->compile_forest();
   return r;
 }
 
-std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>>& rows) const {
-  if (rows.empty()) return {};
-  const size_t d = features_.size();
+namespace {
+
+std::vector<float> float_rows(const std::vector<std::vector<double>>& rows, size_t d) {
   std::vector<float> x;
   x.reserve(rows.size() * d);
   for (const auto& row : rows) {
@@ -136,17 +276,75 @@ std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>
                   "gbdt ranker got " + std::to_string(row.size()) + " features, expected " + std::to_string(d));
     for (double f : row) x.push_back(static_cast<float>(f));
   }
-  DMatrix dm(x.data(), rows.size(), d, 1);
-  std::lock_guard lk(predict_mu_);  // one booster, several retrieval threads
+  return x;
+}
+
+}  // namespace
+
+std::vector<float> GbdtRanker::predict_xgboost(const std::vector<float>& x, size_t rows) const {
+  // In-place prediction over the dense rows (an __array_interface__ naming the buffer): no DMatrix is built,
+  // and XGBoost documents it as safe and lock free from several threads (the output buffer is per thread),
+  // so concurrent requests of a warm server predict in parallel. Through a DMatrix a lock was needed around
+  // every prediction. The trees and the sum are those of the DMatrix path: the scores are the same floats.
+  const std::string array = fmt::format(R"({{"data": [{}, true], "shape": [{}, {}], "typestr": "<f4", "version": 3}})",
+                                        reinterpret_cast<uintptr_t>(x.data()), rows, features_.size());
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* out = nullptr;
-  xgb_check(XGBoosterPredictFromDMatrix(
-                static_cast<BoosterHandle>(booster_), dm.h,
-                R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})",
-                &shape, &dim, &out),
+  xgb_check(XGBoosterPredictFromDense(static_cast<BoosterHandle>(booster_), array.c_str(),
+                                      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
+                                      R"("strict_shape": false, "missing": NaN, "cache_id": 0})",
+                                      nullptr, &shape, &dim, &out),
             "predicting");
-  return std::vector<double>(out, out + rows.size());
+  return std::vector<float>(out, out + rows);
+}
+
+std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>>& rows) const {
+  if (rows.empty()) return {};
+  std::vector<float> x = float_rows(rows, features_.size());
+  if (!forest_ || std::any_of(x.begin(), x.end(), [](float v) { return std::isnan(v); }))
+    return score_rows_xgboost(rows);
+  std::vector<float> out(rows.size());
+  forest_->predict(x.data(), rows.size(), out.data());
+  return std::vector<double>(out.begin(), out.end());
+}
+
+std::vector<double> GbdtRanker::score_rows_xgboost(const std::vector<std::vector<double>>& rows) const {
+  if (rows.empty()) return {};
+  std::vector<float> out = predict_xgboost(float_rows(rows, features_.size()), rows.size());
+  return std::vector<double>(out.begin(), out.end());
+}
+
+void GbdtRanker::compile_forest() {
+  bst_ulong len = 0;
+  const char* buf = nullptr;
+  xgb_check(XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
+            "saving the model");
+  auto f = CompleteForest::from_xgboost(nlohmann::json::parse(std::string(buf, len)), features_.size());
+  if (!f) return;
+  // Probe rows: for every split, its threshold and the float just below it on its feature, the other
+  // features at thresholds of their own (so that the rows take many paths). Any bit of difference from
+  // XGBoost and XGBoost keeps predicting.
+  const size_t d = features_.size(), inner = (size_t{1} << f->depth) - 1;
+  std::vector<std::vector<float>> by_feature(d);
+  for (size_t i = 0; i < f->feature.size(); ++i) by_feature[f->feature[i]].push_back(f->threshold[i]);
+  std::vector<float> x(d, 0.0f);  // and a row of zeros (a forest of single leaves has no split to probe)
+  size_t rows = 1;
+  for (size_t i = 0; i < f->feature.size(); ++i) {
+    if (i % inner != 0 && f->threshold[i] == 0.0f && f->feature[i] == 0) continue;  // padding under a leaf
+    for (float v : {f->threshold[i], std::nextafter(f->threshold[i], -std::numeric_limits<float>::infinity())}) {
+      for (size_t j = 0; j < d; ++j)
+        x.push_back(j == f->feature[i]      ? v
+                    : by_feature[j].empty() ? 0.0f
+                                            : by_feature[j][(i + j) % by_feature[j].size()]);
+      ++rows;
+    }
+  }
+  std::vector<float> mine(rows);
+  f->predict(x.data(), rows, mine.data());
+  std::vector<float> theirs = predict_xgboost(x, rows);
+  if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) return;
+  forest_ = std::move(f);
 }
 
 std::string GbdtRanker::to_json() const {
@@ -191,6 +389,7 @@ std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const
                                          std::to_string(n_features) + " features, its feature list has " +
                                          std::to_string(r->features_.size()));
   set_param(b, "nthread", "1");
+  r->compile_forest();
   return r;
 }
 

@@ -12,7 +12,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,15 +64,24 @@ class GbdtRanker : public StructuralRanker {
                                                const std::vector<std::string>* expected_features = nullptr);
 
   std::string kind() const override { return "gbdt"; }
+  // The complete-tree evaluator's scores when the model has one (see CompleteForest), else XGBoost's.
   std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const override;
+  // XGBoost's own prediction (the reference the complete-tree evaluator must equal bit for bit).
+  std::vector<double> score_rows_xgboost(const std::vector<std::vector<double>>& rows) const;
+  // Whether score_rows() runs the complete-tree evaluator (false: the model has a shape it does not cover).
+  bool has_complete_forest() const { return forest_ != nullptr; }
   std::string to_json() const override;
   const std::string& provenance() const override { return provenance_json_; }
   const GbdtParams& params() const { return params_; }
 
  private:
   GbdtRanker() = default;
+  // Builds forest_ from the booster's trees when the complete-tree evaluator reproduces XGBoost on them.
+  void compile_forest();
+  std::vector<float> predict_xgboost(const std::vector<float>& x, size_t rows) const;
+  struct CompleteForest;
   void* booster_ = nullptr;  // BoosterHandle (XGBoost's C API keeps its types in its own header)
-  mutable std::mutex predict_mu_;
+  std::shared_ptr<const CompleteForest> forest_;
   GbdtParams params_;
   std::vector<std::string> features_;
   std::string provenance_json_ = "{}";

@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "eval/loro.h"
 #include "retrieve/structural_gbdt.h"
 #include "util/error.h"
@@ -146,4 +149,39 @@ TEST(Gbdt, SharedRankerIsLoadedOncePerModelFileAndAgainWhenTheFileChanges) {
   EXPECT_EQ(dynamic_cast<const GbdtRanker&>(*second).params().trees, 7);
   EXPECT_NE(second->score_rows(held.targets[0].features), first->score_rows(held.targets[0].features));
   EXPECT_EQ(shared_structural_ranker("").get(), shared_structural_ranker("").get());  // the built-in model
+}
+
+// The complete-tree evaluator (issue 17) replaces XGBoost's predictor only where it gives the very same
+// floats: on the shipped model (200 trees of depth 6) and on a trained one, over rows of varied values,
+// values exactly at split thresholds, and rows with a missing value (those go to XGBoost).
+TEST(Gbdt, CompleteTreeEvaluatorGivesXgboostsScoresBitForBit) {
+  auto shipped = load_structural_ranker("");
+  auto a = xor_samples("a", 30);
+  auto trained = fit_structural_ranker({&a}, gbdt_options(), nullptr);
+  for (const StructuralRanker* r : {shipped.get(), trained.get()}) {
+    const auto* g = dynamic_cast<const GbdtRanker*>(r);
+    ASSERT_NE(g, nullptr);
+    ASSERT_TRUE(g->has_complete_forest()) << "the evaluator refused the model";
+    const size_t d = structural_feature_names().size();
+    // Threshold-like values (multiples of 1/64 and log1p of counts) and plain noise, 3,000 rows.
+    std::vector<std::vector<double>> rows;
+    for (int i = 0; i < 3000; ++i) {
+      std::vector<double> x(d);
+      for (size_t j = 0; j < d; ++j) {
+        uint64_t h = hash64(std::to_string(i) + "|" + std::to_string(j));
+        x[j] = h % 3 == 0   ? 0.0
+               : h % 3 == 1 ? static_cast<double>(h % 65) / 64.0
+                            : std::log1p(static_cast<double>(h % 40));
+      }
+      rows.push_back(std::move(x));
+    }
+    std::vector<double> mine = g->score_rows(rows), theirs = g->score_rows_xgboost(rows);
+    ASSERT_EQ(mine.size(), rows.size());
+    size_t differ = 0;
+    for (size_t i = 0; i < rows.size(); ++i) differ += mine[i] != theirs[i] ? 1 : 0;
+    EXPECT_EQ(differ, 0u) << "rows scored differently from XGBoost";
+    // A missing value: XGBoost's default directions decide, so the scores are XGBoost's.
+    rows[0][3] = std::numeric_limits<double>::quiet_NaN();
+    EXPECT_EQ(g->score_rows({rows[0]}), g->score_rows_xgboost({rows[0]}));
+  }
 }
