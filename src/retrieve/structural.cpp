@@ -775,7 +775,8 @@ struct CandidateBuild {
         std::sort(pit->second.begin(), pit->second.end(), std::greater<>());
       }
       if (pop > 0) {
-        auto above = std::upper_bound(pit->second.begin(), pit->second.end(), pop, std::greater<>());
+        auto above = std::lower_bound(pit->second.begin(), pit->second.end(), pop,
+                                      std::greater<>());  // ties share the best rank
         x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pit->second.begin()));
       }
       x[f_file_imported] = imported.count(m) ? 1 : 0;
