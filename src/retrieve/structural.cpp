@@ -75,6 +75,13 @@ enum F : int {
   f_popularity,
   f_popularity_rank,
   f_exception_class,
+  // Module co-use (issue 19, s5): which members of a module the repository uses, and uses together.
+  f_module_share,
+  f_module_member_rank,
+  f_module_file_uses,
+  f_module_couse,
+  f_module_couse_log,
+  f_file_imported,
   f_count
 };
 
@@ -128,6 +135,12 @@ const std::vector<std::string> kFeatureNames = {
     "popularity",
     "popularity_rank",
     "exception_class",
+    "module_share",
+    "module_member_rank",
+    "module_file_uses",
+    "module_couse",
+    "module_couse_log",
+    "file_imported",
 };
 
 std::unordered_set<std::string> identifiers(std::string_view text) {
@@ -374,12 +387,44 @@ class FeatureBuilder {
     std::lock_guard lk(mu_);
     return members_.emplace(cls, std::move(m)).first->second;
   }
+  // ---- module co-use (issue 19, s5): per engine, from the index only --------------------------------
+  // users_of[c]: the functions (outermost callables) referencing entity c, ascending; module_users[f]: how
+  // many functions reference any entity of file f. Queries remove the target's own function from both.
+  struct ModuleCoUse {
+    std::vector<std::vector<int>> users_of;
+    std::vector<int> module_users;
+  };
+  const ModuleCoUse& module_couse() {
+    std::call_once(couse_once_, [&] {
+      popularity();  // caches every function's references
+      const auto& ents = v_.entities();
+      couse_.users_of.assign(ents.size(), {});
+      couse_.module_users.assign(v_.files().size(), 0);
+      std::vector<int> files;
+      for (size_t i = 0; i < ents.size(); ++i) {
+        int e = static_cast<int>(i);
+        if (!is_callable(ents[i].kind) || unit_of(v_, e) != e) continue;
+        files.clear();
+        for (int c : refs_of(e)) {
+          couse_.users_of[c].push_back(e);
+          files.push_back(ents[c].file);
+        }
+        std::sort(files.begin(), files.end());
+        files.erase(std::unique(files.begin(), files.end()), files.end());
+        for (int f : files) ++couse_.module_users[f];
+      }
+    });
+    return couse_;
+  }
+  // ---- end module co-use -----------------------------------------------------------------------------
 
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
 
  private:
   std::once_flag name_parts_once_;
   std::vector<std::vector<std::string>> name_parts_;
+  std::once_flag couse_once_;
+  ModuleCoUse couse_;
   std::once_flag popularity_once_;
   std::vector<int> popularity_;
   const Engine& e_;
@@ -733,6 +778,93 @@ struct CandidateBuild {
     rank_feature(f_vote, f_vote_rank, f_vote_rel);
     rank_feature(f_file_usage, f_usage_rank, -1);
   }
+
+  // ---- module co-use (issue 19, s5) ----------------------------------------------------------------
+  // Evidence for a candidate from what the repository does with the other members of its defining file
+  // ("module"): its share of the module's users, its rank among the module's members by use, how many
+  // other members the target's file uses, and how often the functions that use those members also use
+  // it. The target's own function (whose body is hidden) is removed from every count.
+  void module_couse_features() {
+    const auto& cu = fb.module_couse();
+    // The counts are of the whole repository; the target's function (its outermost callable) counts only
+    // with what it references outside the hidden body, as in a copy of the repository without the body.
+    int tunit = unit_of(v, t);
+    if (tunit < 0) tunit = t;
+    const std::vector<int> visible = g.referenced_entities(tunit, &ctx.hidden);  // sorted
+    auto tunit_uses = [&](int c) { return std::binary_search(visible.begin(), visible.end(), c); };
+    auto uses_without_target = [&](int c) {
+      const auto& u = cu.users_of[c];
+      return static_cast<int>(u.size()) - (std::binary_search(u.begin(), u.end(), tunit) ? 1 : 0) +
+             (tunit_uses(c) ? 1 : 0);
+    };
+    std::unordered_set<int> full_files, visible_files;  // files the target's function references
+    for (int c : fb.refs_of(tunit)) full_files.insert(ents[c].file);
+    for (int c : visible) visible_files.insert(ents[c].file);
+    // Members of each file that the target's file uses outside the hidden body.
+    std::unordered_map<int, std::vector<int>> used_members;
+    for (const auto& [c, units] : entity_units) used_members[ents[c].file].push_back(c);
+    // Files the target's file imports at module level (the module, or the file defining the name).
+    std::unordered_set<int> imported;
+    for (const Import& im : v.imports(file)) {
+      if (im.scope != -1 || im.star) continue;
+      Resolution r = g.module_member(file, im.bound_name());
+      if (r.kind == Resolution::Kind::entity) imported.insert(ents[r.entity].file);
+      if (r.kind == Resolution::Kind::module) imported.insert(r.file);
+    }
+    std::unordered_map<int, std::vector<int>> pops_of_file;             // descending adjusted use of members
+    std::unordered_map<int, std::unordered_map<int, int>> couse_units;  // file -> user -> used members
+    for (size_t k = 0; k < out.entities.size(); ++k) {
+      int c = out.entities[k], m = ents[c].file;
+      auto& x = out.features[k];
+      int pop = std::max(0, uses_without_target(c));
+      int musers = cu.module_users[m] - (full_files.count(m) ? 1 : 0) + (visible_files.count(m) ? 1 : 0);
+      x[f_module_share] = musers > 0 ? static_cast<double>(pop) / musers : 0;
+      auto [pit, fresh] = pops_of_file.try_emplace(m);
+      if (fresh) {
+        const FileRec& mf = v.files()[m];
+        for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
+          if (!ctx.is_hidden_entity(i)) pit->second.push_back(std::max(0, uses_without_target(i)));
+        std::sort(pit->second.begin(), pit->second.end(), std::greater<>());
+      }
+      if (pop > 0) {
+        auto above = std::lower_bound(pit->second.begin(), pit->second.end(), pop,
+                                      std::greater<>());  // ties share the best rank
+        x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pit->second.begin()));
+      }
+      x[f_file_imported] = imported.count(m) ? 1 : 0;
+      auto um = used_members.find(m);
+      if (um == used_members.end()) continue;
+      int others = static_cast<int>(um->second.size()) - (entity_units.count(c) ? 1 : 0);
+      x[f_module_file_uses] = std::log1p(std::max(0, others));
+      // Per user of the used members: how many of them it references.
+      auto [sit, new_map] = couse_units.try_emplace(m);
+      if (new_map)
+        for (int e : um->second) {
+          for (int u : cu.users_of[e])
+            if (u != tunit) ++sit->second[u];
+          if (tunit_uses(e)) ++sit->second[tunit];
+        }
+      // When the candidate is itself used, a function that references no used member but it is no evidence.
+      bool self_used = entity_units.count(c) > 0;
+      int base = static_cast<int>(sit->second.size()), both = 0;
+      auto count_user = [&](int u) {
+        auto it = sit->second.find(u);
+        if (it == sit->second.end()) return;
+        if (self_used && it->second == 1) {
+          --base;
+          return;
+        }
+        ++both;
+      };
+      for (int u : cu.users_of[c])
+        if (u != tunit) count_user(u);
+      if (tunit_uses(c)) count_user(tunit);
+      if (base <= 0) continue;
+      x[f_module_couse] = static_cast<double>(both) / static_cast<double>(base);
+      x[f_module_couse_log] = std::log1p(both);
+    }
+  }
+  // ---- end module co-use -----------------------------------------------------------------------------
 };
 
 StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::string& query,
@@ -746,6 +878,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   b.bm25_tiers(eb, q, eov);
   b.neighbour_votes(e_.visible_bm25(), q);
   b.candidate_features(eb, q, eov, query);
+  b.module_couse_features();  // issue 19, s5
   return std::move(b.out);
 }
 

@@ -4,7 +4,9 @@
 // its file imports, the members of visible classes, the transitively importable files), from what the
 // most similar functions reference, and from BM25. Each candidate gets features that never read the
 // hidden body: scope tiers, kind, BM25, name overlap with the signature and docstring, votes of
-// neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file.
+// neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file, and
+// module co-use (which members of the candidate's module the repository uses, and uses together with those
+// the target's file uses; the target's own function counted without its hidden body).
 // A ranker over these features orders them: a linear model, or gradient-boosted trees (structural_gbdt.h);
 // either is data (models/structural.json is the shipped one, models/structural_linear.json the linear one),
 // trained by `repoctx train-structural` on other repositories than the ones it is evaluated on.

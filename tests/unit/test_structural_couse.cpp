@@ -1,0 +1,108 @@
+// The structural strategy's module co-use features (issue 19, s5): which members of a module the repository
+// uses, and uses together with the members the target's file already uses. Counted from the index, with the
+// target's hidden body removed from every count.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "helpers.h"
+#include "index/index.h"
+#include "retrieve/retriever.h"
+#include "retrieve/structural.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+
+// m.a and m.b are used together by two functions, m.c alone by one; the target's file uses m.a outside the
+// target, and the target's body (hidden) uses m.b and m.c.
+const char* kTargetFile =
+    "from pkg import m\n"
+    "\n"
+    "def other():\n"
+    "    return m.a()\n"
+    "\n"
+    "def target(x):\n"
+    "    \"\"\"Combine x.\"\"\"\n"
+    "    return m.b() + m.c() + x\n";
+const char* kTargetFileWithoutBody =
+    "from pkg import m\n"
+    "\n"
+    "def other():\n"
+    "    return m.a()\n"
+    "\n"
+    "def target(x):\n"
+    "    \"\"\"Combine x.\"\"\"\n"
+    "    ...\n";
+
+void write_repo(TempDir& d, const char* target_file) {
+  d.write("pkg/__init__.py", "");
+  d.write("pkg/m.py", "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3\n");
+  d.write("pkg/u1.py", "from pkg import m\n\ndef f1():\n    return m.a() + m.b()\n");
+  d.write("pkg/u2.py", "from pkg import m\n\ndef f2():\n    return m.a() * m.b()\n");
+  d.write("pkg/u3.py", "from pkg import m\n\ndef f3():\n    return m.c()\n");
+  d.write("pkg/t.py", target_file);
+}
+
+// Feature name -> value for each candidate (by qualified name) of pkg/t.py::target.
+std::map<std::string, std::map<std::string, double>> couse_features(const TempDir& repo, const TempDir& tmp) {
+  IndexOptions o;
+  o.db_path = tmp.str() + "/i.db";
+  o.progress = false;
+  build_index(repo.str(), o);
+  auto e = Engine::open(o.db_path);
+  RetrievalQuery q;
+  q.target = e->resolve_target("pkg/t.py::target");
+  auto ctx = context_of(*e, q);
+  StructuralFeatures fb(*e);
+  auto cand = fb.build(*ctx, query_text(*e, q, ctx.get()), StructuralParams{});
+  const auto& names = structural_feature_names();
+  std::map<std::string, std::map<std::string, double>> out;
+  for (size_t k = 0; k < cand.entities.size(); ++k) {
+    const auto& ent = e->view().entities()[cand.entities[k]];
+    std::string key = e->view().files()[ent.file].path + "::" + ent.qualname;
+    for (size_t f = 0; f < names.size(); ++f)
+      if (names[f].rfind("module_", 0) == 0 || names[f] == "file_imported") out[key][names[f]] = cand.features[k][f];
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(StructuralCoUse, CountsWhatTheRepositoryUsesTogetherWithoutTheHiddenBody) {
+  TempDir repo, tmp;
+  write_repo(repo, kTargetFile);
+  auto f = couse_features(repo, tmp);
+  ASSERT_TRUE(f.count("pkg/m.py::a") && f.count("pkg/m.py::b") && f.count("pkg/m.py::c"));
+  // Users of m's members without the target: f1, f2, f3, other. b: f1, f2; c: f3 (the hidden body's use of
+  // b and c is not counted).
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_share"], 2.0 / 4.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["module_share"], 1.0 / 4.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::a"]["module_share"], 3.0 / 4.0);
+  // Rank among m's members by use: a (3), b (2), c (1).
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::a"]["module_member_rank"], 1.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_member_rank"], 0.5);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["module_member_rank"], 1.0 / 3.0);
+  // The target's file uses a; the users of a are f1, f2 and other; b is used by two of them, c by none.
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_couse"], 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_couse_log"], std::log1p(2.0));
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["module_couse"], 0.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_file_uses"], std::log1p(1.0));
+  // a is the only used member: no other member of m is used with it.
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::a"]["module_file_uses"], 0.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::a"]["module_couse"], 0.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["file_imported"], 1.0);
+}
+
+// The features on the real index with the body hidden equal those on a copy of the repository whose target
+// has no body: the hidden body contributes nothing.
+TEST(StructuralCoUse, HiddenBodyGivesTheFeaturesOfACopyWithoutTheBody) {
+  TempDir orig, copy, t1, t2;
+  write_repo(orig, kTargetFile);
+  write_repo(copy, kTargetFileWithoutBody);
+  auto a = couse_features(orig, t1), b = couse_features(copy, t2);
+  ASSERT_GE(a.size(), 3u);
+  EXPECT_EQ(a, b);
+}
