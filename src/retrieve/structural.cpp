@@ -837,8 +837,10 @@ struct CandidateBuild {
       int others = static_cast<int>(um->second.size()) - (entity_units.count(c) ? 1 : 0);
       x[f_module_file_uses] = std::log1p(std::max(0, others));
       // Per user of the used members: how many of them it references.
-      auto [sit, new_map] = couse_units.try_emplace(m);
-      if (new_map)
+      // Not a structured binding: clang 14 (the sanitizer build) cannot capture one in the lambda below.
+      auto inserted = couse_units.try_emplace(m);
+      auto sit = inserted.first;
+      if (inserted.second)
         for (int e : um->second) {
           for (int u : cu.users_of[e])
             if (u != tunit) ++sit->second[u];
