@@ -312,38 +312,25 @@ class FeatureBuilder {
  public:
   FeatureBuilder(const Engine& e) : e_(e), v_(e.view()), g_(e.graph()) {}
 
-  // Computed outside the lock (concurrent requests of a warm server share this builder); a twin computed
-  // by another thread meanwhile is the same value, and the first one stored stays.
   const FileUsage& usage(int file) {
-    {
-      std::lock_guard lk(mu_);
-      auto it = usage_.find(file);
-      if (it != usage_.end()) return it->second;
-    }
-    FileUsage fu;
-    const FileRec& f = v_.files()[file];
-    for (const Reference& r : v_.references(file)) {
-      int scope = r.scope >= 0 ? f.first_entity + r.scope : -1;
-      FileUsage::Use u;
-      u.scope = scope;
-      u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
-      u.root = r.chain.substr(0, r.chain.find('.'));
-      u.along = g_.resolve(file, scope, r.chain).along;
-      fu.uses.push_back(std::move(u));
-    }
-    std::lock_guard lk(mu_);
-    return usage_.emplace(file, std::move(fu)).first->second;
+    return memo(usage_, file, [&] {
+      FileUsage fu;
+      const FileRec& f = v_.files()[file];
+      for (const Reference& r : v_.references(file)) {
+        int scope = r.scope >= 0 ? f.first_entity + r.scope : -1;
+        FileUsage::Use u;
+        u.scope = scope;
+        u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
+        u.root = r.chain.substr(0, r.chain.find('.'));
+        u.along = g_.resolve(file, scope, r.chain).along;
+        fu.uses.push_back(std::move(u));
+      }
+      return fu;
+    });
   }
 
   const std::vector<int>& refs_of(int entity) {
-    {
-      std::lock_guard lk(mu_);
-      auto it = refs_.find(entity);
-      if (it != refs_.end()) return it->second;
-    }
-    auto r = g_.referenced_entities(entity);
-    std::lock_guard lk(mu_);
-    return refs_.emplace(entity, std::move(r)).first->second;
+    return memo(refs_, entity, [&] { return g_.referenced_entities(entity); });
   }
 
   // How many functions of the repository reference each entity (outermost callables; computed once). The
@@ -378,14 +365,7 @@ class FeatureBuilder {
 
   // A class's members through its MRO (SymbolGraph::class_members walks the MRO and each class's entities).
   const std::vector<int>& members_of(int cls) {
-    {
-      std::lock_guard lk(mu_);
-      auto it = members_.find(cls);
-      if (it != members_.end()) return it->second;
-    }
-    auto m = g_.class_members(cls);
-    std::lock_guard lk(mu_);
-    return members_.emplace(cls, std::move(m)).first->second;
+    return memo(members_, cls, [&] { return g_.class_members(cls); });
   }
   // ---- module co-use (issue 19, s5): per engine, from the index only --------------------------------
   // users_of[c]: the functions (outermost callables) referencing entity c, ascending; module_users[f]: how
@@ -421,6 +401,21 @@ class FeatureBuilder {
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
 
  private:
+  // cache[key], computed outside the lock on a miss (concurrent requests of a warm server share this
+  // builder); a twin computed by another thread meanwhile is the same value, and the first one stored stays.
+  // References stay valid: unordered_map never moves its elements.
+  template <class Map, class Compute>
+  const typename Map::mapped_type& memo(Map& cache, int key, Compute compute) {
+    {
+      std::lock_guard lk(mu_);
+      auto it = cache.find(key);
+      if (it != cache.end()) return it->second;
+    }
+    auto value = compute();
+    std::lock_guard lk(mu_);
+    return cache.emplace(key, std::move(value)).first->second;
+  }
+
   std::once_flag name_parts_once_;
   std::vector<std::vector<std::string>> name_parts_;
   std::once_flag couse_once_;
