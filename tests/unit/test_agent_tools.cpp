@@ -326,6 +326,10 @@ TEST(AgentTools, CallDispatchesAndParsesAgentJson) {
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"path": "x"})")), Error);
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "read_lines", "start": "abc"})")), Error);
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "grep", "fixed": 3})")), Error);
+  // A float line number beyond int (found by the agent_tools fuzzer) is a bad argument, not undefined behaviour.
+  EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "read_lines", "start": 1.3e100})")), Error);
+  EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"({"tool": "read_lines", "end": -5e20})")), Error);
+  EXPECT_EQ(tool_call_from_json(nlohmann::json::parse(R"({"tool": "read_lines", "start": 12.0})")).start, 12);
   EXPECT_THROW(tool_call_from_json(nlohmann::json::parse(R"(["ls"])")), Error);
 }
 

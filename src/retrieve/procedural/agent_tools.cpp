@@ -768,7 +768,13 @@ int json_int(const nlohmann::json& args, const char* key, const char* tool) {
       throw Error(ExitCode::bad_input, fmt::format("{}: \"{}\" is out of range", tool, key));
     return static_cast<int>(v);
   }
-  if (it->is_number_float()) return static_cast<int>(it->get<double>());
+  if (it->is_number_float()) {
+    // A model may write 12.0; anything outside int's range (or NaN) is a bad argument, not a cast.
+    double d = it->get<double>();
+    if (!(d >= -1e9 && d <= 1e9))
+      throw Error(ExitCode::bad_input, fmt::format("{}: \"{}\" is out of range", tool, key));
+    return static_cast<int>(d);
+  }
   if (it->is_string()) {
     std::string s(trim(it->get<std::string>()));
     if (!s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
