@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -302,10 +303,12 @@ struct FileUsage {
   struct Use {
     int unit;
     int scope;
-    std::string root;
+    int root;  // index in roots: the chain's first name
     std::vector<int> along;
   };
   std::vector<Use> uses;
+  std::vector<std::string> roots;                  // distinct chain roots of the file
+  std::unordered_map<std::string, int> root_id;  // root -> index in roots
 };
 
 class FeatureBuilder {
@@ -321,7 +324,10 @@ class FeatureBuilder {
         FileUsage::Use u;
         u.scope = scope;
         u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
-        u.root = r.chain.substr(0, r.chain.find('.'));
+        auto [rit, fresh] = fu.root_id.try_emplace(r.chain.substr(0, r.chain.find('.')),
+                                                   static_cast<int>(fu.roots.size()));
+        if (fresh) fu.roots.push_back(rit->first);
+        u.root = rit->second;
         u.along = g_.resolve(file, scope, r.chain).along;
         fu.uses.push_back(std::move(u));
       }
@@ -452,6 +458,70 @@ void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
 
 using QueryTerms = std::vector<std::pair<uint64_t, uint32_t>>;  // query_terms()
 
+// Per-entity values of one request in dense arrays indexed by entity id, valid where their stamp is the
+// request's: hash maps keyed by entity ids (candidate rows, neighbour votes, co-use counts) were about a
+// third of a structural request's CPU on sympy (perf), and a warm server answers many requests per thread.
+// One per thread, reused without clearing (a new stamp invalidates everything); a nested use on the same
+// thread (none today) gets a fresh one.
+struct EntityScratch {
+  struct Vote {
+    double all, top5, file, cls;
+    int n;
+  };
+  uint32_t stamp = 0, count_gen = 0;
+  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, count_stamp;
+  std::vector<int32_t> row, units_begin, units_end, count;
+  std::vector<Vote> vote;
+  bool busy = false;
+
+  // Starts a request over `n` entities; co-use counts get a stamp of their own per file (next_count_stamp).
+  void begin(size_t n) {
+    if (row.size() < n) {
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &count_stamp}) v->resize(n, 0);
+      for (auto* v : {&row, &units_begin, &units_end, &count}) v->resize(n, 0);
+      vote.resize(n);
+    }
+    next_stamp();
+  }
+  void next_stamp() {
+    if (++stamp == 0) {  // wrapped: every old stamp could look current
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp}) std::fill(v->begin(), v->end(), 0);
+      stamp = 1;
+    }
+  }
+  uint32_t next_count_stamp() {
+    if (++count_gen == 0) {
+      std::fill(count_stamp.begin(), count_stamp.end(), 0);
+      count_gen = 1;
+    }
+    return count_gen;
+  }
+};
+
+class ScratchLease {
+ public:
+  ScratchLease(size_t n) {
+    thread_local EntityScratch mine;
+    if (mine.busy) {
+      own_ = std::make_unique<EntityScratch>();
+      s_ = own_.get();
+    } else {
+      s_ = &mine;
+    }
+    s_->busy = true;
+    s_->begin(n);
+  }
+  ~ScratchLease() { s_->busy = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  EntityScratch& operator*() const { return *s_; }
+  EntityScratch* operator->() const { return s_; }
+
+ private:
+  std::unique_ptr<EntityScratch> own_;
+  EntityScratch* s_;
+};
+
 // One target's candidates and their features, built family by family. Every family reads the repository
 // with the target's body hidden (ctx).
 struct CandidateBuild {
@@ -462,18 +532,19 @@ struct CandidateBuild {
   const StructuralParams& p;
   const std::vector<EntityRec>& ents;
   const int t, file, cls;
+  ScratchLease scratch;  // candidate rows, votes, using units, co-use counts by entity id
+  const uint32_t stamp;  // the request's stamp in scratch
   StructuralCandidates out;
-  std::unordered_map<int, size_t> row_of;
   // Usage in the target's file (outside the hidden body).
-  std::unordered_map<std::string, int> name_uses;                 // bound name -> uses
-  std::unordered_map<int, std::unordered_set<int>> entity_units;  // candidate -> units using it
-  int n_units = 0;                                                // units with any reference left
-  std::unordered_map<int, std::string> bound_by;                  // candidate -> import binding bringing it in
+  const FileUsage* fusage = nullptr;
+  std::vector<int> name_uses;  // uses of each of fusage's roots (bound names)
+  // (entity, unit using it) pairs, sorted and unique; scratch units_begin/end index them per entity.
+  std::vector<std::pair<int, int>> entity_units;
+  std::vector<int> used_entities;                  // the entities of entity_units, ascending
+  int n_units = 0;                                 // units with any reference left
+  std::unordered_map<int, std::string> bound_by;  // candidate -> import binding bringing it in
   // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
   std::vector<ScoredDoc> entity_scores;
-  // Neighbour votes.
-  std::unordered_map<int, double> vote, vote5, vote_file, vote_class;
-  std::unordered_map<int, int> vote_n;
   int n_neighbours = 0;
 
   CandidateBuild(FeatureBuilder& b, const RepoView& view, const SymbolGraph& graph, const TargetContext& c,
@@ -486,16 +557,28 @@ struct CandidateBuild {
         ents(view.entities()),
         t(c.target.entity),
         file(c.target.file),
-        cls(graph.enclosing_class(c.target.entity)) {}
+        cls(graph.enclosing_class(c.target.entity)),
+        scratch(view.entities().size()),
+        stamp(scratch->stamp) {}
 
   std::vector<double>* row(int c) {
     if (c < 0 || ctx.is_hidden_entity(c)) return nullptr;
-    auto it = row_of.find(c);
-    if (it != row_of.end()) return &out.features[it->second];
-    row_of.emplace(c, out.entities.size());
+    if (scratch->row_stamp[c] == stamp) return &out.features[static_cast<size_t>(scratch->row[c])];
+    scratch->row_stamp[c] = stamp;
+    scratch->row[c] = static_cast<int32_t>(out.entities.size());
     out.entities.push_back(c);
     out.features.emplace_back(f_count, 0.0);
     return &out.features.back();
+  }
+
+  bool used(int c) const { return scratch->units_stamp[c] == stamp; }
+  // The units using c in the target's file (entity_units' range), empty when none.
+  std::pair<const std::pair<int, int>*, const std::pair<int, int>*> units_of(int c) const {
+    if (!used(c)) return {nullptr, nullptr};
+    return {entity_units.data() + scratch->units_begin[c], entity_units.data() + scratch->units_end[c]};
+  }
+  const EntityScratch::Vote* vote_of(int c) const {
+    return scratch->vote_stamp[c] == stamp ? &scratch->vote[c] : nullptr;
   }
 
   void class_members(int c, int feature) {
@@ -543,14 +626,28 @@ struct CandidateBuild {
 
   // How often each bound name and each entity is used in the target's file outside the hidden body.
   void file_usage() {
-    std::unordered_set<int> units;
-    for (const auto& u : fb.usage(file).uses) {
+    fusage = &fb.usage(file);
+    name_uses.assign(fusage->roots.size(), 0);
+    std::vector<int> units;
+    for (const auto& u : fusage->uses) {
       if (u.scope >= 0 && v.is_within(u.scope, t)) continue;
-      ++name_uses[u.root];
-      if (u.unit >= 0) units.insert(u.unit);
-      for (int c : u.along) entity_units[c].insert(u.unit);
+      ++name_uses[static_cast<size_t>(u.root)];
+      if (u.unit >= 0) units.push_back(u.unit);
+      for (int c : u.along) entity_units.emplace_back(c, u.unit);
     }
-    n_units = static_cast<int>(units.size());
+    std::sort(units.begin(), units.end());
+    n_units = static_cast<int>(std::unique(units.begin(), units.end()) - units.begin());
+    std::sort(entity_units.begin(), entity_units.end());
+    entity_units.erase(std::unique(entity_units.begin(), entity_units.end()), entity_units.end());
+    for (size_t i = 0; i < entity_units.size(); ++i) {
+      int c = entity_units[i].first;
+      if (i == 0 || entity_units[i - 1].first != c) {
+        scratch->units_stamp[c] = stamp;
+        scratch->units_begin[c] = static_cast<int32_t>(i);
+        used_entities.push_back(c);
+      }
+      scratch->units_end[c] = static_cast<int32_t>(i + 1);
+    }
   }
 
   // BM25 over entities (statistics of the repository without the hidden body): the global top and the top
@@ -602,11 +699,16 @@ struct CandidateBuild {
       bool same_file = ents[n].file == file, same_class = cls >= 0 && g.enclosing_class(n) == cls;
       for (int c : refs) {
         if (c == t) continue;
-        vote[c] += w;
-        if (same_file) vote_file[c] += w;
-        if (same_class) vote_class[c] += w;
-        vote_n[c] += 1;
-        if (i < 5) vote5[c] += w;
+        auto& vt = scratch->vote[c];
+        if (scratch->vote_stamp[c] != stamp) {
+          scratch->vote_stamp[c] = stamp;
+          vt = {};
+        }
+        vt.all += w;
+        if (same_file) vt.file += w;
+        if (same_class) vt.cls += w;
+        vt.n += 1;
+        if (i < 5) vt.top5 += w;
         if (auto* r = row(c)) (*r)[f_neighbour] = 1;
       }
     }
@@ -640,16 +742,18 @@ struct CandidateBuild {
   // Votes, usage in the file and in the class, import usage, proximity.
   void usage_features(std::vector<double>& x, int c, int class_units) {
     const EntityRec& ce = ents[c];
-    if (auto it = vote.find(c); it != vote.end()) {
-      x[f_vote] = it->second;
-      x[f_vote_count] = static_cast<double>(vote_n[c]) / std::max(1, n_neighbours);
-      x[f_vote_top5] = vote5.count(c) ? vote5[c] : 0;
-      x[f_vote_file] = vote_file.count(c) ? vote_file[c] : 0;
-      x[f_vote_class] = vote_class.count(c) ? vote_class[c] : 0;
+    if (const auto* vt = vote_of(c)) {
+      x[f_vote] = vt->all;
+      x[f_vote_count] = static_cast<double>(vt->n) / std::max(1, n_neighbours);
+      x[f_vote_top5] = vt->top5;
+      x[f_vote_file] = vt->file;
+      x[f_vote_class] = vt->cls;
     }
-    if (auto it = entity_units.find(c); it != entity_units.end()) {
+    if (used(c)) {
       int users = 0, class_users = 0;
-      for (int u : it->second) {
+      auto [ub, ue] = units_of(c);
+      for (auto p = ub; p != ue; ++p) {
+        int u = p->second;
         if (u < 0) continue;
         ++users;
         if (cls >= 0 && ents[u].parent_index == cls) ++class_users;
@@ -659,7 +763,8 @@ struct CandidateBuild {
       x[f_class_usage] = class_units > 0 ? static_cast<double>(class_users) / class_units : 0;
     }
     if (auto it = bound_by.find(c); it != bound_by.end()) {
-      int uses = name_uses.count(it->second) ? name_uses[it->second] : 0;
+      auto rid = fusage->root_id.find(it->second);
+      int uses = rid == fusage->root_id.end() ? 0 : name_uses[static_cast<size_t>(rid->second)];
       x[f_import_unused] = uses == 0;
       x[f_import_uses] = std::log1p(uses);
     }
@@ -797,7 +902,7 @@ struct CandidateBuild {
     for (int c : visible) visible_files.insert(ents[c].file);
     // Members of each file that the target's file uses outside the hidden body.
     std::unordered_map<int, std::vector<int>> used_members;
-    for (const auto& [c, units] : entity_units) used_members[ents[c].file].push_back(c);
+    for (int c : used_entities) used_members[ents[c].file].push_back(c);
     // Files the target's file imports at module level (the module, or the file defining the name).
     std::unordered_set<int> imported;
     for (const Import& im : v.imports(file)) {
@@ -806,48 +911,65 @@ struct CandidateBuild {
       if (r.kind == Resolution::Kind::entity) imported.insert(ents[r.entity].file);
       if (r.kind == Resolution::Kind::module) imported.insert(r.file);
     }
-    std::unordered_map<int, std::vector<int>> pops_of_file;             // descending adjusted use of members
-    std::unordered_map<int, std::unordered_map<int, int>> couse_units;  // file -> user -> used members
-    for (size_t k = 0; k < out.entities.size(); ++k) {
+    // Candidates file by file: the per-file facts (members' use, co-use counts per user) are made once per
+    // file, the counts in the scratch's dense per-user array.
+    std::vector<size_t> order(out.entities.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ents[out.entities[a]].file < ents[out.entities[b]].file; });
+    EntityScratch& sc = *scratch;
+    std::vector<int> pops;  // descending adjusted use of the current file's members
+    const std::vector<int>* members_used = nullptr;
+    uint32_t count_stamp = 0;
+    int n_users = 0;  // distinct users of the current file's used members
+    for (size_t oi = 0; oi < order.size(); ++oi) {
+      const size_t k = order[oi];
       int c = out.entities[k], m = ents[c].file;
+      if (oi == 0 || ents[out.entities[order[oi - 1]]].file != m) {
+        pops.clear();
+        const FileRec& mf = v.files()[m];
+        for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
+          if (!ctx.is_hidden_entity(i)) pops.push_back(std::max(0, uses_without_target(i)));
+        std::sort(pops.begin(), pops.end(), std::greater<>());
+        auto um = used_members.find(m);
+        members_used = um == used_members.end() ? nullptr : &um->second;
+        n_users = 0;
+        if (members_used) {
+          // Per user of the used members: how many of them it references.
+          count_stamp = sc.next_count_stamp();
+          auto bump = [&](int u) {
+            if (sc.count_stamp[u] != count_stamp) {
+              sc.count_stamp[u] = count_stamp;
+              sc.count[u] = 0;
+              ++n_users;
+            }
+            ++sc.count[u];
+          };
+          for (int e : *members_used) {
+            for (int u : cu.users_of[e])
+              if (u != tunit) bump(u);
+            if (tunit_uses(e)) bump(tunit);
+          }
+        }
+      }
       auto& x = out.features[k];
       int pop = std::max(0, uses_without_target(c));
       int musers = cu.module_users[m] - (full_files.count(m) ? 1 : 0) + (visible_files.count(m) ? 1 : 0);
       x[f_module_share] = musers > 0 ? static_cast<double>(pop) / musers : 0;
-      auto [pit, fresh] = pops_of_file.try_emplace(m);
-      if (fresh) {
-        const FileRec& mf = v.files()[m];
-        for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
-          if (!ctx.is_hidden_entity(i)) pit->second.push_back(std::max(0, uses_without_target(i)));
-        std::sort(pit->second.begin(), pit->second.end(), std::greater<>());
-      }
       if (pop > 0) {
-        auto above = std::lower_bound(pit->second.begin(), pit->second.end(), pop,
-                                      std::greater<>());  // ties share the best rank
-        x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pit->second.begin()));
+        auto above = std::lower_bound(pops.begin(), pops.end(), pop, std::greater<>());  // ties share the best rank
+        x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pops.begin()));
       }
       x[f_file_imported] = imported.count(m) ? 1 : 0;
-      auto um = used_members.find(m);
-      if (um == used_members.end()) continue;
-      int others = static_cast<int>(um->second.size()) - (entity_units.count(c) ? 1 : 0);
+      if (!members_used) continue;
+      const bool self_used = used(c);
+      int others = static_cast<int>(members_used->size()) - (self_used ? 1 : 0);
       x[f_module_file_uses] = std::log1p(std::max(0, others));
-      // Per user of the used members: how many of them it references.
-      // Not a structured binding: clang 14 (the sanitizer build) cannot capture one in the lambda below.
-      auto inserted = couse_units.try_emplace(m);
-      auto sit = inserted.first;
-      if (inserted.second)
-        for (int e : um->second) {
-          for (int u : cu.users_of[e])
-            if (u != tunit) ++sit->second[u];
-          if (tunit_uses(e)) ++sit->second[tunit];
-        }
       // When the candidate is itself used, a function that references no used member but it is no evidence.
-      bool self_used = entity_units.count(c) > 0;
-      int base = static_cast<int>(sit->second.size()), both = 0;
+      int base = n_users, both = 0;
       auto count_user = [&](int u) {
-        auto it = sit->second.find(u);
-        if (it == sit->second.end()) return;
-        if (self_used && it->second == 1) {
+        if (sc.count_stamp[u] != count_stamp) return;
+        if (self_used && sc.count[u] == 1) {
           --base;
           return;
         }
