@@ -469,7 +469,7 @@ struct EntityScratch {
     int n;
   };
   uint32_t stamp = 0, count_gen = 0;
-  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, count_stamp;
+  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, allowed_stamp, count_stamp;
   std::vector<int32_t> row, units_begin, units_end, count;
   std::vector<Vote> vote;
   bool busy = false;
@@ -477,7 +477,7 @@ struct EntityScratch {
   // Starts a request over `n` entities; co-use counts get a stamp of their own per file (next_count_stamp).
   void begin(size_t n) {
     if (row.size() < n) {
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &count_stamp}) v->resize(n, 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &allowed_stamp, &count_stamp}) v->resize(n, 0);
       for (auto* v : {&row, &units_begin, &units_end, &count}) v->resize(n, 0);
       vote.resize(n);
     }
@@ -485,7 +485,7 @@ struct EntityScratch {
   }
   void next_stamp() {
     if (++stamp == 0) {  // wrapped: every old stamp could look current
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp}) std::fill(v->begin(), v->end(), 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &allowed_stamp}) std::fill(v->begin(), v->end(), 0);
       stamp = 1;
     }
   }
@@ -660,15 +660,15 @@ struct CandidateBuild {
     global.reserve(entity_scores.size());
     for (const auto& s : entity_scores)
       if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
-    std::vector<char> allowed(ents.size(), 0);
+    auto& allowed = scratch->allowed_stamp;  // top-level entities of the accessible files
     for (int f : g.accessible_files(file, &ctx.hidden)) {
       const FileRec& fr = v.files()[f];
       for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
-        if (ents[i].parent_index < 0) allowed[i] = 1;
+        if (ents[i].parent_index < 0) allowed[i] = stamp;
     }
     std::vector<Ranked> ar;
     for (const auto& s : global)
-      if (allowed[s.doc]) ar.push_back(s);
+      if (allowed[s.doc] == stamp) ar.push_back(s);
     sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
     for (size_t i = 0; i < global.size(); ++i)
       if (auto* r = row(global[i].doc)) {
@@ -1015,6 +1015,34 @@ struct SharedFeatureBuilder {
   }
 };
 
+// Scores of rows, each distinct row scored once: about a fifth of a pool's rows repeat another's (sympy:
+// ~900 candidates, ~760 distinct; members of one module that nothing distinguishes), and the ranker's
+// evaluation is the largest single cost of a request. A row's score depends on the row alone.
+std::vector<double> score_unique_rows(const StructuralRanker& model, const std::vector<std::vector<double>>& rows) {
+  struct RowHash {
+    size_t operator()(const std::vector<double>* r) const {
+      return std::hash<std::string_view>()(
+          std::string_view(reinterpret_cast<const char*>(r->data()), r->size() * sizeof(double)));
+    }
+  };
+  struct RowEq {
+    bool operator()(const std::vector<double>* a, const std::vector<double>* b) const { return *a == *b; }
+  };
+  std::unordered_map<const std::vector<double>*, size_t, RowHash, RowEq> first;
+  first.reserve(rows.size());
+  std::vector<size_t> slot(rows.size());
+  std::vector<std::vector<double>> distinct;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto [it, fresh] = first.try_emplace(&rows[i], distinct.size());
+    if (fresh) distinct.push_back(rows[i]);
+    slot[i] = it->second;
+  }
+  if (distinct.size() == rows.size()) return model.score_rows(rows);
+  std::vector<double> d = model.score_rows(distinct), out(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) out[i] = d[slot[i]];
+  return out;
+}
+
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& e, const RetrieverOptions& o)
@@ -1033,7 +1061,7 @@ class StructuralRetriever : public Retriever {
     const TargetContext& ctx = *ctxp;
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();
-    std::vector<double> scores = model_->score_rows(cand.features);  // the whole pool in one batch
+    std::vector<double> scores = score_unique_rows(*model_, cand.features);  // the whole pool in one batch
     std::vector<Hit> hits;
     hits.reserve(cand.entities.size());
     std::unordered_map<int, size_t> row_of;
