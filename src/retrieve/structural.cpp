@@ -359,14 +359,21 @@ class FeatureBuilder {
   }
 
   // The subword tokens of every entity's name (name_parts), made once: a pool of ~1,000 candidates
-  // tokenized its names twice per request.
-  const std::vector<std::string>& name_parts_of(int entity) {
-    std::call_once(name_parts_once_, [&] {
-      const auto& ents = v_.entities();
-      name_parts_.reserve(ents.size());
-      for (const auto& en : ents) name_parts_.push_back(name_parts(en.name));
-    });
-    return name_parts_[static_cast<size_t>(entity)];
+  // tokenized its names twice per request. Also as ids of a vocabulary of every name part, so that a
+  // request matches them against its query by id (string hashing per part and candidate was ~3% of it).
+  const std::vector<int>& name_part_ids_of(int entity) {
+    name_parts_once();
+    return part_ids_[static_cast<size_t>(entity)];
+  }
+  // The id of a name part, -1 when no entity's name has it.
+  int part_id(const std::string& part) {
+    name_parts_once();
+    auto it = part_vocab_.find(part);
+    return it == part_vocab_.end() ? -1 : it->second;
+  }
+  size_t n_parts() {
+    name_parts_once();
+    return part_vocab_.size();
   }
 
   // A class's members through its MRO (SymbolGraph::class_members walks the MRO and each class's entities).
@@ -422,8 +429,21 @@ class FeatureBuilder {
     return cache.emplace(key, std::move(value)).first->second;
   }
 
+  void name_parts_once() {
+    std::call_once(name_parts_once_, [&] {
+      const auto& ents = v_.entities();
+      part_ids_.reserve(ents.size());
+      for (const auto& en : ents) {
+        std::vector<int> ids;
+        for (auto& part : name_parts(en.name))
+          ids.push_back(part_vocab_.try_emplace(std::move(part), static_cast<int>(part_vocab_.size())).first->second);
+        part_ids_.push_back(std::move(ids));
+      }
+    });
+  }
   std::once_flag name_parts_once_;
-  std::vector<std::vector<std::string>> name_parts_;
+  std::vector<std::vector<int>> part_ids_;
+  std::unordered_map<std::string, int> part_vocab_;
   std::once_flag couse_once_;
   ModuleCoUse couse_;
   std::once_flag popularity_once_;
@@ -715,8 +735,9 @@ struct CandidateBuild {
   }
 
   // What a candidate is (kind, naming), how its name matches the query and the target's parameters.
+  // part_marks: per name-part id, 1 when the query has it, 2 when the target's parameters do (bits).
   void name_features(std::vector<double>& x, int c, const std::unordered_set<std::string>& qids,
-                     const std::unordered_set<std::string>& qtoks, const std::unordered_set<std::string>& ptoks) {
+                     const std::vector<uint8_t>& part_marks) {
     const EntityRec& ce = ents[c];
     x[f_kind_function] = ce.kind == EntityKind::function;
     x[f_kind_method] = ce.kind == EntityKind::method || ce.kind == EntityKind::constructor;
@@ -729,11 +750,11 @@ struct CandidateBuild {
     x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(),
                                                   [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
     x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
-    const auto& parts = fb.name_parts_of(c);
+    const auto& parts = fb.name_part_ids_of(c);
     int hit = 0, phit = 0;
-    for (const auto& pt : parts) {
-      hit += qtoks.count(pt) ? 1 : 0;
-      phit += ptoks.count(pt) ? 1 : 0;
+    for (int pt : parts) {
+      hit += part_marks[static_cast<size_t>(pt)] & 1;
+      phit += (part_marks[static_cast<size_t>(pt)] >> 1) & 1;
     }
     x[f_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
     x[f_param_match] = parts.empty() ? 0 : static_cast<double>(phit) / static_cast<double>(parts.size());
@@ -795,12 +816,11 @@ struct CandidateBuild {
 
   // How the candidate's name relates to the target's name: shared subwords, or one name inside the other
   // (`get_x` and `_get_x`, `x` and `x_impl`).
-  void target_name_features(std::vector<double>& x, int c, const std::vector<std::string>& tparts,
-                            const std::string& tstem) {
+  void target_name_features(std::vector<double>& x, int c, const std::vector<int>& tparts, const std::string& tstem) {
     const EntityRec& ce = ents[c];
-    const auto& parts = fb.name_parts_of(c);
+    const auto& parts = fb.name_part_ids_of(c);
     int hit = 0;
-    for (const auto& pt : parts) hit += std::find(tparts.begin(), tparts.end(), pt) != tparts.end() ? 1 : 0;
+    for (int pt : parts) hit += std::find(tparts.begin(), tparts.end(), pt) != tparts.end() ? 1 : 0;
     x[f_target_name_overlap] = parts.empty() ? 0 : static_cast<double>(hit) / static_cast<double>(parts.size());
     std::string stem = ce.name;
     while (!stem.empty() && stem.front() == '_') stem.erase(stem.begin());
@@ -814,11 +834,15 @@ struct CandidateBuild {
     std::unordered_map<int, const TermVec*> replaced;
     for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
     auto qids = identifiers(query);
-    std::unordered_set<std::string> qtoks, ptoks;
-    for (auto& tok : tokenize_code(query)) qtoks.insert(tok);
+    std::vector<uint8_t> part_marks(fb.n_parts(), 0);  // tokens no name has cannot match a name part
+    auto mark = [&](const std::string& text, uint8_t bit) {
+      for (auto& tok : tokenize_code(text))
+        if (int id = fb.part_id(tok); id >= 0) part_marks[static_cast<size_t>(id)] |= bit;
+    };
+    mark(query, 1);
     for (const auto& prm : ents[t].params) {
-      for (auto& tok : tokenize_code(prm.name)) ptoks.insert(tok);
-      for (auto& tok : tokenize_code(prm.annotation)) ptoks.insert(tok);
+      mark(prm.name, 2);
+      mark(prm.annotation, 2);
     }
     int class_units = 0;
     const FileRec& tf = v.files()[file];
@@ -851,13 +875,13 @@ struct CandidateBuild {
       }
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
-    const auto& tparts = fb.name_parts_of(t);
+    const auto& tparts = fb.name_part_ids_of(t);
     std::string tstem = ents[t].name;
     while (!tstem.empty() && tstem.front() == '_') tstem.erase(tstem.begin());
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       auto& x = out.features[k];
-      name_features(x, c, qids, qtoks, ptoks);
+      name_features(x, c, qids, part_marks);
       target_name_features(x, c, tparts, tstem);
       x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
       x[f_bm25_log] = std::log1p(bm25[k]);
