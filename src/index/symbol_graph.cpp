@@ -586,6 +586,27 @@ const std::vector<int>& SymbolGraph::imported_files_unhidden(int file) const {
 }
 
 std::vector<int> SymbolGraph::accessible_files(int file, const HiddenBody* hidden) const {
+  // A hidden body holding none of the file's imports changes nothing: the closure of the file is cached.
+  bool hides_imports = false;
+  if (hidden && hidden->file == file) {
+    const FileRec& f = v_.files()[file];
+    for (const Import& im : v_.imports(file))
+      if (im.scope >= 0 && v_.is_within(f.first_entity + im.scope, hidden->entity)) hides_imports = true;
+  }
+  if (!hides_imports) {
+    {
+      std::lock_guard lk(mu_);
+      auto it = closure_cache_.find(file);
+      if (it != closure_cache_.end()) return it->second;
+    }
+    std::vector<int> order = accessible_files_walk(file, nullptr);
+    std::lock_guard lk(mu_);
+    return closure_cache_.emplace(file, std::move(order)).first->second;
+  }
+  return accessible_files_walk(file, hidden);
+}
+
+std::vector<int> SymbolGraph::accessible_files_walk(int file, const HiddenBody* hidden) const {
   std::vector<int> order{file};
   std::unordered_set<int> seen{file};
   std::deque<int> q{file};

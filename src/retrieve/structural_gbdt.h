@@ -70,6 +70,9 @@ class GbdtRanker : public StructuralRanker {
   std::vector<double> score_rows_xgboost(const std::vector<std::vector<double>>& rows) const;
   // Whether score_rows() runs the complete-tree evaluator (false: the model has a shape it does not cover).
   bool has_complete_forest() const { return forest_ != nullptr; }
+  // "quickscorer" (QuickScorer's traversal of the complete trees), "complete-tree" (level by level) or
+  // "xgboost": the first of these that reproduces XGBoost's scores on this model.
+  const char* evaluator() const;
   std::string to_json() const override;
   const std::string& provenance() const override { return provenance_json_; }
   const GbdtParams& params() const { return params_; }

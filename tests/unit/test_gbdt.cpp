@@ -158,10 +158,21 @@ TEST(Gbdt, CompleteTreeEvaluatorGivesXgboostsScoresBitForBit) {
   auto shipped = load_structural_ranker("");
   auto a = xor_samples("a", 30);
   auto trained = fit_structural_ranker({&a}, gbdt_options(), nullptr);
-  for (const StructuralRanker* r : {shipped.get(), trained.get()}) {
+  // Trees deeper than 6 levels (over 64 leaves) are walked level by level instead of by QuickScorer.
+  auto many = xor_samples("deep", 400);
+  for (auto& ts : many.targets)  // labels no shallow tree separates: the trees grow to their depth limit
+    for (size_t c = 0; c < ts.positive.size(); ++c)
+      ts.positive[c] = hash64("deep|" + std::to_string(ts.entity) + "|" + std::to_string(c)) % 3 == 0 ? 1 : 0;
+  TrainOptions deep_options = gbdt_options();
+  deep_options.gbdt.max_depth = 9;
+  deep_options.gbdt.trees = 8;
+  deep_options.gbdt.min_child_weight = 0;
+  auto deep = fit_structural_ranker({&many}, deep_options, nullptr);
+  for (const StructuralRanker* r : {shipped.get(), trained.get(), deep.get()}) {
     const auto* g = dynamic_cast<const GbdtRanker*>(r);
     ASSERT_NE(g, nullptr);
     ASSERT_TRUE(g->has_complete_forest()) << "the evaluator refused the model";
+    EXPECT_STREQ(g->evaluator(), r == deep.get() ? "complete-tree" : "quickscorer");
     const size_t d = structural_feature_names().size();
     // Threshold-like values (multiples of 1/64 and log1p of counts) and plain noise, 3,000 rows.
     std::vector<std::vector<double>> rows;
