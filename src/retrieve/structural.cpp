@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -409,6 +410,19 @@ class FeatureBuilder {
     });
     return couse_;
   }
+  // The use counts (users_of sizes) of a file's entities, descending: a request's module-member ranks
+  // read them for every candidate file the target's function does not touch.
+  const std::vector<int>& member_uses(int file) {
+    return memo(member_uses_, file, [&] {
+      const auto& cu = module_couse();
+      const FileRec& mf = v_.files()[file];
+      std::vector<int> pops;
+      for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
+        pops.push_back(static_cast<int>(cu.users_of[i].size()));
+      std::sort(pops.begin(), pops.end(), std::greater<>());
+      return pops;
+    });
+  }
   // ---- end module co-use -----------------------------------------------------------------------------
 
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
@@ -455,6 +469,7 @@ class FeatureBuilder {
   std::unordered_map<int, FileUsage> usage_;
   std::unordered_map<int, std::vector<int>> refs_;
   std::unordered_map<int, std::vector<int>> members_;
+  std::unordered_map<int, std::vector<int>> member_uses_;
 };
 
 struct Ranked {
@@ -951,10 +966,16 @@ struct CandidateBuild {
       int c = out.entities[k], m = ents[c].file;
       if (oi == 0 || ents[out.entities[order[oi - 1]]].file != m) {
         pops.clear();
-        const FileRec& mf = v.files()[m];
-        for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
-          if (!ctx.is_hidden_entity(i)) pops.push_back(std::max(0, uses_without_target(i)));
-        std::sort(pops.begin(), pops.end(), std::greater<>());
+        if (m != file && !full_files.count(m) && !visible_files.count(m)) {
+          // Nothing of this file is hidden or referenced by the target's function: its members' use is
+          // the repository's, sorted once per engine.
+          pops = fb.member_uses(m);
+        } else {
+          const FileRec& mf = v.files()[m];
+          for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
+            if (!ctx.is_hidden_entity(i)) pops.push_back(std::max(0, uses_without_target(i)));
+          std::sort(pops.begin(), pops.end(), std::greater<>());
+        }
         auto um = used_members.find(m);
         members_used = um == used_members.end() ? nullptr : &um->second;
         n_users = 0;
@@ -1044,9 +1065,15 @@ struct SharedFeatureBuilder {
 // evaluation is the largest single cost of a request. A row's score depends on the row alone.
 std::vector<double> score_unique_rows(const StructuralRanker& model, const std::vector<std::vector<double>>& rows) {
   struct RowHash {
-    size_t operator()(const std::vector<double>* r) const {
-      return std::hash<std::string_view>()(
-          std::string_view(reinterpret_cast<const char*>(r->data()), r->size() * sizeof(double)));
+    size_t operator()(const std::vector<double>* r) const {  // multiply-xor over the values' bits
+      uint64_t h = 0x9e3779b97f4a7c15ULL;
+      for (double x : *r) {
+        uint64_t b;
+        std::memcpy(&b, &x, sizeof b);
+        h = (h ^ b) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+      }
+      return static_cast<size_t>(h);
     }
   };
   struct RowEq {
