@@ -308,7 +308,7 @@ struct FileUsage {
     std::vector<int> along;
   };
   std::vector<Use> uses;
-  std::vector<std::string> roots;                  // distinct chain roots of the file
+  std::vector<std::string> roots;                // distinct chain roots of the file
   std::unordered_map<std::string, int> root_id;  // root -> index in roots
 };
 
@@ -325,8 +325,8 @@ class FeatureBuilder {
         FileUsage::Use u;
         u.scope = scope;
         u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
-        auto [rit, fresh] = fu.root_id.try_emplace(r.chain.substr(0, r.chain.find('.')),
-                                                   static_cast<int>(fu.roots.size()));
+        auto [rit, fresh] =
+            fu.root_id.try_emplace(r.chain.substr(0, r.chain.find('.')), static_cast<int>(fu.roots.size()));
         if (fresh) fu.roots.push_back(rit->first);
         u.root = rit->second;
         u.along = g_.resolve(file, scope, r.chain).along;
@@ -575,8 +575,8 @@ struct CandidateBuild {
   std::vector<int> name_uses;  // uses of each of fusage's roots (bound names)
   // (entity, unit using it) pairs, sorted and unique; scratch units_begin/end index them per entity.
   std::vector<std::pair<int, int>> entity_units;
-  std::vector<int> used_entities;                  // the entities of entity_units, ascending
-  int n_units = 0;                                 // units with any reference left
+  std::vector<int> used_entities;                 // the entities of entity_units, ascending
+  int n_units = 0;                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;  // candidate -> import binding bringing it in
   // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
   std::vector<ScoredDoc> entity_scores;

@@ -147,7 +147,8 @@ struct GbdtRanker::CompleteForest {
         const float v = row[k];
         // Splits of feature k in ascending threshold: the row goes right at each one up to the first
         // threshold above its value (XGBoost goes left when x < threshold).
-        for (uint32_t i = q.begin[k], e = q.begin[k + 1]; i < e && v >= q.threshold[i]; ++i) alive[q.tree[i]] &= q.mask[i];
+        for (uint32_t i = q.begin[k], e = q.begin[k + 1]; i < e && v >= q.threshold[i]; ++i)
+          alive[q.tree[i]] &= q.mask[i];
       }
       float acc = base_score;
       for (size_t t = 0; t < n_trees; ++t) acc += leaf[t * leaves + static_cast<size_t>(__builtin_ctzll(alive[t]))];
