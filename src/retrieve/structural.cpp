@@ -1063,7 +1063,8 @@ struct SharedFeatureBuilder {
 // Scores of rows, each distinct row scored once: about a fifth of a pool's rows repeat another's (sympy:
 // ~900 candidates, ~760 distinct; members of one module that nothing distinguishes), and the ranker's
 // evaluation is the largest single cost of a request. A row's score depends on the row alone.
-std::vector<double> score_unique_rows(const StructuralRanker& model, const std::vector<std::vector<double>>& rows) {
+// The distinct rows are moved out for scoring and back after it: `rows` is as it was on return.
+std::vector<double> score_unique_rows(const StructuralRanker& model, std::vector<std::vector<double>>& rows) {
   struct RowHash {
     size_t operator()(const std::vector<double>* r) const {  // multiply-xor over the values' bits
       uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -1081,15 +1082,26 @@ std::vector<double> score_unique_rows(const StructuralRanker& model, const std::
   };
   std::unordered_map<const std::vector<double>*, size_t, RowHash, RowEq> first;
   first.reserve(rows.size());
-  std::vector<size_t> slot(rows.size());
-  std::vector<std::vector<double>> distinct;
+  std::vector<size_t> slot(rows.size()), firsts;
   for (size_t i = 0; i < rows.size(); ++i) {
-    auto [it, fresh] = first.try_emplace(&rows[i], distinct.size());
-    if (fresh) distinct.push_back(rows[i]);
+    auto [it, fresh] = first.try_emplace(&rows[i], firsts.size());
+    if (fresh) firsts.push_back(i);
     slot[i] = it->second;
   }
-  if (distinct.size() == rows.size()) return model.score_rows(rows);
-  std::vector<double> d = model.score_rows(distinct), out(rows.size());
+  if (firsts.size() == rows.size()) return model.score_rows(rows);
+  first.clear();  // its keys point into rows, about to be moved from
+  std::vector<std::vector<double>> distinct;
+  distinct.reserve(firsts.size());
+  for (size_t i : firsts) distinct.push_back(std::move(rows[i]));
+  std::vector<double> d;
+  try {
+    d = model.score_rows(distinct);
+  } catch (...) {
+    for (size_t j = 0; j < firsts.size(); ++j) rows[firsts[j]] = std::move(distinct[j]);
+    throw;
+  }
+  for (size_t j = 0; j < firsts.size(); ++j) rows[firsts[j]] = std::move(distinct[j]);
+  std::vector<double> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) out[i] = d[slot[i]];
   return out;
 }
