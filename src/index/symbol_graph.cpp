@@ -591,7 +591,10 @@ std::vector<int> SymbolGraph::accessible_files(int file, const HiddenBody* hidde
   if (hidden && hidden->file == file) {
     const FileRec& f = v_.files()[file];
     for (const Import& im : v_.imports(file))
-      if (im.scope >= 0 && v_.is_within(f.first_entity + im.scope, hidden->entity)) hides_imports = true;
+      if (im.scope >= 0 && v_.is_within(f.first_entity + im.scope, hidden->entity)) {
+        hides_imports = true;
+        break;
+      }
   }
   if (!hides_imports) {
     {

@@ -304,12 +304,11 @@ struct FileUsage {
   struct Use {
     int unit;
     int scope;
-    int root;  // index in roots: the chain's first name
+    int root;  // id of the chain's first name (root_id)
     std::vector<int> along;
   };
   std::vector<Use> uses;
-  std::vector<std::string> roots;                // distinct chain roots of the file
-  std::unordered_map<std::string, int> root_id;  // root -> index in roots
+  std::unordered_map<std::string, int> root_id;  // distinct chain roots of the file -> 0, 1, ...
 };
 
 class FeatureBuilder {
@@ -325,10 +324,8 @@ class FeatureBuilder {
         FileUsage::Use u;
         u.scope = scope;
         u.unit = scope >= 0 ? unit_of(v_, scope) : -1;
-        auto [rit, fresh] =
-            fu.root_id.try_emplace(r.chain.substr(0, r.chain.find('.')), static_cast<int>(fu.roots.size()));
-        if (fresh) fu.roots.push_back(rit->first);
-        u.root = rit->second;
+        u.root = fu.root_id.try_emplace(r.chain.substr(0, r.chain.find('.')), static_cast<int>(fu.root_id.size()))
+                     .first->second;
         u.along = g_.resolve(file, scope, r.chain).along;
         fu.uses.push_back(std::move(u));
       }
@@ -572,7 +569,7 @@ struct CandidateBuild {
   StructuralCandidates out;
   // Usage in the target's file (outside the hidden body).
   const FileUsage* fusage = nullptr;
-  std::vector<int> name_uses;  // uses of each of fusage's roots (bound names)
+  std::vector<int> name_uses;  // uses of each of fusage's roots (bound names), by root id
   // (entity, unit using it) pairs, sorted and unique; scratch units_begin/end index them per entity.
   std::vector<std::pair<int, int>> entity_units;
   std::vector<int> used_entities;                 // the entities of entity_units, ascending
@@ -662,7 +659,7 @@ struct CandidateBuild {
   // How often each bound name and each entity is used in the target's file outside the hidden body.
   void file_usage() {
     fusage = &fb.usage(file);
-    name_uses.assign(fusage->roots.size(), 0);
+    name_uses.assign(fusage->root_id.size(), 0);
     std::vector<int> units;
     for (const auto& u : fusage->uses) {
       if (u.scope >= 0 && v.is_within(u.scope, t)) continue;
@@ -957,7 +954,8 @@ struct CandidateBuild {
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return ents[out.entities[a]].file < ents[out.entities[b]].file; });
     EntityScratch& sc = *scratch;
-    std::vector<int> pops;  // descending adjusted use of the current file's members
+    std::vector<int> own_pops;               // descending adjusted use of a touched file's members
+    const std::vector<int>* pops = nullptr;  // the current file's: own_pops or the engine's member_uses
     const std::vector<int>* members_used = nullptr;
     uint32_t count_stamp = 0;
     int n_users = 0;  // distinct users of the current file's used members
@@ -965,16 +963,17 @@ struct CandidateBuild {
       const size_t k = order[oi];
       int c = out.entities[k], m = ents[c].file;
       if (oi == 0 || ents[out.entities[order[oi - 1]]].file != m) {
-        pops.clear();
         if (m != file && !full_files.count(m) && !visible_files.count(m)) {
           // Nothing of this file is hidden or referenced by the target's function: its members' use is
           // the repository's, sorted once per engine.
-          pops = fb.member_uses(m);
+          pops = &fb.member_uses(m);
         } else {
+          own_pops.clear();
           const FileRec& mf = v.files()[m];
           for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
-            if (!ctx.is_hidden_entity(i)) pops.push_back(std::max(0, uses_without_target(i)));
-          std::sort(pops.begin(), pops.end(), std::greater<>());
+            if (!ctx.is_hidden_entity(i)) own_pops.push_back(std::max(0, uses_without_target(i)));
+          std::sort(own_pops.begin(), own_pops.end(), std::greater<>());
+          pops = &own_pops;
         }
         auto um = used_members.find(m);
         members_used = um == used_members.end() ? nullptr : &um->second;
@@ -1002,8 +1001,8 @@ struct CandidateBuild {
       int musers = cu.module_users[m] - (full_files.count(m) ? 1 : 0) + (visible_files.count(m) ? 1 : 0);
       x[f_module_share] = musers > 0 ? static_cast<double>(pop) / musers : 0;
       if (pop > 0) {
-        auto above = std::lower_bound(pops.begin(), pops.end(), pop, std::greater<>());  // ties share the best rank
-        x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pops.begin()));
+        auto above = std::lower_bound(pops->begin(), pops->end(), pop, std::greater<>());  // ties share the best rank
+        x[f_module_member_rank] = 1.0 / (1.0 + static_cast<double>(above - pops->begin()));
       }
       x[f_file_imported] = imported.count(m) ? 1 : 0;
       if (!members_used) continue;
@@ -1089,18 +1088,18 @@ std::vector<double> score_unique_rows(const StructuralRanker& model, std::vector
     slot[i] = it->second;
   }
   if (firsts.size() == rows.size()) return model.score_rows(rows);
-  first.clear();  // its keys point into rows, about to be moved from
-  std::vector<std::vector<double>> distinct;
-  distinct.reserve(firsts.size());
-  for (size_t i : firsts) distinct.push_back(std::move(rows[i]));
-  std::vector<double> d;
-  try {
-    d = model.score_rows(distinct);
-  } catch (...) {
-    for (size_t j = 0; j < firsts.size(); ++j) rows[firsts[j]] = std::move(distinct[j]);
-    throw;
-  }
-  for (size_t j = 0; j < firsts.size(); ++j) rows[firsts[j]] = std::move(distinct[j]);
+  first.clear();     // its keys point into rows, about to be moved from
+  struct Borrowed {  // the distinct rows, given back to `rows` however scoring ends
+    std::vector<std::vector<double>>& rows;
+    const std::vector<size_t>& firsts;
+    std::vector<std::vector<double>> distinct;
+    ~Borrowed() {
+      for (size_t j = 0; j < firsts.size(); ++j) rows[firsts[j]] = std::move(distinct[j]);
+    }
+  } b{rows, firsts, {}};
+  b.distinct.reserve(firsts.size());
+  for (size_t i : firsts) b.distinct.push_back(std::move(rows[i]));
+  const std::vector<double> d = model.score_rows(b.distinct);
   std::vector<double> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) out[i] = d[slot[i]];
   return out;
