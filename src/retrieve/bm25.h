@@ -67,6 +67,9 @@ class Bm25Index {
   Prepared prepare(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
                    const Bm25Overrides* ov = nullptr) const;
   static double score_prepared(const Prepared& pq, const TermVec& doc);
+  // The terms of document d (under no override), and whether d is a document at all.
+  const TermVec& doc_terms(int d) const { return doc(d); }
+  bool has_doc(int d) const { return present(d); }
 
   // Score of one document (with the same statistics as score_all under the same overrides).
   double score_doc(const std::vector<std::pair<uint64_t, uint32_t>>& q, const TermVec& doc, const Bm25Params& p,

@@ -84,6 +84,11 @@ enum F : int {
   f_module_couse,
   f_module_couse_log,
   f_file_imported,
+  // Same-file neighbours (issue 19, s7): the functions of the target's file most like it vote for what
+  // they use (the global neighbours rarely include the target's own file's functions).
+  f_local_vote,
+  f_local_vote_rank,
+  f_local_vote_rel,
   f_count
 };
 
@@ -143,6 +148,9 @@ const std::vector<std::string> kFeatureNames = {
     "module_couse",
     "module_couse_log",
     "file_imported",
+    "local_vote",
+    "local_vote_rank",
+    "local_vote_rel",
 };
 
 std::unordered_set<std::string> identifiers(std::string_view text) {
@@ -575,6 +583,7 @@ struct CandidateBuild {
   std::vector<int> used_entities;                 // the entities of entity_units, ascending
   int n_units = 0;                                // units with any reference left
   std::unordered_map<int, std::string> bound_by;  // candidate -> import binding bringing it in
+  std::unordered_map<int, double> local_vote;     // entity -> same-file neighbours' votes (local_votes)
   // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
   std::vector<ScoredDoc> entity_scores;
   int n_neighbours = 0;
@@ -746,6 +755,31 @@ struct CandidateBuild {
     }
   }
 
+  // Same-file neighbours: the callables of the target's file, weighted by how like the target's signature
+  // and docstring theirs are (BM25 under the same statistics as the global neighbours, relative to the
+  // most similar one), the 10 most similar vote for what they reference. Their votes only describe
+  // candidates the other families found (the pool stays as it is).
+  void local_votes(const Bm25Index& visible, const QueryTerms& q) {
+    Bm25Overrides vov;
+    vov.removed = ctx.removed_entities;
+    const auto pq = visible.prepare(q, p.bm25, &vov);
+    const FileRec& tf = v.files()[file];
+    std::vector<Ranked> sims;
+    for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i) {
+      if (i == t || ctx.is_hidden_entity(i) || !is_callable(ents[i].kind) || !visible.has_doc(i)) continue;
+      double sc = Bm25Index::score_prepared(pq, visible.doc_terms(i));
+      if (sc > 0) sims.push_back({i, sc});
+    }
+    sort_docs(v, sims, 10);
+    const double top = sims.empty() ? 1.0 : sims.front().score;
+    for (const auto& nb : sims) {
+      const std::vector<int> refs =
+          v.is_within(t, nb.doc) ? g.referenced_entities(nb.doc, &ctx.hidden) : fb.refs_of(nb.doc);
+      for (int c : refs)
+        if (c != t) local_vote[c] += nb.score / top;
+    }
+  }
+
   // What a candidate is (kind, naming), how its name matches the query and the target's parameters.
   // part_marks: per name-part id, 1 when the query has it, 2 when the target's parameters do (bits).
   void name_features(std::vector<double>& x, int c, const std::unordered_set<std::string>& qids,
@@ -782,6 +816,7 @@ struct CandidateBuild {
       x[f_vote_file] = vt->file;
       x[f_vote_class] = vt->cls;
     }
+    if (auto it = local_vote.find(c); it != local_vote.end()) x[f_local_vote] = it->second;
     if (used(c)) {
       int users = 0, class_users = 0;
       auto [ub, ue] = units_of(c);
@@ -912,6 +947,7 @@ struct CandidateBuild {
     }
     rank_feature(f_popularity, f_popularity_rank, -1);
     rank_feature(f_vote, f_vote_rank, f_vote_rel);
+    rank_feature(f_local_vote, f_local_vote_rank, f_local_vote_rel);
     rank_feature(f_file_usage, f_usage_rank, -1);
   }
 
@@ -1040,6 +1076,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   const Bm25Index& eb = e_.entity_bm25();
   b.bm25_tiers(eb, q, eov);
   b.neighbour_votes(e_.visible_bm25(), q);
+  b.local_votes(e_.visible_bm25(), q);
   b.candidate_features(eb, q, eov, query);
   b.module_couse_features();  // issue 19, s5
   return std::move(b.out);

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "helpers.h"
 #include "index/index.h"
@@ -49,15 +51,18 @@ void write_repo(TempDir& d, const char* target_file) {
   d.write("pkg/t.py", target_file);
 }
 
-// Feature name -> value for each candidate (by qualified name) of pkg/t.py::target.
-std::map<std::string, std::map<std::string, double>> couse_features(const TempDir& repo, const TempDir& tmp) {
+// Feature name -> value for each candidate (by qualified name) of `target`, for the features whose name
+// starts with one of `prefixes`.
+std::map<std::string, std::map<std::string, double>> features_of(const TempDir& repo, const TempDir& tmp,
+                                                                 const std::string& target,
+                                                                 const std::vector<std::string>& prefixes) {
   IndexOptions o;
   o.db_path = tmp.str() + "/i.db";
   o.progress = false;
   build_index(repo.str(), o);
   auto e = Engine::open(o.db_path);
   RetrievalQuery q;
-  q.target = e->resolve_target("pkg/t.py::target");
+  q.target = e->resolve_target(target);
   auto ctx = context_of(*e, q);
   StructuralFeatures fb(*e);
   auto cand = fb.build(*ctx, query_text(*e, q, ctx.get()), StructuralParams{});
@@ -67,10 +72,26 @@ std::map<std::string, std::map<std::string, double>> couse_features(const TempDi
     const auto& ent = e->view().entities()[cand.entities[k]];
     std::string key = e->view().files()[ent.file].path + "::" + ent.qualname;
     for (size_t f = 0; f < names.size(); ++f)
-      if (names[f].rfind("module_", 0) == 0 || names[f] == "file_imported") out[key][names[f]] = cand.features[k][f];
+      for (const auto& prefix : prefixes)
+        if (names[f].rfind(prefix, 0) == 0) out[key][names[f]] = cand.features[k][f];
   }
   return out;
 }
+
+std::map<std::string, std::map<std::string, double>> couse_features(const TempDir& repo, const TempDir& tmp) {
+  return features_of(repo, tmp, "pkg/t.py::target", {"module_", "file_imported"});
+}
+
+// Same-file neighbour votes (issue 19, s7): read_config_file is the file's function most like load_config
+// (signature and docstring), draw shares only `path`; what the hidden body uses (secret) gets no vote.
+const char* kVotesFile =
+    "def helper():\n    return 1\n\n"
+    "def helper2():\n    return 2\n\n"
+    "def helper3():\n    return 3\n\n"
+    "def secret():\n    return 4\n\n"
+    "def read_config_file(path):\n    \"\"\"Read the config file at path.\"\"\"\n    return helper() + helper2()\n\n"
+    "def draw(path):\n    \"\"\"Paint a canvas.\"\"\"\n    return helper3()\n\n"
+    "def load_config(path):\n    \"\"\"Read the config.\"\"\"\n";
 
 }  // namespace
 
@@ -108,6 +129,29 @@ TEST(StructuralCoUse, HiddenBodyGivesTheFeaturesOfACopyWithoutTheBody) {
   auto a = couse_features(orig, t1), b = couse_features(copy, t2);
   ASSERT_GE(a.size(), 3u);
   EXPECT_EQ(a, b);
+}
+
+TEST(StructuralLocalVotes, SimilarFunctionsOfTheFileVoteForWhatTheyUseAndTheHiddenBodyForNothing) {
+  TempDir repo, copy, t1, t2;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/t.py", std::string(kVotesFile) + "    return secret() + helper()\n");
+  copy.write("pkg/__init__.py", "");
+  copy.write("pkg/t.py", std::string(kVotesFile) + "    ...\n");
+  auto f = features_of(repo, t1, "pkg/t.py::load_config", {"local_vote"});
+  for (const char* c : {"pkg/t.py::helper", "pkg/t.py::helper2", "pkg/t.py::helper3", "pkg/t.py::secret"})
+    ASSERT_TRUE(f.count(c)) << c << " is not a candidate";
+  // read_config_file is the most similar (weight 1): helper and helper2 get 1, tied at the best rank.
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::helper"]["local_vote"], 1.0);
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::helper2"]["local_vote"], 1.0);
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::helper2"]["local_vote_rel"], 1.0);
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::helper2"]["local_vote_rank"], 1.0);
+  // draw is less similar: helper3 gets its relative weight, ranked after the two tied ones.
+  EXPECT_GT(f["pkg/t.py::helper3"]["local_vote"], 0.0);
+  EXPECT_LT(f["pkg/t.py::helper3"]["local_vote"], 1.0);
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::helper3"]["local_vote_rank"], 1.0 / 3.0);
+  // Only the hidden body uses secret.
+  EXPECT_DOUBLE_EQ(f["pkg/t.py::secret"]["local_vote"], 0.0);
+  EXPECT_EQ(f, features_of(copy, t2, "pkg/t.py::load_config", {"local_vote"}));
 }
 
 // A structural request keeps its per-entity facts (candidate rows, votes, using units, co-use counts) in a
