@@ -721,6 +721,12 @@ struct CandidateBuild {
       if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
   }
 
+  // What entity n references, as this request may see it: a function around the hidden target must not
+  // see its body, so it is resolved with the body hidden.
+  std::vector<int> refs_seen_from(int n) const {
+    return v.is_within(t, n) ? g.referenced_entities(n, &ctx.hidden) : fb.refs_of(n);
+  }
+
   // Neighbours: the functions whose signature and docstring are most like the target's vote for what
   // they reference.
   void neighbour_votes(const Bm25Index& visible, const QueryTerms& q) {
@@ -734,8 +740,7 @@ struct CandidateBuild {
     double top = nb.empty() ? 1.0 : nb.front().score;
     for (size_t i = 0; i < nb.size(); ++i) {
       int n = nb[i].doc;
-      // A neighbour around the hidden target must not see its body: resolve it with the body hidden.
-      std::vector<int> refs = v.is_within(t, n) ? g.referenced_entities(n, &ctx.hidden) : fb.refs_of(n);
+      const std::vector<int> refs = refs_seen_from(n);
       double w = top > 0 ? nb[i].score / top : 0;
       bool same_file = ents[n].file == file, same_class = cls >= 0 && g.enclosing_class(n) == cls;
       for (int c : refs) {
@@ -773,9 +778,7 @@ struct CandidateBuild {
     sort_docs(v, sims, 10);
     const double top = sims.empty() ? 1.0 : sims.front().score;
     for (const auto& nb : sims) {
-      const std::vector<int> refs =
-          v.is_within(t, nb.doc) ? g.referenced_entities(nb.doc, &ctx.hidden) : fb.refs_of(nb.doc);
-      for (int c : refs)
+      for (int c : refs_seen_from(nb.doc))
         if (c != t) local_vote[c] += nb.score / top;
     }
   }
