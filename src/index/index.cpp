@@ -634,6 +634,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     meta_set(*db, "complete", "1");
     refresh_query_image(*db, st.db_path, changing);
     st.complete = true;
+    db.reset();  // closed: its last changes are in the file before the file is stamped
+    mark_index_verified(st.db_path);
     st.seconds = since(t0);
     return st;
   }
@@ -657,6 +659,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   if (st.complete) publish_image(*db, st.db_path, collected, plan.force);
   if (st.complete) checkpoint(*db);
   log_debug("checkpoint done at {:.3f}s", since(t0));
+  db.reset();
+  if (st.complete) mark_index_verified(st.db_path);
   st.seconds = since(t0);
   return st;
 }

@@ -5,15 +5,27 @@
 
 namespace repoctx {
 
-std::span<const Posting> PostingsView::find(uint64_t term) const {
+std::span<const Posting> PostingsView::find_in(std::span<const PostingTerm> terms, std::span<const Posting> postings,
+                                               uint64_t term) {
   auto it =
       std::lower_bound(terms.begin(), terms.end(), term, [](const PostingTerm& t, uint64_t v) { return t.term < v; });
   if (it == terms.end() || it->term != term) return {};
   return postings.subspan(it->offset, it->count);
 }
 
+std::span<const Posting> PostingsView::find(uint64_t term) const {
+  return find_in(terms, postings, term);
+}
+
+uint32_t PostingsView::doc_freq(uint64_t term) const {
+  if (!overlay()) return static_cast<uint32_t>(find(term).size());
+  size_t n = 0;
+  for_each_piece(term, [&](std::span<const Posting> piece, uint32_t) { n += piece.size(); });
+  return static_cast<uint32_t>(n);
+}
+
 PostingsView PostingsData::view() const {
-  return PostingsView{terms, postings, doc_len, present, n_docs, total_len};
+  return PostingsView{terms, postings, doc_len, present, n_docs, total_len, {}, {}, {}};
 }
 
 PostingsData build_postings(const std::vector<const TermVec*>& docs) {

@@ -9,6 +9,15 @@
 // before its first write and sets it after writing the new image, so a reader (inside its read
 // transaction) uses the image only when both agree, and otherwise loads through SQL: slower, never wrong.
 // A damaged image (bad magic, sizes or references) is likewise ignored.
+//
+// Updates: a run that re-parsed a few files writes an update's image, <db>-image-delta, over the last full
+// image instead of rewriting it (a full image is ~40 MB for sympy; rewriting it was most of a one-file
+// re-index): the whole files table, each row naming where its records are (the base, or the update's own
+// tables, which hold only the files changed since the base), the inverted lists of the changed files'
+// documents, and runs saying which of the base's documents are kept and their numbers now. It names its
+// base's token; a reader maps both and sees exactly the records and lists of a freshly written image (the
+// unit tests compare them). When the changed files pass a sixteenth of the index, the next run writes a
+// full image again.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +41,11 @@ struct Str {
 struct File {
   int64_t id;
   Str path, module, package, hash;
-  int32_t language, line_count, n_errors, first_entity, n_entities, first_snippet, n_snippets, pad;
+  int32_t language, line_count, n_errors, first_entity, n_entities, first_snippet, n_snippets;
+  // -1: the file's entities, snippets and imports are this image's (first_entity, first_snippet index its
+  // tables). In an update's image, >= 0: the base image's file of that index holds them (and first_entity,
+  // first_snippet index the base's tables).
+  int32_t origin;
 };
 struct Entity {
   int64_t id;
@@ -65,18 +78,26 @@ class QueryImage {
   // The image file of an index database.
   static std::string path_for(const std::string& db_path) { return db_path + "-image"; }
 
-  // Maps the image of `db_path` when it exists, is well-formed and carries `token`; null otherwise.
+  // The update's image over it.
+  static std::string delta_path_for(const std::string& db_path) { return db_path + "-image-delta"; }
+
+  // Maps the image of `db_path` that carries `token` (the full image, or an update's image and its base)
+  // when it exists and is well-formed; null otherwise.
   static std::unique_ptr<QueryImage> open(const std::string& db_path, const std::string& token);
   ~QueryImage();
   QueryImage(const QueryImage&) = delete;
   QueryImage& operator=(const QueryImage&) = delete;
 
+  // An update's image: the base image holding the records of the files whose `origin` is >= 0 (files()
+  // is the whole table; the other tables are the update's own). Null for a full image.
+  const QueryImage* base() const { return base_image_.get(); }
   std::span<const image::File> files() const { return files_; }
   std::span<const image::Entity> entities() const { return entities_; }
   std::span<const image::Param> params() const { return params_; }
   std::span<const image::Str> strlist() const { return strlist_; }
   std::span<const image::Snippet> snippets() const { return snippets_; }
   std::span<const image::Import> imports() const { return imports_; }
+  // The inverted lists in the current numbering (for an update's image: an overlay of the base's).
   const PostingsView& entity_postings() const { return entity_; }
   const PostingsView& snippet_postings() const { return snippet_; }
   // A string of the tables; throws Error(bad_input) when it points outside the string table (damaged).
@@ -86,6 +107,11 @@ class QueryImage {
 
  private:
   QueryImage() = default;
+  // One file of either kind; `delta` = an update's image (its base is mapped by open()).
+  static std::unique_ptr<QueryImage> map_file(const std::string& path, const std::string& db_path,
+                                              const std::string& token, bool delta);
+  std::unique_ptr<QueryImage> base_image_;
+  std::string base_token_;
   const char* base_ = nullptr;
   size_t size_ = 0;
   std::string token_;

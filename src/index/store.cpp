@@ -3,6 +3,7 @@
 #include "index/location.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,7 +42,7 @@ Error damaged(const std::string& path, const std::string& what) {
 
 void remove_index_files(const std::string& path) {
   std::error_code ec;
-  for (const char* suf : {"", "-wal", "-shm"}) {
+  for (const char* suf : {"", "-wal", "-shm", "-verified"}) {
     fs::remove(path + suf, ec);
     if (ec)
       throw Error(ExitCode::bad_input, "cannot delete '" + path + suf + "': " + ec.message() + " (nothing was built)");
@@ -105,6 +106,35 @@ bool check_existing(sql::Db& db, const std::string& path) {
   return true;
 }
 
+// ---- the verified stamp (mark_index_verified) --------------------------------------------------------
+std::string verified_path(const std::string& path) {
+  return path + "-verified";
+}
+
+// "inode size mtime_ns ctime_ns" of the file, empty when it cannot be read. A write through any process
+// changes the size or the times (ctime cannot be set back from user space); a file put in its place
+// (a copy, a restore) has another inode.
+std::string file_identity(const std::string& path) {
+  struct stat sb {};
+  if (::stat(path.c_str(), &sb) != 0) return {};
+  auto ns = [](const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; };
+  return std::to_string(sb.st_ino) + " " + std::to_string(sb.st_size) + " " + std::to_string(ns(sb.st_mtim)) + " " +
+         std::to_string(ns(sb.st_ctim));
+}
+
+// Whether the file is as the last complete run left it: the stamp names its identity, and no
+// write-ahead log holds changes that the file does not show yet.
+bool unchanged_since_verified_impl(const std::string& path) {
+  std::error_code ec;
+  auto wal = fs::file_size(path + "-wal", ec);
+  if (!ec && wal > 0) return false;
+  std::ifstream in(verified_path(path));
+  std::string stamp;
+  if (!std::getline(in, stamp)) return false;
+  const std::string now = file_identity(path);
+  return !now.empty() && stamp == now;
+}
+
 void quick_check(sql::Db& db, const std::string& path) {
   sql::Stmt s(db, "PRAGMA quick_check(5)");
   std::string problems;
@@ -142,6 +172,29 @@ void create_index(const std::string& path) {
 }
 
 }  // namespace
+
+void mark_index_verified(const std::string& path) {
+  const std::string id = file_identity(path), stamp = verified_path(path), tmp = stamp + ".tmp";
+  std::error_code ec;
+  if (id.empty()) {
+    fs::remove(stamp, ec);
+    return;
+  }
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << id << "\n";
+    if (!out) {
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  fs::rename(tmp, stamp, ec);
+  if (ec) fs::remove(tmp, ec);
+}
+
+bool index_unchanged_since_verified(const std::string& path) {
+  return unchanged_since_verified_impl(path);
+}
 
 std::string rebuild_hint(const std::string& path) {
   return "run `repoctx index --rebuild` (with --db " + path + " if it is not the default) to build it again";
@@ -192,7 +245,12 @@ std::unique_ptr<sql::Db> open_index_for_writing(const std::string& path, const I
     db = open_db(path, false);
     check_existing(*db, path);
   }
-  if (o.verify && kind != FileKind::missing) quick_check(*db, path);
+  if (o.verify && kind != FileKind::missing) {
+    if (unchanged_since_verified_impl(path))
+      log_debug("damage check skipped: '{}' is as the last complete run left it", path);
+    else
+      quick_check(*db, path);
+  }
   configure_connection(*db);
   return db;
 }

@@ -28,7 +28,7 @@ void Bm25Index::attach(const PostingsView& lists, std::function<const TermVec&(i
 }
 
 uint32_t Bm25Index::df(uint64_t term) const {
-  return static_cast<uint32_t>(v_.find(term).size());
+  return v_.doc_freq(term);
 }
 
 static uint32_t tf_in(const TermVec& d, uint64_t term) {
@@ -91,18 +91,22 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
       if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
   }
   for (const auto& [term, qtf] : q) {
-    auto list = v_.find(term);
-    if (list.empty()) continue;
-    double w = idf(term, s, ov) * static_cast<double>(qtf);
-    for (const Posting& po : list) {
-      if (po.doc >= n_ids) continue;  // a damaged mapped list must not write out of bounds
-      if (skip[po.doc]) continue;
-      if (allowed && !(*allowed)[po.doc]) continue;
-      double tf = static_cast<double>(po.tf);
-      double add = w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[po.doc]));
-      if (acc[po.doc] == 0.0) touched.push_back(po.doc);
-      acc[po.doc] += add;
-    }
+    double w = -1;  // computed when the term has a posting
+    // Pieces in ascending document order (one without an overlay: the term's list), each document
+    // accumulated once per term, so the sums are those of a freshly written image.
+    v_.for_each_piece(term, [&](std::span<const Posting> list, uint32_t shift) {
+      if (w < 0) w = idf(term, s, ov) * static_cast<double>(qtf);
+      for (const Posting& po : list) {
+        const uint32_t doc = po.doc + shift;
+        if (doc >= n_ids) continue;  // a damaged mapped list must not write out of bounds
+        if (skip[doc]) continue;
+        if (allowed && !(*allowed)[doc]) continue;
+        double tf = static_cast<double>(po.tf);
+        double add = w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[doc]));
+        if (acc[doc] == 0.0) touched.push_back(doc);
+        acc[doc] += add;
+      }
+    });
   }
   std::vector<ScoredDoc> out;
   out.reserve(touched.size() + (ov ? ov->replaced.size() : 0));

@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "index/index.h"
 #include "index/repo_view.h"
+#include "index/store.h"
 #include "util/error.h"
 #include "util/sqlite.h"
 
@@ -250,6 +251,79 @@ TEST(Index, DamagedIndexesAreReportedWithTheFixAndNeverDeleted) {
   sql::Stmt s(still, "SELECT count(*) FROM sqlite_master WHERE name='users'");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.i64(0), 1);
+}
+
+// The damage check is skipped only while the file is exactly as a complete run left it: any later write
+// to it (here: pages overwritten in place, a SQL edit, a pending write-ahead log) or an interrupted run
+// brings it back, and damage written into the stamped file itself is still found.
+TEST(Index, TheDamageCheckIsSkippedOnlyForAFileAsTheLastCompleteRunLeftIt) {
+  TempDir repo, tmp;
+  for (int i = 0; i < 30; ++i)
+    repo.write("m" + std::to_string(i) + ".py",
+               "def f" + std::to_string(i) + "(x):\n    return x + " + std::string(2000, '1') + "\n");
+  const std::string db = tmp.str() + "/index.db";
+  index(repo, db);
+  EXPECT_TRUE(std::filesystem::exists(db + "-verified"));
+  EXPECT_TRUE(index_unchanged_since_verified(db)) << "a complete run stamps the file it closed";
+  index(repo, db);  // nothing to re-index: still stamped afterwards
+  EXPECT_TRUE(index_unchanged_since_verified(db));
+
+  // A copy (another inode) has no stamp of its own.
+  const std::string copy = tmp.str() + "/copy.db";
+  std::filesystem::copy_file(db, copy);
+  EXPECT_FALSE(index_unchanged_since_verified(copy));
+
+  // A SQL edit by another process.
+  run_sql(db, "INSERT OR REPLACE INTO meta(key, value) VALUES('edited', 'by hand')");
+  EXPECT_FALSE(index_unchanged_since_verified(db));
+  index(repo, db);
+  EXPECT_TRUE(index_unchanged_since_verified(db));
+
+  // A write-ahead log with changes the file does not show yet.
+  {
+    std::ofstream(db + "-wal", std::ios::binary) << std::string(4096, 'x');
+    EXPECT_FALSE(index_unchanged_since_verified(db));
+    std::filesystem::remove(db + "-wal");
+  }
+  EXPECT_TRUE(index_unchanged_since_verified(db));
+
+  // An interrupted run leaves no valid stamp.
+  repo.write("m0.py", "def g(x):\n    return x\n");
+  repo.write("m1.py", "def h(x):\n    return x\n");
+  IndexOptions o;
+  o.db_path = db;
+  o.progress = false;
+  o.batch_files = 1;
+  o.threads = 1;
+  o.interrupt_after_files = 1;
+  g_interrupted = false;
+  EXPECT_FALSE(build_index(repo.str(), o).complete);
+  g_interrupted = false;
+  EXPECT_FALSE(index_unchanged_since_verified(db));
+  index(repo, db);
+  EXPECT_TRUE(index_unchanged_since_verified(db));
+
+  // Pages of the stamped file overwritten in place: the writer checks again and refuses it.
+  const std::string bytes_before = file_bytes(db);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    std::mt19937 rng(21);
+    for (size_t page = 2; page * 4096 < bytes_before.size(); page += 2) {
+      f.seekp(static_cast<std::streamoff>(page * 4096));
+      for (int k = 0; k < 4096; ++k) f.put(static_cast<char>(rng()));
+    }
+  }
+  EXPECT_FALSE(index_unchanged_since_verified(db));
+  IndexOptions write;
+  write.db_path = db;
+  write.progress = false;
+  write.verify = true;
+  try {
+    build_index(repo.str(), write);
+    ADD_FAILURE() << "the damaged index was written into";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--rebuild"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Index, ANewIndexIsNeverAnEmptyFile) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "helpers.h"
 #include "index/index.h"
@@ -138,6 +139,50 @@ std::string meta(const std::string& db, const std::string& key) {
   return meta_get(d, key);
 }
 
+// Every term's postings in current numbering (through for_each_piece: an overlay's pieces in order).
+std::vector<std::pair<uint32_t, uint32_t>> postings_of(const PostingsView& v, uint64_t term) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  v.for_each_piece(term, [&](std::span<const Posting> piece, uint32_t shift) {
+    for (const Posting& p : piece) out.emplace_back(p.doc + shift, p.tf);
+  });
+  return out;
+}
+
+// The inverted lists of the image an update wrote (rewritten, or an update's image over a base) equal, term
+// for term and posting for posting, those of an image written anew from the index.
+void expect_update_lists_equal_fresh_ones(const std::string& db_path) {
+  auto updated = RepoView::open(db_path);
+  ASSERT_NE(updated->image(), nullptr);
+  {  // the updated image stays mapped by `updated` when the fresh one is renamed over its file
+    sql::Db db(db_path, false);
+    auto view = RepoView::open(db_path, false);
+    publish_query_image(db, *view);
+  }
+  auto fresh = QueryImage::open(db_path, meta(db_path, "query_image"));
+  ASSERT_NE(fresh, nullptr);
+  ASSERT_EQ(fresh->base(), nullptr) << "a fresh image is a full one";
+  auto same = [](const PostingsView& a, const PostingsView& b, const char* what) {
+    std::set<uint64_t> terms;  // every term either side knows (an overlay's base may hold gone ones)
+    for (const auto& t : a.terms) terms.insert(t.term);
+    for (const auto& t : a.extra_terms) terms.insert(t.term);
+    for (const auto& t : b.terms) terms.insert(t.term);
+    size_t n = 0;
+    for (uint64_t t : terms) {
+      auto x = postings_of(a, t), y = postings_of(b, t);
+      ASSERT_EQ(x, y) << what << " term " << t;
+      EXPECT_EQ(a.doc_freq(t), b.doc_freq(t)) << what << " term " << t;
+      n += x.size();
+    }
+    EXPECT_EQ(n, b.postings.size()) << what;
+    EXPECT_TRUE(std::equal(a.doc_len.begin(), a.doc_len.end(), b.doc_len.begin(), b.doc_len.end())) << what;
+    EXPECT_TRUE(std::equal(a.present.begin(), a.present.end(), b.present.begin(), b.present.end())) << what;
+    EXPECT_EQ(a.n_docs, b.n_docs) << what;
+    EXPECT_EQ(a.total_len, b.total_len) << what;
+  };
+  const QueryImage& u = *updated->image();
+  same(u.entity_postings(), fresh->entity_postings(), "entities");
+  same(u.snippet_postings(), fresh->snippet_postings(), "snippets");
+}
 }  // namespace
 
 TEST(QueryImage, AViewFromTheImageEqualsOneThroughSql) {
@@ -213,6 +258,84 @@ TEST(QueryImage, UpdatesAfterChangesEqualAFreshIndex) {
   // Nothing changed: the image is kept.
   r.index();
   EXPECT_EQ(meta(r.opt.db_path, "query_image"), second);
+  expect_update_lists_equal_fresh_ones(r.opt.db_path);  // writes a fresh image: last
+}
+
+// A change to a few files of a larger index writes an update's image over the full one: the full image is
+// not rewritten, and what a reader sees (records, lists, BM25) is what a fresh image holds. Further small
+// changes make the update anew over the same base; a change to many files writes a full image again.
+TEST(QueryImage, AFewChangedFilesWriteAnUpdateOverTheFullImageThatReadsAsAFreshOne) {
+  Repo r;
+  for (int i = 12; i < 60; ++i) r.dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 1));
+  ASSERT_TRUE(r.index().complete);
+  const std::string full = QueryImage::path_for(r.opt.db_path), delta = QueryImage::delta_path_for(r.opt.db_path);
+  const std::string base_token = meta(r.opt.db_path, "query_image");
+  const auto full_bytes = read_bytes(full);
+  EXPECT_FALSE(std::filesystem::exists(delta));
+
+  // One file changed (a definition more), one added between others, one removed.
+  r.dir.write("pkg/mod30.py", module_text(30, 2) + "\ndef added(x):\n    return compute_30([x])\n");
+  r.dir.write("pkg/mod44_new.py", "def fresh_one(values):\n    return sorted(values)\n");
+  std::filesystem::remove(r.dir / "pkg/mod12.py");
+  ASSERT_TRUE(r.index().complete);
+  ASSERT_TRUE(std::filesystem::exists(delta));
+  EXPECT_EQ(read_bytes(full), full_bytes) << "the full image is not rewritten";
+  auto img = QueryImage::open(r.opt.db_path, meta(r.opt.db_path, "query_image"));
+  ASSERT_NE(img, nullptr);
+  ASSERT_NE(img->base(), nullptr) << "an update's image";
+  EXPECT_EQ(img->base()->token(), base_token);
+  EXPECT_TRUE(img->entity_postings().overlay());
+  int own = 0;
+  for (const auto& f : img->files()) own += f.origin < 0;
+  EXPECT_EQ(own, 2) << "the changed and the added file";
+  img.reset();
+  expect_same_views(r.opt.db_path);
+
+  // Another small change: the update is made anew over the same base (the first change stays in it).
+  r.dir.write("pkg/mod50.py", module_text(50, 3));
+  ASSERT_TRUE(r.index().complete);
+  img = QueryImage::open(r.opt.db_path, meta(r.opt.db_path, "query_image"));
+  ASSERT_NE(img, nullptr);
+  ASSERT_NE(img->base(), nullptr);
+  EXPECT_EQ(img->base()->token(), base_token);
+  own = 0;
+  for (const auto& f : img->files()) own += f.origin < 0;
+  EXPECT_EQ(own, 3);
+  img.reset();
+  EXPECT_EQ(read_bytes(full), full_bytes);
+  expect_same_views(r.opt.db_path);
+  // Nothing changed: kept as it is.
+  const std::string kept = meta(r.opt.db_path, "query_image");
+  r.index();
+  EXPECT_EQ(meta(r.opt.db_path, "query_image"), kept);
+
+  // The base replaced behind the update's back (another tool, a restore): never used, loaded through SQL.
+  {
+    auto view = RepoView::open(r.opt.db_path);
+    ASSERT_NE(view->image(), nullptr);
+    std::filesystem::copy_file(full, full + ".saved");
+    std::filesystem::remove(full);
+    auto through_sql = RepoView::open(r.opt.db_path);
+    EXPECT_EQ(through_sql->image(), nullptr);
+    EXPECT_EQ(through_sql->entities().size(), view->entities().size());
+    std::filesystem::rename(full + ".saved", full);
+  }
+
+  // Many files changed: a full image again, the update's image gone.
+  for (int i = 13; i < 30; ++i) r.dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 4));
+  ASSERT_TRUE(r.index().complete);
+  EXPECT_FALSE(std::filesystem::exists(delta));
+  img = QueryImage::open(r.opt.db_path, meta(r.opt.db_path, "query_image"));
+  ASSERT_NE(img, nullptr);
+  EXPECT_EQ(img->base(), nullptr);
+  img.reset();
+  expect_same_views(r.opt.db_path);
+
+  // And the lists of an update's image equal a fresh image's, posting for posting.
+  r.dir.write("pkg/mod40.py", module_text(40, 5) + "\nclass Extra(Store40):\n    pass\n");
+  ASSERT_TRUE(r.index().complete);
+  ASSERT_TRUE(std::filesystem::exists(delta));
+  expect_update_lists_equal_fresh_ones(r.opt.db_path);  // writes a fresh image: last
 }
 
 TEST(QueryImage, ADamagedOrStaleImageIsNeverUsed) {
