@@ -42,5 +42,10 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Depends: from the binaries' needs (dpkg-shlibdeps)
+# Libraries opened at first use (util/dynlib.h), which dpkg-shlibdeps cannot see: XGBoost ranks every
+# structural query; the others serve one feature each (commit histories, the OpenAI-compatible backend,
+# reasoning subspaces).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libxgboost0")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libgit2-1.5, libcurl4, libopenblas0 | libblas3, liblapacke")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${CMAKE_BINARY_DIR}/_CPack_Packages/Linux/DEB/${CPACK_PACKAGE_NAME}-${PROJECT_VERSION}-Linux/usr/${CMAKE_INSTALL_LIBDIR}/repoctx")
 include(CPack)

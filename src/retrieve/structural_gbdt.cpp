@@ -13,16 +13,52 @@
 #include <tuple>
 
 #include "util/cancel.h"
+#include "util/dynlib.h"
 #include "util/error.h"
 
 namespace repoctx {
 
 namespace {
 
+// XGBoost's C API, resolved at first use (util/dynlib.h says why not at program start): libxgboost and
+// libdmlc were ~7,800 of the ~30,000 symbol relocations every command paid before main(), also the ones
+// that never rank with trees. The header gives the exact types.
+struct Xgb {
+  DynLib lib{{"libxgboost.so.0", "libxgboost.so"}, "install libxgboost0 (apt)"};
+  decltype(&::XGBGetLastError) XGBGetLastError = lib.function<decltype(::XGBGetLastError)>("XGBGetLastError");
+  decltype(&::XGBSetGlobalConfig) XGBSetGlobalConfig =
+      lib.function<decltype(::XGBSetGlobalConfig)>("XGBSetGlobalConfig");
+  decltype(&::XGDMatrixCreateFromMat_omp) XGDMatrixCreateFromMat_omp =
+      lib.function<decltype(::XGDMatrixCreateFromMat_omp)>("XGDMatrixCreateFromMat_omp");
+  decltype(&::XGDMatrixFree) XGDMatrixFree = lib.function<decltype(::XGDMatrixFree)>("XGDMatrixFree");
+  decltype(&::XGBoosterSetParam) XGBoosterSetParam = lib.function<decltype(::XGBoosterSetParam)>("XGBoosterSetParam");
+  decltype(&::XGBoosterFree) XGBoosterFree = lib.function<decltype(::XGBoosterFree)>("XGBoosterFree");
+  decltype(&::XGDMatrixSetFloatInfo) XGDMatrixSetFloatInfo =
+      lib.function<decltype(::XGDMatrixSetFloatInfo)>("XGDMatrixSetFloatInfo");
+  decltype(&::XGDMatrixSetUIntInfo) XGDMatrixSetUIntInfo =
+      lib.function<decltype(::XGDMatrixSetUIntInfo)>("XGDMatrixSetUIntInfo");
+  decltype(&::XGBoosterCreate) XGBoosterCreate = lib.function<decltype(::XGBoosterCreate)>("XGBoosterCreate");
+  decltype(&::XGBoosterUpdateOneIter) XGBoosterUpdateOneIter =
+      lib.function<decltype(::XGBoosterUpdateOneIter)>("XGBoosterUpdateOneIter");
+  decltype(&::XGBoosterPredictFromDense) XGBoosterPredictFromDense =
+      lib.function<decltype(::XGBoosterPredictFromDense)>("XGBoosterPredictFromDense");
+  decltype(&::XGBoosterSaveModelToBuffer) XGBoosterSaveModelToBuffer =
+      lib.function<decltype(::XGBoosterSaveModelToBuffer)>("XGBoosterSaveModelToBuffer");
+  decltype(&::XGBoosterLoadModelFromBuffer) XGBoosterLoadModelFromBuffer =
+      lib.function<decltype(::XGBoosterLoadModelFromBuffer)>("XGBoosterLoadModelFromBuffer");
+  decltype(&::XGBoosterGetNumFeature) XGBoosterGetNumFeature =
+      lib.function<decltype(::XGBoosterGetNumFeature)>("XGBoosterGetNumFeature");
+};
+
+const Xgb& xgb() {
+  static const Xgb x;  // thread-safe initialisation
+  return x;
+}
+
 // Every XGBoost call returns 0 or -1 with the reason in XGBGetLastError(), followed by a native stack trace
 // that says nothing to a user: keep the first line.
 std::string xgb_error() {
-  std::string e = XGBGetLastError();
+  std::string e = xgb().XGBGetLastError();
   return e.substr(0, e.find('\n'));
 }
 
@@ -33,7 +69,7 @@ void xgb_check(int rc, const std::string& what) {
 // XGBoost logs warnings to stderr by default; repoctx reports its own errors.
 void quiet_xgboost() {
   static std::once_flag once;
-  std::call_once(once, [] { xgb_check(XGBSetGlobalConfig(R"({"verbosity": 0})"), "setting verbosity"); });
+  std::call_once(once, [] { xgb_check(xgb().XGBSetGlobalConfig(R"({"verbosity": 0})"), "setting verbosity"); });
 }
 
 struct DMatrix {
@@ -41,18 +77,18 @@ struct DMatrix {
   // Dense rows; NaN marks a missing value, so 0 (a feature that does not fire) is an ordinary value.
   // `threads` 1 for a query's pool: waking OpenMP workers for a few hundred rows is not worth it.
   DMatrix(const float* x, size_t rows, size_t cols, int threads) {
-    xgb_check(XGDMatrixCreateFromMat_omp(x, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h, threads),
+    xgb_check(xgb().XGDMatrixCreateFromMat_omp(x, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h, threads),
               "building a matrix");
   }
   ~DMatrix() {
-    if (h) XGDMatrixFree(h);
+    if (h) xgb().XGDMatrixFree(h);
   }
   DMatrix(const DMatrix&) = delete;
   DMatrix& operator=(const DMatrix&) = delete;
 };
 
 void set_param(BoosterHandle b, const char* name, const std::string& value) {
-  xgb_check(XGBoosterSetParam(b, name, value.c_str()), std::string("setting ") + name);
+  xgb_check(xgb().XGBoosterSetParam(b, name, value.c_str()), std::string("setting ") + name);
 }
 
 }  // namespace
@@ -315,7 +351,7 @@ const char* GbdtRanker::evaluator() const {
 }
 
 GbdtRanker::~GbdtRanker() {
-  if (booster_) XGBoosterFree(static_cast<BoosterHandle>(booster_));
+  if (booster_) xgb().XGBoosterFree(static_cast<BoosterHandle>(booster_));
 }
 
 std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const GbdtParams& p,
@@ -327,15 +363,15 @@ std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const Gb
                 "no training rows for the gbdt ranker (no target has a "
                 "positive candidate)");
   DMatrix dm(data.x.data(), data.rows(), data.n_features, p.nthread);
-  xgb_check(XGDMatrixSetFloatInfo(dm.h, "label", data.label.data(), data.label.size()), "setting labels");
-  xgb_check(XGDMatrixSetUIntInfo(dm.h, "group", data.group_sizes.data(), data.group_sizes.size()),
+  xgb_check(xgb().XGDMatrixSetFloatInfo(dm.h, "label", data.label.data(), data.label.size()), "setting labels");
+  xgb_check(xgb().XGDMatrixSetUIntInfo(dm.h, "group", data.group_sizes.data(), data.group_sizes.size()),
             "setting query groups");
   std::unique_ptr<GbdtRanker> r(new GbdtRanker());
   r->params_ = p;
   r->features_ = feature_names.empty() ? structural_feature_names() : std::move(feature_names);
   r->provenance_json_ = provenance_json;
   BoosterHandle b = nullptr;
-  xgb_check(XGBoosterCreate(&dm.h, 1, &b), "creating a booster");
+  xgb_check(xgb().XGBoosterCreate(&dm.h, 1, &b), "creating a booster");
   r->booster_ = b;
   set_param(b, "objective", p.objective);
   set_param(b, "max_depth", std::to_string(p.max_depth));
@@ -348,7 +384,7 @@ std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const Gb
   set_param(b, "verbosity", "0");
   for (int it = 0; it < p.trees; ++it) {
     throw_if_interrupted("no model is written");
-    xgb_check(XGBoosterUpdateOneIter(b, it, dm.h), "boosting round " + std::to_string(it));
+    xgb_check(xgb().XGBoosterUpdateOneIter(b, it, dm.h), "boosting round " + std::to_string(it));
   }
   // Prediction runs inside retrieval, which has its own parallelism.
   set_param(b, "nthread", "1");
@@ -382,11 +418,12 @@ std::vector<float> GbdtRanker::predict_xgboost(const std::vector<float>& x, size
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* out = nullptr;
-  xgb_check(XGBoosterPredictFromDense(static_cast<BoosterHandle>(booster_), array.c_str(),
+  xgb_check(
+      xgb().XGBoosterPredictFromDense(static_cast<BoosterHandle>(booster_), array.c_str(),
                                       R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
                                       R"("strict_shape": false, "missing": NaN, "cache_id": 0})",
                                       nullptr, &shape, &dim, &out),
-            "predicting");
+      "predicting");
   return std::vector<float>(out, out + rows);
 }
 
@@ -409,7 +446,7 @@ std::vector<double> GbdtRanker::score_rows_xgboost(const std::vector<std::vector
 void GbdtRanker::compile_forest() {
   bst_ulong len = 0;
   const char* buf = nullptr;
-  xgb_check(XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
+  xgb_check(xgb().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
             "saving the model");
   auto f = CompleteForest::from_xgboost(nlohmann::json::parse(std::string(buf, len)), features_.size());
   if (!f) return;
@@ -447,7 +484,7 @@ void GbdtRanker::compile_forest() {
 std::string GbdtRanker::to_json() const {
   bst_ulong len = 0;
   const char* buf = nullptr;
-  xgb_check(XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
+  xgb_check(xgb().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
             "saving the model");
   nlohmann::json j;
   j["ranker"] = "gbdt";
@@ -473,14 +510,14 @@ std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const
   if (j.contains("params")) r->params_ = GbdtParams::from_json(j["params"]);
   if (j.contains("provenance")) r->provenance_json_ = j["provenance"].dump();
   BoosterHandle b = nullptr;
-  xgb_check(XGBoosterCreate(nullptr, 0, &b), "creating a booster");
+  xgb_check(xgb().XGBoosterCreate(nullptr, 0, &b), "creating a booster");
   r->booster_ = b;
   std::string model = j["xgboost"].dump();
-  if (XGBoosterLoadModelFromBuffer(b, model.data(), model.size()) != 0)
+  if (xgb().XGBoosterLoadModelFromBuffer(b, model.data(), model.size()) != 0)
     throw Error(ExitCode::bad_input, "structural model '" + origin + "': xgboost cannot load its trees (" +
                                          xgb_error() + "); retrain it with `repoctx train-structural`");
   bst_ulong n_features = 0;
-  xgb_check(XGBoosterGetNumFeature(b, &n_features), "reading the feature count");
+  xgb_check(xgb().XGBoosterGetNumFeature(b, &n_features), "reading the feature count");
   if (n_features != r->features_.size())
     throw Error(ExitCode::bad_input, "structural model '" + origin + "': its trees expect " +
                                          std::to_string(n_features) + " features, its feature list has " +
