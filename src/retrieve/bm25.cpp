@@ -90,7 +90,9 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
     for (const auto& [d, tv] : ov->replaced)
       if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
   }
-  for (const auto& [term, qtf] : q) {
+  for (const auto& tq : q) {
+    const uint64_t term = tq.first;  // named, not bound: lambdas cannot capture structured bindings in C++20
+    const uint32_t qtf = tq.second;
     double w = -1;  // computed when the term has a posting
     // Pieces in ascending document order (one without an overlay: the term's list), each document
     // accumulated once per term, so the sums are those of a freshly written image.
