@@ -680,24 +680,6 @@ void read_file_records(ImageBuild& b, sql::Db& db, int64_t file_id, int32_t nf, 
                          im.i32(6), im.i32(7)});
 }
 
-// The files table in the view's order, and a row of it.
-constexpr const char* kFilesByPath =
-    "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path";
-FileRec file_of_row(sql::Stmt& s) {
-  FileRec f;
-  f.id = s.i64(0);
-  f.path = s.str(1);
-  f.module = s.str(2);
-  f.package = s.str(3);
-  std::string lang = s.str(4);
-  f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
-  f.hash = s.str(5);
-  f.line_count = s.i32(6);
-  auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
-  f.n_errors = errs.is_array() ? static_cast<int>(errs.size()) : 0;
-  return f;
-}
-
 // Fills `b` from the previous image and the database; false when nothing is left to reuse.
 bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
   // About the previous sizes again: no reallocation while tens of MB are copied.
@@ -720,9 +702,9 @@ bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
   std::vector<int32_t> ent_map(old.entities().size(), -1), snip_map(old.snippets().size(), -1);
   std::vector<std::pair<int, TermVec>> new_ents, new_snips;
   size_t reused = 0;
-  sql::Stmt s(db, kFilesByPath);
+  sql::Stmt s(db, kFileRowsByPath);
   while (s.step()) {
-    FileRec f = file_of_row(s);
+    FileRec f = file_from_row(s);
     f.first_entity = static_cast<int>(b.ents.size());
     f.first_snippet = static_cast<int>(b.snips.size());
     const int32_t nf = static_cast<int32_t>(b.files.size());
@@ -758,9 +740,9 @@ bool build_delta(ImageBuild& b, sql::Db& db, const QueryImage& base) {
   std::vector<int32_t> ent_map(base.entities().size(), -1), snip_map(base.snippets().size(), -1);
   std::vector<std::pair<int, TermVec>> new_ents, new_snips;  // numbered by the update's tables, then now
   size_t n_ents = 0, n_snips = 0, changed = 0;
-  sql::Stmt s(db, kFilesByPath);
+  sql::Stmt s(db, kFileRowsByPath);
   while (s.step()) {
-    FileRec f = file_of_row(s);
+    FileRec f = file_from_row(s);
     const int32_t nf = static_cast<int32_t>(b.files.size());
     auto it = base_by_path.find(f.path);
     const image::File* of = it == base_by_path.end() ? nullptr : &base.files()[it->second];

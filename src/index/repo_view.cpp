@@ -28,6 +28,25 @@ int file_position(const std::unordered_map<int64_t, int>& index, int64_t id, con
 
 }  // namespace
 
+const char* const kFileRowsByPath =
+    "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path";
+
+FileRec file_from_row(sql::Stmt& s) {
+  FileRec f;
+  f.id = s.i64(0);
+  f.path = s.str(1);
+  f.module = s.str(2);
+  f.package = s.str(3);
+  std::string lang = s.str(4);
+  f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
+  f.hash = s.str(5);
+  f.line_count = s.i32(6);
+  auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
+  if (errs.is_array())  // syntax errors; "partial" rows (nesting beyond the limits) are not counted
+    for (const auto& e : errs) f.n_errors += e.is_array() && e.size() == 4 ? 0 : 1;
+  return f;
+}
+
 std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_image) {
   std::unique_ptr<RepoView> v(new RepoView());
   v->db_path_ = db_path;
@@ -46,20 +65,9 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
 
   std::unordered_map<int64_t, int> file_index;
   {
-    sql::Stmt s(db, "SELECT id, path, module, package, language, hash, line_count, errors FROM files ORDER BY path");
+    sql::Stmt s(db, kFileRowsByPath);
     while (s.step()) {
-      FileRec f;
-      f.id = s.i64(0);
-      f.path = s.str(1);
-      f.module = s.str(2);
-      f.package = s.str(3);
-      std::string lang = s.str(4);
-      f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
-      f.hash = s.str(5);
-      f.line_count = s.i32(6);
-      auto errs = nlohmann::json::parse(s.str(7), nullptr, false);
-      if (errs.is_array())  // syntax errors; "partial" rows (nesting beyond the limits) are not counted
-        for (const auto& e : errs) f.n_errors += e.is_array() && e.size() == 4 ? 0 : 1;
+      FileRec f = file_from_row(s);
       file_index[f.id] = static_cast<int>(v->files_.size());
       v->files_.push_back(std::move(f));
     }

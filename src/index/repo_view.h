@@ -119,4 +119,10 @@ class RepoView {
 // ids, so that results do not depend on the order files were indexed in.
 bool entity_before(const RepoView& v, int a, int b);
 
+// The files table as the view reads it: the columns to select (in the view's order: ORDER BY path), and a
+// row of them as the view holds it (first_entity/first_snippet and the counts left unset). The image's
+// update path reads the same rows the same way.
+extern const char* const kFileRowsByPath;
+FileRec file_from_row(sql::Stmt& s);
+
 }  // namespace repoctx

@@ -83,8 +83,14 @@ void expect_same_views(const std::string& db) {
     EXPECT_EQ(a.path, b.path);
     EXPECT_EQ(a.module, b.module);
     EXPECT_EQ(a.hash, b.hash);
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.package, b.package);
+    EXPECT_EQ(a.language, b.language);
+    EXPECT_EQ(a.line_count, b.line_count);
+    EXPECT_EQ(a.n_errors, b.n_errors) << a.path;
     EXPECT_EQ(a.first_entity, b.first_entity);
     EXPECT_EQ(a.n_entities, b.n_entities);
+    EXPECT_EQ(a.first_snippet, b.first_snippet);
     EXPECT_EQ(a.n_snippets, b.n_snippets);
     EXPECT_EQ(img->files_in_module(a.module), sql->files_in_module(b.module));
     ASSERT_EQ(img->imports(static_cast<int>(f)).size(), sql->imports(static_cast<int>(f)).size());
@@ -266,15 +272,20 @@ TEST(QueryImage, UpdatesAfterChangesEqualAFreshIndex) {
 // changes make the update anew over the same base; a change to many files writes a full image again.
 TEST(QueryImage, AFewChangedFilesWriteAnUpdateOverTheFullImageThatReadsAsAFreshOne) {
   Repo r;
-  for (int i = 12; i < 60; ++i) r.dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 1));
+  for (int i = 12; i < 90; ++i) r.dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 1));
   ASSERT_TRUE(r.index().complete);
   const std::string full = QueryImage::path_for(r.opt.db_path), delta = QueryImage::delta_path_for(r.opt.db_path);
   const std::string base_token = meta(r.opt.db_path, "query_image");
   const auto full_bytes = read_bytes(full);
   EXPECT_FALSE(std::filesystem::exists(delta));
 
-  // One file changed (a definition more), one added between others, one removed.
+  // One file changed (a definition more), one added between others, one removed; two changed files with
+  // syntax errors, one of them also nested beyond the extractor's limit (a "partial" row that is not
+  // counted as a syntax error).
   r.dir.write("pkg/mod30.py", module_text(30, 2) + "\ndef added(x):\n    return compute_30([x])\n");
+  r.dir.write("pkg/mod31.py", module_text(31, 1) + "\ndef broken(:\n    pass\n");
+  r.dir.write("pkg/mod32.py", "w = " + std::string(4000, '(') + "1" + std::string(4000, ')') +
+                                  "\n\ndef broken(:\n    pass\n\ndef after(x):\n    return x\n");
   r.dir.write("pkg/mod44_new.py", "def fresh_one(values):\n    return sorted(values)\n");
   std::filesystem::remove(r.dir / "pkg/mod12.py");
   ASSERT_TRUE(r.index().complete);
@@ -287,7 +298,7 @@ TEST(QueryImage, AFewChangedFilesWriteAnUpdateOverTheFullImageThatReadsAsAFreshO
   EXPECT_TRUE(img->entity_postings().overlay());
   int own = 0;
   for (const auto& f : img->files()) own += f.origin < 0;
-  EXPECT_EQ(own, 2) << "the changed and the added file";
+  EXPECT_EQ(own, 4) << "the changed and the added files";
   img.reset();
   expect_same_views(r.opt.db_path);
 
@@ -300,7 +311,7 @@ TEST(QueryImage, AFewChangedFilesWriteAnUpdateOverTheFullImageThatReadsAsAFreshO
   EXPECT_EQ(img->base()->token(), base_token);
   own = 0;
   for (const auto& f : img->files()) own += f.origin < 0;
-  EXPECT_EQ(own, 3);
+  EXPECT_EQ(own, 5);
   img.reset();
   EXPECT_EQ(read_bytes(full), full_bytes);
   expect_same_views(r.opt.db_path);
