@@ -122,9 +122,11 @@ std::string file_identity(const std::string& path) {
          std::to_string(ns(sb.st_ctim));
 }
 
+}  // namespace
+
 // Whether the file is as the last complete run left it: the stamp names its identity, and no
 // write-ahead log holds changes that the file does not show yet.
-bool unchanged_since_verified_impl(const std::string& path) {
+bool index_unchanged_since_verified(const std::string& path) {
   std::error_code ec;
   auto wal = fs::file_size(path + "-wal", ec);
   if (!ec && wal > 0) return false;
@@ -134,6 +136,8 @@ bool unchanged_since_verified_impl(const std::string& path) {
   const std::string now = file_identity(path);
   return !now.empty() && stamp == now;
 }
+
+namespace {
 
 void quick_check(sql::Db& db, const std::string& path) {
   sql::Stmt s(db, "PRAGMA quick_check(5)");
@@ -192,10 +196,6 @@ void mark_index_verified(const std::string& path) {
   if (ec) fs::remove(tmp, ec);
 }
 
-bool index_unchanged_since_verified(const std::string& path) {
-  return unchanged_since_verified_impl(path);
-}
-
 std::string rebuild_hint(const std::string& path) {
   return "run `repoctx index --rebuild` (with --db " + path + " if it is not the default) to build it again";
 }
@@ -246,7 +246,7 @@ std::unique_ptr<sql::Db> open_index_for_writing(const std::string& path, const I
     check_existing(*db, path);
   }
   if (o.verify && kind != FileKind::missing) {
-    if (unchanged_since_verified_impl(path))
+    if (index_unchanged_since_verified(path))
       log_debug("damage check skipped: '{}' is as the last complete run left it", path);
     else
       quick_check(*db, path);
