@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +73,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ToolResult r = world->tools->call(c);
   std::string text = r.text();
   if (text.size() > ToolLimits{}.max_output_chars + 16) std::abort();
-  if (text.find(kSecret) != std::string::npos) std::abort();
+  // A leak is the outside file's token in the answer when the call did not carry it: a call naming it
+  // (an unknown tool "read_f<token>") is echoed in the error message (a crash input of CI's fuzz run).
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  if (text.find(kSecret) != std::string::npos && input.find(kSecret) == std::string_view::npos) std::abort();
   return 0;
 }
