@@ -680,6 +680,26 @@ void read_file_records(ImageBuild& b, sql::Db& db, int64_t file_id, int32_t nf, 
                          im.i32(6), im.i32(7)});
 }
 
+// A previous image's files by path: which of them the database still holds as they were (same id and
+// content hash: the indexer replaces the rows of every file it re-parses). Both update paths ask it.
+class KeptFiles {
+ public:
+  explicit KeptFiles(const QueryImage& img) : img_(img) {
+    for (size_t i = 0; i < img.files().size(); ++i) by_path_.emplace(img.str(img.files()[i].path), static_cast<int>(i));
+  }
+  // The image's index of `f` when unchanged, else -1.
+  int unchanged(const FileRec& f) const {
+    auto it = by_path_.find(f.path);
+    if (it == by_path_.end()) return -1;
+    const image::File& of = img_.files()[it->second];
+    return of.id == f.id && img_.str(of.hash) == f.hash ? it->second : -1;
+  }
+
+ private:
+  const QueryImage& img_;
+  std::unordered_map<std::string_view, int> by_path_;  // views into the mapped image
+};
+
 // Fills `b` from the previous image and the database; false when nothing is left to reuse.
 bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
   // About the previous sizes again: no reallocation while tens of MB are copied.
@@ -689,9 +709,7 @@ bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
   b.params.reserve(old.params().size() + old.params().size() / 8);
   b.snips.reserve(old.snippets().size() + old.snippets().size() / 8);
   b.imports.reserve(old.imports().size() + old.imports().size() / 8);
-  std::unordered_map<std::string, int> old_by_path;
-  for (size_t i = 0; i < old.files().size(); ++i)
-    old_by_path.emplace(old.str(old.files()[i].path), static_cast<int>(i));
+  const KeptFiles kept(old);
   std::vector<std::pair<size_t, size_t>> old_imports(old.files().size(), {0, 0});  // per old file: [begin, end)
   for (size_t i = 0; i < old.imports().size(); ++i) {
     int32_t f = old.imports()[i].file;
@@ -708,12 +726,12 @@ bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
     f.first_entity = static_cast<int>(b.ents.size());
     f.first_snippet = static_cast<int>(b.snips.size());
     const int32_t nf = static_cast<int32_t>(b.files.size());
-    auto it = old_by_path.find(f.path);
-    const image::File* of = it == old_by_path.end() ? nullptr : &old.files()[it->second];
-    if (of && of->id == f.id && old.str(of->hash) == f.hash) {
+    const int oi = kept.unchanged(f);
+    if (oi >= 0) {
+      const image::File* of = &old.files()[oi];
       f.n_entities = of->n_entities;
       f.n_snippets = of->n_snippets;
-      auto [ib, ie] = old_imports[it->second];
+      auto [ib, ie] = old_imports[oi];
       copy_file_records(b, old, *of, nf, ent_map, snip_map, old.imports().subspan(ib, ie - ib));
       b.files.push_back(file_row(b.w, f));
       ++reused;
@@ -734,9 +752,7 @@ bool build_update(ImageBuild& b, sql::Db& db, const QueryImage& old) {
 // hold more than a sixteenth of the files or documents: a full image is written then, so that the lists
 // a query walks twice stay a small part of it.
 bool build_delta(ImageBuild& b, sql::Db& db, const QueryImage& base) {
-  std::unordered_map<std::string, int> base_by_path;
-  for (size_t i = 0; i < base.files().size(); ++i)
-    base_by_path.emplace(base.str(base.files()[i].path), static_cast<int>(i));
+  const KeptFiles kept(base);
   std::vector<int32_t> ent_map(base.entities().size(), -1), snip_map(base.snippets().size(), -1);
   std::vector<std::pair<int, TermVec>> new_ents, new_snips;  // numbered by the update's tables, then now
   size_t n_ents = 0, n_snips = 0, changed = 0;
@@ -744,9 +760,9 @@ bool build_delta(ImageBuild& b, sql::Db& db, const QueryImage& base) {
   while (s.step()) {
     FileRec f = file_from_row(s);
     const int32_t nf = static_cast<int32_t>(b.files.size());
-    auto it = base_by_path.find(f.path);
-    const image::File* of = it == base_by_path.end() ? nullptr : &base.files()[it->second];
-    if (of && of->id == f.id && base.str(of->hash) == f.hash) {
+    const int bi = kept.unchanged(f);
+    if (bi >= 0) {
+      const image::File* of = &base.files()[bi];
       if (of->first_entity < 0 || of->n_entities < 0 || of->first_snippet < 0 || of->n_snippets < 0 ||
           static_cast<uint64_t>(of->first_entity) + of->n_entities > ent_map.size() ||
           static_cast<uint64_t>(of->first_snippet) + of->n_snippets > snip_map.size())
@@ -756,7 +772,7 @@ bool build_delta(ImageBuild& b, sql::Db& db, const QueryImage& base) {
       fr.n_entities = of->n_entities;
       fr.first_snippet = of->first_snippet;
       fr.n_snippets = of->n_snippets;
-      fr.origin = it->second;
+      fr.origin = bi;
       for (int k = 0; k < of->n_entities; ++k) ent_map[of->first_entity + k] = static_cast<int32_t>(n_ents + k);
       for (int k = 0; k < of->n_snippets; ++k) snip_map[of->first_snippet + k] = static_cast<int32_t>(n_snips + k);
       n_ents += static_cast<size_t>(of->n_entities);
