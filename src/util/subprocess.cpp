@@ -173,13 +173,16 @@ void plan_limits(ChildPlan& p, const CommandLimits& lim) {
       lim.file_size_mb > 0 ? static_cast<rlim_t>(lim.file_size_mb) << 20 : RLIM_INFINITY;
 }
 
-[[noreturn]] void exec_child(const ChildPlan& p) {
-  // Its own session (and so process group): no controlling terminal, and under the kernel's autogroup
-  // scheduling the same CPU share whether or not bubblewrap (--new-session) wraps it.
-  ::setsid();
-  // SIGKILL when the runner dies, however it dies; a runner already gone by now means the same.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != p.parent) ::_exit(137);
+// Runs in the command's process: limits, stdio, working directory, then the program. Only async-signal-safe
+// calls (the runner may have other threads).
+[[noreturn]] void exec_command(const ChildPlan& p) {
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(SIGTERM, &dfl, nullptr);
+  sigset_t none;
+  ::sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The command joins the process-limit cgroup, not its guardian: the limit counts the command's processes.
   if (p.cgroup_fd >= 0 && ::write(p.cgroup_fd, "0", 1) != 1) ::_exit(126);
   ::setrlimit(RLIMIT_AS, &p.mem);
   ::setrlimit(RLIMIT_CPU, &p.cpu);
@@ -190,10 +193,49 @@ void plan_limits(ChildPlan& p, const CommandLimits& lim) {
   if (devnull >= 0) ::dup2(devnull, 0);
   ::dup2(p.log_fd, 1);
   ::dup2(p.log_fd, 2);
+  // Files the runner's other threads hold open (a results file written through an ofstream has no
+  // close-on-exec flag) are not the command's to write.
+  ::close_range(3, ~0U, 0);
   if (!p.cwd.empty() && ::chdir(p.cwd.c_str()) != 0) ::_exit(126);
   ::execve(p.argv[0], p.argv.data(), p.envp.data());
   (void)!::write(2, p.exec_failed.data(), p.exec_failed.size());
   ::_exit(127);
+}
+
+// The parent-death signal of the guardian below: kill the whole group, the guardian with it.
+void kill_own_group(int) {
+  ::kill(0, SIGKILL);
+}
+
+// The runner's child is a guardian, not the command. Why: the command is often bubblewrap, whose own
+// --die-with-parent is set in its inner process only after a clone; a runner killed (SIGKILL) in that window
+// left the inner process blocked forever on an eventfd, with nobody to kill it. The guardian leads the
+// process group, gets SIGTERM when the runner dies (PR_SET_PDEATHSIG), however it dies, and then kills the
+// group: every process the command started that did not leave it (bubblewrap's inner process has not; what
+// runs inside bubblewrap's PID namespace dies with it). Its exit status is the command's (128 + signal when
+// a signal ended it), so the runner reads it as before.
+[[noreturn]] void guard_child(const ChildPlan& p) {
+  // Its own session (and so process group): no controlling terminal, and under the kernel's autogroup
+  // scheduling the same CPU share whether or not bubblewrap (--new-session) wraps it.
+  ::setsid();
+  struct sigaction sa {};
+  sa.sa_handler = kill_own_group;
+  ::sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  sigset_t term;
+  ::sigemptyset(&term);
+  ::sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_UNBLOCK, &term, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != p.parent) ::_exit(137);  // the runner was already gone: nothing was started
+  pid_t cmd = ::fork();
+  if (cmd < 0) ::_exit(126);
+  if (cmd == 0) exec_command(p);
+  ::close(p.log_fd);
+  int status = 0;
+  while (::waitpid(cmd, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 126);
 }
 
 }  // namespace
@@ -232,7 +274,7 @@ CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSet
     ::close(p.log_fd);
     throw Error(ExitCode::failure, "fork failed for the test command");
   }
-  if (pid == 0) exec_child(p);
+  if (pid == 0) guard_child(p);
   ::close(p.log_fd);
   CommandResult r;
   int status = 0;

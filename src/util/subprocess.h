@@ -64,7 +64,8 @@ struct ProcessSetup {
 
 // Runs argv (argv[0] an absolute path) with `setup` and `lim`, in its own session and process group (no
 // controlling terminal), stdin from /dev/null.
-// The child gets SIGKILL when this process dies (PR_SET_PDEATHSIG), however it dies. Polls `stop` (SIGINT/SIGTERM).
+// The command and whatever it starts in its process group are killed when this process dies, however it dies
+// (a guardian process with PR_SET_PDEATHSIG leads the group). Polls `stop` (SIGINT/SIGTERM).
 CommandResult run_limited(const std::vector<std::string>& argv, const ProcessSetup& setup, const CommandLimits& lim,
                           const std::atomic<bool>* stop);
 

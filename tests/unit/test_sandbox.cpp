@@ -5,13 +5,17 @@
 // tests/integration/sandbox_e2e.py.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "eval/runner.h"
 #include "eval/scratch_tree.h"
@@ -145,6 +149,66 @@ TEST(RunLimited, FileSizeTimeoutEnvironmentAndDirectory) {
   r = run_limited({"/bin/sleep", "30"}, s, lim, nullptr);
   EXPECT_TRUE(r.timed_out);
   EXPECT_LT(r.seconds, 5);
+}
+
+TEST(RunLimited, ExitStatusesAndNoInheritedFiles) {
+  TempDir d;
+  CommandLimits lim;
+  lim.timeout_s = 20;
+  ProcessSetup s;
+  s.log_path = (d / "log").string();
+  EXPECT_EQ(run_limited({"/bin/sh", "-c", "exit 3"}, s, lim, nullptr).exit_code, 3);
+  EXPECT_EQ(run_limited({"/bin/sh", "-c", "kill -TERM $$"}, s, lim, nullptr).exit_code, 128 + SIGTERM);
+  // A file this process holds open without close-on-exec (as an ofstream does) is not the command's.
+  int fd = ::open((d / "held").c_str(), O_WRONLY | O_CREAT, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::dup2(fd, 100), 100);
+  EXPECT_EQ(run_limited({"/bin/sh", "-c", "test -e /proc/self/fd/100"}, s, lim, nullptr).exit_code, 1);
+  ::close(100);
+  ::close(fd);
+}
+
+namespace {
+bool process_gone(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  auto paren = stat.rfind(')');
+  return !in || paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0;
+}
+}  // namespace
+
+TEST(RunLimited, WhatTheCommandStartedDiesWithAKilledRunner) {
+  // The runner dies by SIGKILL while the command has a child of its own in its process group (bubblewrap's
+  // inner process is one): that child must not outlive the runner.
+  TempDir d;
+  std::string pid_file = (d / "pid").string();
+  pid_t runner = ::fork();
+  ASSERT_GE(runner, 0);
+  if (runner == 0) {
+    CommandLimits lim;
+    lim.timeout_s = 120;
+    ProcessSetup s;
+    s.log_path = (d / "log").string();
+    run_limited({"/bin/sh", "-c",
+                 "/bin/sleep 300 & echo $! > " + pid_file + ".tmp; mv " + pid_file + ".tmp " + pid_file + "; wait"},
+                s, lim, nullptr);
+    ::_exit(0);
+  }
+  int sleeper = 0;
+  for (int i = 0; i < 1000 && !sleeper; ++i) {
+    std::ifstream in(pid_file);
+    if (!(in >> sleeper)) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(sleeper, 0) << "the command never started";
+  ::kill(runner, SIGKILL);
+  ::waitpid(runner, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 500 && !gone; ++i) {
+    gone = process_gone(sleeper);
+    if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(gone) << "the command's child " << sleeper << " outlived the killed runner";
+  if (!gone) ::kill(sleeper, SIGKILL);
 }
 
 TEST(Sandbox, ArgvConfinesAndARealRunWritesOnlyItsTree) {
