@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -251,6 +252,12 @@ class Index {
   // Indexes what changed since the last refresh and, when anything did, swaps in a new snapshot.
   // Concurrent refreshes are serialised. `force`: re-parse every file.
   RefreshStats refresh(bool force = false);
+  // Builds now, for the snapshot current at the call, what LLM-free retrieval otherwise builds on the first
+  // request touching each file (the structural strategy's per-file facts: references resolved, member use
+  // counts, import closures; on sympy such a first request cost 6-8x a warm one). Returns that snapshot's
+  // generation (IndexInfo::generation), or 0 when `should_stop` returned true first. Thread-safe; requests
+  // running meanwhile share what it builds. `repoctx serve` runs it in the background after each load.
+  int64_t warm(const std::function<bool()>& should_stop = {}) const;
 
   RetrieveResult retrieve(const RetrieveParams& p) const;
   LocalizeResult localize(const LocalizeParams& p) const;

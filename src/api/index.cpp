@@ -14,6 +14,7 @@
 #include "retrieve/aligncoder_snippets.h"
 #include "retrieve/procedural/agent_tools.h"
 #include "retrieve/retriever.h"
+#include "retrieve/structural.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -229,6 +230,11 @@ RefreshStats Index::refresh(bool force) {
     r.reloaded = true;
   }
   return r;
+}
+
+int64_t Index::warm(const std::function<bool()>& should_stop) const {
+  auto snap = impl_->current();
+  return warm_structural(*snap->engine, should_stop) ? snap->generation : 0;
 }
 
 RetrieveResult Index::retrieve(const RetrieveParams& p) const {

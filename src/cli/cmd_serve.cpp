@@ -49,7 +49,7 @@ struct ServeCmd {
   ModelOptions models;
   OutputOptions out;
   ServeOptions opt;
-  bool no_watch = false;
+  bool no_watch = false, no_warm = false;
 
   int run() {
     if (opt.token.empty()) {
@@ -62,6 +62,7 @@ struct ServeCmd {
     if (repos.size() > 1 && !repo.db.empty())
       throw Error(ExitCode::usage, "--db names one index: give it with one repository only");
     opt.watch = !no_watch;
+    opt.warm = !no_warm;
     std::vector<ServedRepo> served;
     for (const auto& spec : repos) {
       auto eq = spec.find('=');
@@ -114,6 +115,10 @@ void add_serve(CLI::App& app, Commands& out) {
       ->capture_default_str()
       ->group(g);
   c->add_flag("--no-watch", s->no_watch, "do not refresh the indexes when files change")->group(g);
+  c->add_flag("--no-warm", s->no_warm,
+              "do not build the per-file facts of LLM-free retrieval in the background after each load (each "
+              "file's first request builds its own)")
+      ->group(g);
   c->add_flag("--poll", s->opt.watch_opt.force_poll, "watch by polling instead of inotify")->group(g);
   c->add_option("--poll-interval", s->opt.watch_opt.poll_s, "seconds between polls")->capture_default_str()->group(g);
   c->add_option("--ready-file", s->opt.ready_file, "write {\"host\", \"port\", \"pid\"} here once listening")->group(g);
@@ -129,10 +134,11 @@ struct McpCmd {
   ModelOptions models;
   OutputOptions out;
   McpOptions opt;
-  bool no_watch = false;
+  bool no_watch = false, no_warm = false;
 
   int run() {
     opt.watch = !no_watch;
+    opt.warm = !no_warm;
     api::Index index(repo.repo, open_params(repo, models));
     McpServer server(index, opt);
     log_info("MCP server on stdio for {} (protocol {})", repo.repo, kMcpProtocolVersion);
@@ -150,6 +156,9 @@ void add_mcp(CLI::App& app, Commands& out) {
       ->capture_default_str()
       ->group("Server");
   c->add_flag("--no-watch", m->no_watch, "do not refresh the index when files change")->group("Server");
+  c->add_flag("--no-warm", m->no_warm,
+              "do not build the per-file facts of LLM-free retrieval in the background after each load")
+      ->group("Server");
   out.push_back({c, [m] { return m->run(); }});
 }
 

@@ -432,6 +432,34 @@ class FeatureBuilder {
 
   StructuralCandidates build(const TargetContext& ctx, const std::string& query, const StructuralParams& p);
 
+  // Every per-file fact a request may read, built now instead of by the first request on each file (see
+  // warm_structural). The same memo entries requests fill: a request running meanwhile finds them or builds
+  // its own twin.
+  bool warm(const std::function<bool()>& stop) {
+    e_.visible_bm25();  // the neighbours' corpus, built by the first request otherwise
+    popularity();
+    module_couse();
+    name_parts_once();
+    const auto& ents = v_.entities();
+    for (int f = 0; f < static_cast<int>(v_.files().size()); ++f) {
+      if (stop && stop()) return false;
+      usage(f);
+      member_uses(f);
+      g_.accessible_files(f);
+      for (const Import& im : v_.imports(f))  // the scope tier's bindings
+        if (im.scope == -1 && !im.star) g_.module_member(f, im.bound_name());
+      // The target's file is read and its entities' term vectors loaded (make_context, BM25 overrides).
+      v_.content(f);
+      if (v_.files()[f].n_entities > 0) v_.entity_terms(v_.files()[f].first_entity);
+      const FileRec& fr = v_.files()[f];
+      for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
+        if (is_type(ents[i].kind)) members_of(i);
+        if (is_callable(ents[i].kind)) refs_of(i);  // neighbours' references (nested ones are not in popularity)
+      }
+    }
+    return true;
+  }
+
  private:
   // cache[key], computed outside the lock on a miss (concurrent requests of a warm server share this
   // builder); a twin computed by another thread meanwhile is the same value, and the first one stored stays.
@@ -1197,6 +1225,11 @@ class StructuralRetriever : public Retriever {
 };
 
 }  // namespace
+
+bool warm_structural(const Engine& e, const std::function<bool()>& stop) {
+  shared_structural_ranker("");  // the shipped model, parsed once per process
+  return e.derived<SharedFeatureBuilder>().of(e).warm(stop);
+}
 
 struct StructuralFeatures::Impl : FeatureBuilder {
   using FeatureBuilder::FeatureBuilder;

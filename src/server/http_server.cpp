@@ -20,6 +20,7 @@
 
 #include "api/json.h"
 #include "retrieve/retriever.h"
+#include "server/warmer.h"
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -211,6 +212,13 @@ class HttpServer {
   void add_watchers();
   void install_handlers();
   void announce(int port);
+  json status_of(Served& s) {
+    json j = s.status();
+    size_t i = 0;
+    while (i < served_.size() && served_[i].get() != &s) ++i;
+    j["warm"] = warmer_ && warmer_->warm(i);
+    return j;
+  }
 
   ServeOptions opt_;
   httplib::Server svr_;
@@ -218,6 +226,7 @@ class HttpServer {
   BackgroundJobs jobs_;
   std::map<std::string, std::string> methods_;  // path -> method served
   std::atomic<int64_t> requests_{0}, errors_{0};
+  std::unique_ptr<IndexWarmer> warmer_;  // null with --no-warm
 };
 
 Served& HttpServer::pick(const json& body, const httplib::Request& req) {
@@ -285,7 +294,7 @@ void HttpServer::route(const std::string& path, const std::string& method,
 void HttpServer::add_routes() {
   route("/v1/health", "GET", [this](const httplib::Request&, const json&) {
     json repos = json::array();
-    for (auto& s : served_) repos.push_back(s->status());
+    for (auto& s : served_) repos.push_back(status_of(*s));
     return json{{"status", "ok"},
                 {"pid", getpid()},
                 {"requests", requests_.load()},
@@ -294,7 +303,7 @@ void HttpServer::add_routes() {
   });
   route("/v1/repos", "GET", [this](const httplib::Request&, const json&) {
     json repos = json::array();
-    for (auto& s : served_) repos.push_back(s->status());
+    for (auto& s : served_) repos.push_back(status_of(*s));
     return repos;
   });
   route("/v1/strategies", "GET", [](const httplib::Request&, const json&) { return api::to_json(api::strategies()); });
@@ -461,10 +470,17 @@ int HttpServer::run() {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
+  // Each repository's snapshots warmed in the background (server/warmer.h); health says "warm".
+  if (opt_.warm) {
+    std::vector<std::pair<std::string, const api::Index*>> indexes;
+    for (auto& s : served_) indexes.emplace_back(s->name, s->index.get());
+    warmer_ = std::make_unique<IndexWarmer>(std::move(indexes));
+  }
   announce(port);
   svr_.listen_after_bind();  // returns once stopped, after the request threads finished their requests
   done = true;
   monitor.join();
+  warmer_.reset();
   log_info("stopping: requests in flight finished; waiting for background operations");
   for (auto& s : served_) s->watcher.reset();
   jobs_.join_all();

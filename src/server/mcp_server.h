@@ -24,6 +24,7 @@ namespace repoctx {
 struct McpOptions {
   size_t max_message_bytes = 4 << 20;  // a longer line is refused with -32600 and skipped
   bool watch = true;                   // refresh the index when its files change
+  bool warm = true;                    // warm each snapshot in the background (server/warmer.h)
 };
 
 inline constexpr const char* kMcpProtocolVersion = "2025-11-25";

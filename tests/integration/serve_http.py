@@ -86,6 +86,12 @@ def check_endpoints(ck, srv, binary, repo, db):
     st, h, _ = srv.request("GET", "/v1/health")
     ck.check(st == 200 and h["status"] == "ok" and h["repos"][0]["files"] > 10, "health lists the repository",
              json.dumps(h)[:300])
+    deadline = time.time() + 120
+    while time.time() < deadline and not h["repos"][0].get("warm"):
+        time.sleep(0.2)
+        st, h, _ = srv.request("GET", "/v1/health")
+    ck.check(h["repos"][0].get("warm") is True, "the server warms its snapshot in the background (health: warm)",
+             json.dumps(h)[:300])
     query = "register a url rule for a view function"
     st, r, _ = srv.post("/v1/retrieve", {"query": query, "strategy": "sparse", "k": 8})
     cli = run_json(binary, ["retrieve", repo, "--db", db, "--no-refresh", "--query", query, "-k", "8", "--json"])
@@ -176,13 +182,17 @@ def check_bad_requests(ck, srv):
 
 
 def check_token(ck, binary, repo, db, work):
-    srv = Server(binary, [repo], work, ["--db", db, "--no-refresh", "--no-watch", "--token", "s3cret"], "token")
+    srv = Server(binary, [repo], work, ["--db", db, "--no-refresh", "--no-watch", "--no-warm", "--token", "s3cret"],
+                 "token")
     try:
         is_error(ck, srv.request("GET", "/v1/health"), 401, "unauthorized", "no bearer token")
         is_error(ck, srv.request("GET", "/v1/health", headers={"Authorization": "Bearer wrong"}), 401,
                  "unauthorized", "a wrong bearer token")
-        st, _, _ = srv.request("GET", "/v1/health", headers={"Authorization": "Bearer s3cret"})
+        st, h, _ = srv.request("GET", "/v1/health", headers={"Authorization": "Bearer s3cret"})
         ck.check(st == 200, "the right bearer token is accepted")
+        time.sleep(1)
+        st, h, _ = srv.request("GET", "/v1/health", headers={"Authorization": "Bearer s3cret"})
+        ck.check(st == 200 and h["repos"][0]["warm"] is False, "--no-warm: nothing is warmed", json.dumps(h)[:300])
     finally:
         srv.stop()
     p = subprocess.run([binary, "serve", repo, "--db", db, "--host", "0.0.0.0", "--port", "0", "--no-refresh"],
@@ -258,6 +268,11 @@ def check_fresh_under_load(ck, srv, copy):
              f"{answered[0]} reads during the swaps, none failed or saw a torn index", "; ".join(errors[:3]))
     st, h, _ = srv.request("GET", "/v1/health")
     ck.check(h["repos"][0]["generation"] >= 3, "each change swapped in a new snapshot", json.dumps(h)[:300])
+    deadline = time.time() + 120
+    while time.time() < deadline and not h["repos"][0].get("warm"):
+        time.sleep(0.2)
+        st, h, _ = srv.request("GET", "/v1/health")
+    ck.check(h["repos"][0].get("warm") is True, "the last snapshot a refresh loaded is warmed too", json.dumps(h)[:300])
 
 
 def check_repo_deleted(ck, srv, copy):

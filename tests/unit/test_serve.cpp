@@ -114,6 +114,41 @@ TEST(Api, IndexAnswersWhatTheEngineAnswers) {
   EXPECT_EQ(code_of([&] { ix.retrieve(api::RetrieveParams{}); }), 2) << "neither target nor query";
 }
 
+// Warming (what `serve` runs in the background after each load) builds the facts structural requests would
+// build on first use: an answer must not depend on whether it ran. A warmed index and a cold one over the
+// same database give the same hits, scores and features for targets all over the repository.
+TEST(Api, WarmingChangesNoAnswerAndStopsWhenAsked) {
+  TempDir db;
+  api::OpenParams op;
+  op.index.db = db.str() + "/i.db";
+  api::Index warm("/usr/lib/python3/dist-packages/flask", op);
+  op.refresh = false;
+  api::Index cold("/usr/lib/python3/dist-packages/flask", op);
+  EXPECT_EQ(warm.warm([] { return true; }), 0) << "stopped before the first file";
+  EXPECT_EQ(warm.warm(), warm.info().generation);
+  api::SymbolsParams sp;
+  sp.limit = 0;
+  int compared = 0;
+  auto symbols = warm.symbols(sp);
+  for (size_t i = 0; i < symbols.size(); i += 9) {
+    const auto& s = symbols[i];
+    if (s.kind != "function" && s.kind != "method") continue;
+    api::RetrieveParams p;
+    p.target = s.target;
+    p.strategy = "structural";
+    p.k = 1000;
+    auto a = warm.retrieve(p), b = cold.retrieve(p);
+    ASSERT_EQ(a.hits.size(), b.hits.size()) << s.target;
+    for (size_t h = 0; h < a.hits.size(); ++h) {
+      EXPECT_EQ(a.hits[h].target, b.hits[h].target) << s.target << " rank " << h;
+      EXPECT_EQ(a.hits[h].score, b.hits[h].score) << s.target << " rank " << h;
+      EXPECT_EQ(a.hits[h].features, b.hits[h].features) << s.target << " rank " << h;
+    }
+    ++compared;
+  }
+  EXPECT_GT(compared, 20);
+}
+
 // The API takes the same strategy parameters as the CLI's --param (one routing function): imports_order
 // reaches `imports` (the paper's BM25 order differs from the structural one), a bad value or an unknown name
 // is a usage error naming what is valid, and the study's and completion's names are accepted too.
