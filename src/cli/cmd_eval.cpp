@@ -164,6 +164,10 @@ void add_loro_command(CLI::App& app, Commands& out) {
   c->add_option("--neighbours", l->lo.train.params.neighbours,
                 "similar functions whose references vote (the retriever's --neighbours)")
       ->capture_default_str();
+  c->add_option("--cascade-keep", l->lo.train.params.cascade.keep,
+                "rank held-out pools as the retriever does: candidates past this many by the first trees stay "
+                "below (the retriever's structural_cascade_keep; 0 = every tree for every candidate)")
+      ->capture_default_str();
   c->add_option("--samples-out", l->lo.samples_out, "write every target's candidate rows (label, features) as JSONL");
   add_ranker_options(c, l->lo.train);
   add_output_options(c, l->out);

@@ -14,12 +14,13 @@
 namespace repoctx {
 
 StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralRanker& m,
-                                        const std::vector<int>& ks, int depth) {
+                                        const std::vector<int>& ks, int depth, const RankCascade& cascade) {
   StrategyScores sc;
   sc.strategy = "structural";
   for (int k : ks) sc.recall[k] = 0;
   for (const auto& t : s.targets) {
-    std::vector<double> score = m.score_rows(t.features);
+    std::vector<std::vector<double>> rows = t.features;  // rank_pool lends the rows out while it scores
+    std::vector<double> score = rank_pool(m, rows, cascade);
     std::vector<size_t> order(t.candidates.size());
     std::iota(order.begin(), order.end(), size_t{0});
     // Candidates are stored in the retriever's tie-break order, so a stable sort reproduces its ranking.
@@ -131,7 +132,8 @@ LoroReport run_loro(const std::vector<std::string>& repos,
     f.model = fit_structural_ranker(train, to, &tr);
     f.trained_on = tr.repos;
     f.train_targets = tr.targets;
-    f.structural = score_structural_samples(samples[h], *f.model, o.ks, std::max(o.depth, o.ks.back()));
+    f.structural =
+        score_structural_samples(samples[h], *f.model, o.ks, std::max(o.depth, o.ks.back()), o.train.params.cascade);
   }
   std::vector<const StructuralRepoSamples*> all;
   for (const auto& s : samples) all.push_back(&s);

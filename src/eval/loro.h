@@ -44,10 +44,11 @@ struct LoroReport {
   TrainReport all_report;
 };
 
-// Ranks one held-out repository's samples with a model: score, then the retriever's tie-break; Recall@k
-// against the full oracle and MRR within `depth`, as run_retrieval_eval computes them.
+// Ranks one held-out repository's samples with a model as the retriever ranks a pool (rank_pool, with
+// `cascade`), then the retriever's tie-break; Recall@k against the full oracle and MRR within `depth`, as
+// run_retrieval_eval computes them.
 StrategyScores score_structural_samples(const StructuralRepoSamples& s, const StructuralRanker& m,
-                                        const std::vector<int>& ks, int depth);
+                                        const std::vector<int>& ks, int depth, const RankCascade& cascade = {});
 
 // `open`: opens one repository's engine (called once per repository; the engine is released before the next).
 LoroReport run_loro(const std::vector<std::string>& repos,

@@ -131,6 +131,13 @@ void apply_retriever_param(RetrieverOptions& o, const std::string& name, const s
   }
   nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
   if (v.is_discarded()) v = value;
+  if (name == "structural_cascade_keep") {  // issue 17: RankCascade::keep of the structural strategy
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
+      throw Error(ExitCode::usage,
+                  "parameter structural_cascade_keep takes an integer >= 0 (0 = no cascade), got '" + value + "'");
+    o.cascade_keep = v.get<int>();
+    return;
+  }
   if (StudyParams::has(name))
     o.study.apply(nlohmann::json{{name, v}});
   else if (CompletionParams::has(name))

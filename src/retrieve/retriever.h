@@ -77,6 +77,7 @@ struct RetrieverOptions {
   std::string model_path;       // structural: feature weights (JSON); empty = the shipped default
   std::string locate_model;     // locate: model file (JSON); empty = the built-in models/locate.json
   int neighbours = 20;          // structural: similar functions whose references vote
+  int cascade_keep = 150;       // structural: RankCascade::keep (param structural_cascade_keep; 0 = none)
   ProceduralParams procedural;  // procedural: every threshold and budget (paper defaults)
   std::string trace_path;       // procedural: write the JSON trace of every stage here
   std::string rq2_pairs_path;   // procedural: append RQ2 pairs (JSONL) here

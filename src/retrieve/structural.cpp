@@ -1127,11 +1127,14 @@ struct SharedFeatureBuilder {
   }
 };
 
-// Scores of rows, each distinct row scored once: about a fifth of a pool's rows repeat another's (sympy:
-// ~900 candidates, ~760 distinct; members of one module that nothing distinguishes), and the ranker's
-// evaluation is the largest single cost of a request. A row's score depends on the row alone.
-// The distinct rows are moved out for scoring and back after it: `rows` is as it was on return.
-std::vector<double> score_unique_rows(const StructuralRanker& model, std::vector<std::vector<double>>& rows) {
+}  // namespace
+
+// Each distinct row scored once: about a fifth of a pool's rows repeat another's (sympy: ~900 candidates,
+// ~760 distinct; members of one module that nothing distinguishes), and the ranker's evaluation is the
+// largest single cost of a request. A row's score depends on the row alone (a cascade's keep counts
+// distinct rows). The distinct rows are moved out for scoring and back after it.
+std::vector<double> rank_pool(const StructuralRanker& model, std::vector<std::vector<double>>& rows,
+                              const RankCascade& cascade) {
   struct RowHash {
     size_t operator()(const std::vector<double>* r) const {  // multiply-xor over the values' bits
       uint64_t h = 0x9e3779b97f4a7c15ULL;
@@ -1155,7 +1158,7 @@ std::vector<double> score_unique_rows(const StructuralRanker& model, std::vector
     if (fresh) firsts.push_back(i);
     slot[i] = it->second;
   }
-  if (firsts.size() == rows.size()) return model.score_rows(rows);
+  if (firsts.size() == rows.size()) return model.rank_rows(rows, cascade);
   first.clear();     // its keys point into rows, about to be moved from
   struct Borrowed {  // the distinct rows, given back to `rows` however scoring ends
     std::vector<std::vector<double>>& rows;
@@ -1167,11 +1170,13 @@ std::vector<double> score_unique_rows(const StructuralRanker& model, std::vector
   } b{rows, firsts, {}};
   b.distinct.reserve(firsts.size());
   for (size_t i : firsts) b.distinct.push_back(std::move(rows[i]));
-  const std::vector<double> d = model.score_rows(b.distinct);
+  const std::vector<double> d = model.rank_rows(b.distinct, cascade);
   std::vector<double> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) out[i] = d[slot[i]];
   return out;
 }
+
+namespace {
 
 class StructuralRetriever : public Retriever {
  public:
@@ -1180,6 +1185,7 @@ class StructuralRetriever : public Retriever {
       : e_(e), fb_(e.derived<SharedFeatureBuilder>().of(e)), model_(shared_structural_ranker(o.model_path)) {
     params_.neighbours = o.neighbours;
     params_.bm25 = o.bm25;
+    params_.cascade.keep = o.cascade_keep;
   }
   std::string name() const override { return "structural"; }
 
@@ -1191,7 +1197,7 @@ class StructuralRetriever : public Retriever {
     const TargetContext& ctx = *ctxp;
     auto cand = fb_.build(ctx, query_text(e_, q, &ctx), params_);
     const auto& ents = e_.view().entities();
-    std::vector<double> scores = score_unique_rows(*model_, cand.features);  // the whole pool in one batch
+    std::vector<double> scores = rank_pool(*model_, cand.features, params_.cascade);  // the pool in one batch
     std::vector<Hit> hits;
     hits.reserve(cand.entities.size());
     std::unordered_map<int, size_t> row_of;

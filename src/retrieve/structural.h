@@ -21,7 +21,16 @@
 
 namespace repoctx {
 
+// A shortcut for tree models when a pool is ranked (issue 17): every candidate goes through the model's first
+// trees (GbdtRanker::kCascadePrefixTrees), and only the `keep` best by that partial score through all of
+// them; the others are ranked after those, in the order of their partial scores. Scores of the kept
+// candidates are the full model's, bit for bit. keep = 0: every candidate through every tree.
+struct RankCascade {
+  int keep = 150;
+};
+
 struct StructuralParams {
+  RankCascade cascade;
   int neighbours = 20;        // most similar functions (by signature + docstring) whose references vote
   int bm25_candidates = 100;  // global BM25 candidates
   int accessible_candidates = 50;
@@ -58,6 +67,11 @@ class StructuralRanker {
   // Scores of one target's candidate rows (structural_feature_names() order), higher = ranked first; one
   // call per target so a ranker can batch the pool.
   virtual std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const = 0;
+  // The scores a pool is ranked by (score_rows, or a tree model's cascade): equal to score_rows' for every
+  // candidate that can rank among the kept ones; the others only rank below them.
+  virtual std::vector<double> rank_rows(const std::vector<std::vector<double>>& rows, const RankCascade&) const {
+    return score_rows(rows);
+  }
   virtual std::string to_json() const = 0;  // the model file
   virtual const std::string& provenance() const = 0;
 };
@@ -78,6 +92,11 @@ struct StructuralModel : StructuralRanker {
   static StructuralModel from_json(const std::string& text, const std::string& origin);
   static StructuralModel load(const std::string& path);  // empty path = the model built into repoctx
 };
+
+// The scores one target's pool is ranked by: each distinct row scored once (rank_rows), then given to every
+// row equal to it. `rows` is as it was on return. The retriever and eval-loro both rank through this.
+std::vector<double> rank_pool(const StructuralRanker& model, std::vector<std::vector<double>>& rows,
+                              const RankCascade& cascade);
 
 // Reads a model file of either kind (its "ranker" field; absent = linear). Empty path = the built-in model.
 std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path);

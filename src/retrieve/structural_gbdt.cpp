@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -154,12 +155,17 @@ struct GbdtRanker::CompleteForest {
   // walk takes 1,200 steps: 3-20% faster in-process (docs/BENCHMARKS.md, "Structural request CPU").
   // Built only when every tree has at most 64 leaves (one uint64_t); same sum order, same floats.
   struct Quick {
-    std::vector<uint32_t> begin;  // n_features + 1 offsets into the arrays below
+    size_t tree_begin = 0, tree_end = 0;  // the block's trees (tree ids below are relative to tree_begin)
+    std::vector<uint32_t> begin;          // n_features + 1 offsets into the arrays below
     std::vector<float> threshold;
     std::vector<uint32_t> tree;
     std::vector<uint64_t> mask;
   };
+  // The whole forest as one block, and as two (trees before kCascadePrefixTrees, then the rest) for the
+  // cascade; empty when QuickScorer does not apply (over 64 leaves per tree).
   std::unique_ptr<Quick> quick;
+  std::unique_ptr<Quick> quick_head, quick_tail;
+  std::unique_ptr<Quick> build_quick(size_t tree_begin, size_t tree_end) const;
   void build_quick();
 
   // Null when the model is not one this evaluator reproduces.
@@ -167,29 +173,27 @@ struct GbdtRanker::CompleteForest {
   // Rows without NaN; the sum runs in float from the base score, tree by tree, as XGBoost's does.
   void predict(const float* x, size_t rows, float* out) const {
     if (quick) {
-      predict_quick(x, rows, out);
+      for (size_t r = 0; r < rows; ++r) out[r] = add_block(*quick, x + r * n_features, base_score);
       return;
     }
     predict_walk(x, rows, out);
   }
-  void predict_quick(const float* x, size_t rows, float* out) const {
-    const Quick& q = *quick;
-    const size_t leaves = size_t{1} << depth;
-    std::vector<uint64_t> alive(n_trees);
-    for (size_t r = 0; r < rows; ++r) {
-      std::fill(alive.begin(), alive.end(), ~uint64_t{0});
-      const float* row = x + r * n_features;
-      for (size_t k = 0; k < n_features; ++k) {
-        const float v = row[k];
-        // Splits of feature k in ascending threshold: the row goes right at each one up to the first
-        // threshold above its value (XGBoost goes left when x < threshold).
-        for (uint32_t i = q.begin[k], e = q.begin[k + 1]; i < e && v >= q.threshold[i]; ++i)
-          alive[q.tree[i]] &= q.mask[i];
-      }
-      float acc = base_score;
-      for (size_t t = 0; t < n_trees; ++t) acc += leaf[t * leaves + static_cast<size_t>(__builtin_ctzll(alive[t]))];
-      out[r] = acc;
+  // acc plus the leaves of block q's trees that `row` reaches, added in tree order: blocks in sequence give
+  // the whole forest's float sum.
+  float add_block(const Quick& q, const float* row, float acc) const {
+    const size_t leaves = size_t{1} << depth, n = q.tree_end - q.tree_begin;
+    thread_local std::vector<uint64_t> alive;
+    alive.assign(n, ~uint64_t{0});
+    for (size_t k = 0; k < n_features; ++k) {
+      const float v = row[k];
+      // Splits of feature k in ascending threshold: the row goes right at each one up to the first
+      // threshold above its value (XGBoost goes left when x < threshold).
+      for (uint32_t i = q.begin[k], e = q.begin[k + 1]; i < e && v >= q.threshold[i]; ++i)
+        alive[q.tree[i]] &= q.mask[i];
     }
+    const float* lv = leaf.data() + q.tree_begin * leaves;
+    for (size_t t = 0; t < n; ++t) acc += lv[t * leaves + static_cast<size_t>(__builtin_ctzll(alive[t]))];
+    return acc;
   }
   void predict_walk(const float* x, size_t rows, float* out) const {
     // Rows go through the trees in blocks: the walks of a block's rows are independent chains of loads
@@ -307,6 +311,15 @@ std::unique_ptr<GbdtRanker::CompleteForest> GbdtRanker::CompleteForest::from_xgb
 
 void GbdtRanker::CompleteForest::build_quick() {
   if (depth > 6 || n_trees > std::numeric_limits<uint32_t>::max()) return;  // leaves must fit one uint64_t
+  quick = build_quick(0, n_trees);
+  if (n_trees >= 2 * GbdtRanker::kCascadePrefixTrees) {
+    quick_head = build_quick(0, GbdtRanker::kCascadePrefixTrees);
+    quick_tail = build_quick(GbdtRanker::kCascadePrefixTrees, n_trees);
+  }
+}
+
+std::unique_ptr<GbdtRanker::CompleteForest::Quick> GbdtRanker::CompleteForest::build_quick(size_t tree_begin,
+                                                                                           size_t tree_end) const {
   const size_t inner = (size_t{1} << depth) - 1;
   struct Split {
     uint32_t feature;
@@ -315,7 +328,7 @@ void GbdtRanker::CompleteForest::build_quick() {
     uint64_t mask;
   };
   std::vector<Split> splits;
-  for (size_t t = 0; t < n_trees; ++t) {
+  for (size_t t = tree_begin; t < tree_end; ++t) {
     for (size_t c = 0; c < inner; ++c) {
       if (!decisive[t * inner + c]) continue;  // padding: every leaf below it holds the same value
       // The leaves under node c (level order) are a run of 2^(depth - level) in left-to-right order; its
@@ -327,7 +340,8 @@ void GbdtRanker::CompleteForest::build_quick() {
       }
       const size_t lo = first - inner, half = count / 2;
       const uint64_t left = (half >= 64 ? ~uint64_t{0} : ((uint64_t{1} << half) - 1)) << lo;
-      splits.push_back({feature[t * inner + c], threshold[t * inner + c], static_cast<uint32_t>(t), ~left});
+      splits.push_back(
+          {feature[t * inner + c], threshold[t * inner + c], static_cast<uint32_t>(t - tree_begin), ~left});
     }
   }
   // Stable: equal thresholds keep tree order (any order gives the same masks; this one is reproducible).
@@ -335,6 +349,8 @@ void GbdtRanker::CompleteForest::build_quick() {
     return a.feature != b.feature ? a.feature < b.feature : a.threshold < b.threshold;
   });
   auto q = std::make_unique<Quick>();
+  q->tree_begin = tree_begin;
+  q->tree_end = tree_end;
   q->begin.assign(n_features + 1, 0);
   for (const Split& sp : splits) {
     q->begin[sp.feature + 1]++;
@@ -343,7 +359,11 @@ void GbdtRanker::CompleteForest::build_quick() {
     q->mask.push_back(sp.mask);
   }
   for (size_t k = 0; k < n_features; ++k) q->begin[k + 1] += q->begin[k];
-  quick = std::move(q);
+  return q;
+}
+
+bool GbdtRanker::can_cascade() const {
+  return forest_ && forest_->quick_head;
 }
 
 const char* GbdtRanker::evaluator() const {
@@ -437,6 +457,39 @@ std::vector<double> GbdtRanker::score_rows(const std::vector<std::vector<double>
   return std::vector<double>(out.begin(), out.end());
 }
 
+std::vector<double> GbdtRanker::rank_rows(const std::vector<std::vector<double>>& rows, const RankCascade& c) const {
+  if (c.keep <= 0 || rows.size() <= static_cast<size_t>(c.keep) || !forest_ || !forest_->quick_head)
+    return score_rows(rows);
+  std::vector<float> x = float_rows(rows, features_.size());
+  if (std::any_of(x.begin(), x.end(), [](float v) { return std::isnan(v); })) return score_rows_xgboost(rows);
+  const CompleteForest& f = *forest_;
+  const size_t n = rows.size(), d = features_.size(), keep = static_cast<size_t>(c.keep);
+  std::vector<float> head(n);
+  for (size_t r = 0; r < n; ++r) head[r] = f.add_block(*f.quick_head, x.data() + r * d, f.base_score);
+  // The `keep` best by the first trees' partial score (ties: the earlier row); the rest of the trees for them.
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::nth_element(order.begin(), order.begin() + static_cast<long>(keep), order.end(),
+                   [&](uint32_t a, uint32_t b) { return head[a] != head[b] ? head[a] > head[b] : a < b; });
+  std::vector<double> out(n);
+  std::vector<char> kept(n, 0);
+  double min_kept = std::numeric_limits<double>::infinity();
+  for (size_t i = 0; i < keep; ++i) {
+    const uint32_t r = order[i];
+    kept[r] = 1;
+    out[r] = static_cast<double>(f.add_block(*f.quick_tail, x.data() + r * d, head[r]));
+    min_kept = std::min(min_kept, out[r]);
+  }
+  // The others after every kept candidate, in the order of their partial scores.
+  double max_rest = -std::numeric_limits<double>::infinity();
+  for (size_t r = 0; r < n; ++r)
+    if (!kept[r]) max_rest = std::max(max_rest, static_cast<double>(head[r]));
+  const double shift = max_rest - min_kept + 1.0;
+  for (size_t r = 0; r < n; ++r)
+    if (!kept[r]) out[r] = static_cast<double>(head[r]) - shift;
+  return out;
+}
+
 std::vector<double> GbdtRanker::score_rows_xgboost(const std::vector<std::vector<double>>& rows) const {
   if (rows.empty()) return {};
   std::vector<float> out = predict_xgboost(float_rows(rows, features_.size()), rows.size());
@@ -474,6 +527,13 @@ void GbdtRanker::compile_forest() {
     f->predict(x.data(), rows, mine.data());
     if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) f->quick.reset();
   }
+  if (f->quick && f->quick_head) {  // the cascade's two blocks in sequence must give the same sums
+    for (size_t r = 0; r < rows; ++r)
+      mine[r] =
+          f->add_block(*f->quick_tail, x.data() + r * d, f->add_block(*f->quick_head, x.data() + r * d, f->base_score));
+    if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) f->quick_head.reset();
+  }
+  if (!f->quick) f->quick_head.reset();
   if (!f->quick) {
     f->predict(x.data(), rows, mine.data());
     if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) return;

@@ -66,6 +66,12 @@ class GbdtRanker : public StructuralRanker {
   std::string kind() const override { return "gbdt"; }
   // The complete-tree evaluator's scores when the model has one (see CompleteForest), else XGBoost's.
   std::vector<double> score_rows(const std::vector<std::vector<double>>& rows) const override;
+  // The cascade (RankCascade) over the first kCascadePrefixTrees trees, on models of at least twice as many
+  // trees that QuickScorer evaluates; else score_rows.
+  std::vector<double> rank_rows(const std::vector<std::vector<double>>& rows, const RankCascade& c) const override;
+  static constexpr size_t kCascadePrefixTrees = 40;
+  // Whether rank_rows can cascade on this model.
+  bool can_cascade() const;
   // XGBoost's own prediction (the reference the complete-tree evaluator must equal bit for bit).
   std::vector<double> score_rows_xgboost(const std::vector<std::vector<double>>& rows) const;
   // Whether score_rows() runs the complete-tree evaluator (false: the model has a shape it does not cover).

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -195,4 +196,54 @@ TEST(Gbdt, CompleteTreeEvaluatorGivesXgboostsScoresBitForBit) {
     rows[0][3] = std::numeric_limits<double>::quiet_NaN();
     EXPECT_EQ(g->score_rows({rows[0]}), g->score_rows_xgboost({rows[0]}));
   }
+}
+
+// The cascade (RankCascade, issue 17): the candidates kept after the first trees get the full model's scores
+// bit for bit, every other one ranks below all of them in the order of its partial score, and keep = 0 or a
+// pool no larger than keep is ranked by the full model.
+TEST(Gbdt, TheCascadeKeepsFullScoresForTheKeptAndRanksTheRestBelow) {
+  auto shipped = load_structural_ranker("");
+  const auto* g = dynamic_cast<const GbdtRanker*>(shipped.get());
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(g->can_cascade()) << "the shipped model has 200 trees that QuickScorer evaluates";
+  const size_t d = structural_feature_names().size();
+  std::vector<std::vector<double>> rows;
+  for (int i = 0; i < 600; ++i) {
+    std::vector<double> x(d);
+    for (size_t j = 0; j < d; ++j) {
+      uint64_t h = hash64("cascade|" + std::to_string(i) + "|" + std::to_string(j));
+      x[j] = h % 3 == 0   ? 0.0
+             : h % 3 == 1 ? static_cast<double>(h % 65) / 64.0
+                          : std::log1p(static_cast<double>(h % 40));
+    }
+    rows.push_back(std::move(x));
+  }
+  const std::vector<double> full = g->score_rows(rows);
+  EXPECT_EQ(g->rank_rows(rows, RankCascade{0}), full);
+  EXPECT_EQ(g->rank_rows(rows, RankCascade{600}), full);
+  const int keep = 100;
+  const std::vector<double> cas = g->rank_rows(rows, RankCascade{keep});
+  ASSERT_EQ(cas.size(), rows.size());
+  std::vector<size_t> kept, rest;
+  for (size_t i = 0; i < rows.size(); ++i) (cas[i] == full[i] ? kept : rest).push_back(i);
+  ASSERT_GE(kept.size(), static_cast<size_t>(keep)) << "the kept candidates' scores are the full model's";
+  // (a candidate left out may equal its full score by chance; then it also ranks below every kept one)
+  double min_kept = std::numeric_limits<double>::infinity();
+  for (size_t i : kept) min_kept = std::min(min_kept, full[i]);
+  size_t below = 0;
+  for (size_t i = 0; i < rows.size(); ++i) below += cas[i] < min_kept ? 1 : 0;
+  EXPECT_EQ(below, rows.size() - keep) << "exactly keep candidates rank at or above the lowest kept score";
+  // Not a copy of the full ranking: some candidate left out would have ranked among the kept by all trees.
+  std::vector<double> sorted_full = full;
+  std::sort(sorted_full.begin(), sorted_full.end(), std::greater<>());
+  size_t lost = 0;
+  for (size_t i = 0; i < rows.size(); ++i) lost += cas[i] < min_kept && full[i] > sorted_full[keep] ? 1 : 0;
+  EXPECT_GT(lost, 0u) << "on noise rows the first trees cannot keep the full model's best exactly";
+  // The pool-level ranking (equal rows scored once) gives the same scores.
+  std::vector<std::vector<double>> pool = rows;
+  pool.push_back(rows[7]);
+  std::vector<double> pooled = rank_pool(*g, pool, RankCascade{keep});
+  EXPECT_EQ(pool.size(), rows.size() + 1);
+  EXPECT_EQ(pool.back(), rows[7]) << "rank_pool gives the rows back";
+  EXPECT_EQ(pooled.back(), pooled[7]);
 }

@@ -193,6 +193,7 @@ TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
   StructuralParams sp;
   sp.neighbours = ro.neighbours;
   sp.bm25 = ro.bm25;
+  sp.cascade.keep = ro.cascade_keep;
   size_t targets = 0, hits_compared = 0;
   for (size_t i = 0; i < ents.size() && targets < 60; i += 7) {
     if (!is_callable(ents[i].kind)) continue;
@@ -207,7 +208,7 @@ TEST(Retrieval, WarmStructuralAnswersEqualThoseOfAFreshFeatureBuilder) {
     ASSERT_EQ(warm.size(), cand.entities.size()) << e.target_name(static_cast<int>(i));
     std::map<int, size_t> row;
     for (size_t k = 0; k < cand.entities.size(); ++k) row[cand.entities[k]] = k;
-    std::vector<double> scores = model->score_rows(cand.features);
+    std::vector<double> scores = rank_pool(*model, cand.features, sp.cascade);  // as the retriever ranks
     for (const auto& h : warm) {
       ASSERT_TRUE(row.count(h.entity)) << e.target_name(h.entity);
       const auto& x = cand.features[row[h.entity]];
