@@ -430,6 +430,7 @@ IndexInfo Index::info() const {
   i.entities = static_cast<int64_t>(v.entities().size());
   i.snippets = static_cast<int64_t>(v.snippets().size());
   i.complete = v.complete();
+  i.fast_load = v.image() != nullptr;
   i.load_seconds = snap->load_seconds;
   i.generation = snap->generation;
   return i;

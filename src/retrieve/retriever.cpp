@@ -66,7 +66,8 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "scope priors + neighbour votes + BM25 ranked by a learned ranker: gradient-boosted trees (shipped) or a "
          "linear model (repoctx)",
          none, make_structural,
-         "ranking score of the model (gbdt: sum of the trees' outputs; linear: log-odds); only the order counts"},
+         "ranking score of the model (gbdt: sum of the trees' outputs, for candidates past the cascade's 150 the "
+         "first 40 trees' sum shifted below those; linear: log-odds); only the order counts"},
         {"procedural",
          "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
          "confirmation (needs an LLM with hidden states)",

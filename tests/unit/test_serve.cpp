@@ -124,6 +124,7 @@ TEST(Api, WarmingChangesNoAnswerAndStopsWhenAsked) {
   api::Index warm("/usr/lib/python3/dist-packages/flask", op);
   op.refresh = false;
   api::Index cold("/usr/lib/python3/dist-packages/flask", op);
+  EXPECT_TRUE(warm.info().fast_load) << "a fresh index is loaded from its query image";
   EXPECT_EQ(warm.warm([] { return true; }), 0) << "stopped before the first file";
   EXPECT_EQ(warm.warm(), warm.info().generation);
   api::SymbolsParams sp;
