@@ -37,7 +37,7 @@ struct ServeOptions {
   double read_timeout_s = 30;       // a client sending its request slower than this is dropped
   bool watch = true;                // refresh each index when its files change
   WatchOptions watch_opt;
-  bool warm = true;  // after each load, build the per-file facts LLM-free requests read (api::Index::warm)
+  bool warm = true;        // after each load, build the per-file facts LLM-free requests read (api::Index::warm)
   std::string ready_file;  // written ({"host", "port", "pid"}) once the server accepts connections
 };
 
