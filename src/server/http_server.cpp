@@ -212,11 +212,9 @@ class HttpServer {
   void add_watchers();
   void install_handlers();
   void announce(int port);
-  json status_of(Served& s) {
-    json j = s.status();
-    size_t i = 0;
-    while (i < served_.size() && served_[i].get() != &s) ++i;
-    j["warm"] = warmer_ && warmer_->warm(i);
+  json status_of(size_t i) {
+    json j = served_[i]->status();
+    j["warm"] = warmer_ && warmer_->warm(i);  // the warmer holds the indexes in served_'s order
     return j;
   }
 
@@ -294,7 +292,7 @@ void HttpServer::route(const std::string& path, const std::string& method,
 void HttpServer::add_routes() {
   route("/v1/health", "GET", [this](const httplib::Request&, const json&) {
     json repos = json::array();
-    for (auto& s : served_) repos.push_back(status_of(*s));
+    for (size_t i = 0; i < served_.size(); ++i) repos.push_back(status_of(i));
     return json{{"status", "ok"},
                 {"pid", getpid()},
                 {"requests", requests_.load()},
@@ -303,7 +301,7 @@ void HttpServer::add_routes() {
   });
   route("/v1/repos", "GET", [this](const httplib::Request&, const json&) {
     json repos = json::array();
-    for (auto& s : served_) repos.push_back(status_of(*s));
+    for (size_t i = 0; i < served_.size(); ++i) repos.push_back(status_of(i));
     return repos;
   });
   route("/v1/strategies", "GET", [](const httplib::Request&, const json&) { return api::to_json(api::strategies()); });

@@ -197,6 +197,31 @@ TEST(Api, StrategyParamsReachTheStrategyAsFromTheCli) {
   EXPECT_EQ(ro.completion.samples, 2);
   EXPECT_EQ(ro.study.context_tokens, 300);
   EXPECT_EQ(ro.hybrid_fusion, "rrf");
+  // The structural cascade's keep (issue 17): validated, and it reaches the strategy: past the kept
+  // candidates the ranking differs from scoring every candidate fully, before them it does not.
+  apply_retriever_param(ro, "structural_cascade_keep", "0");
+  EXPECT_EQ(ro.cascade_keep, 0);
+  for (const char* bad : {"-1", "many", "1.5"})
+    EXPECT_EQ(code_of([&] { apply_retriever_param(ro, "structural_cascade_keep", bad); }), 2) << bad;
+  p.strategy = "structural";
+  p.k = 1000;
+  p.params = {{"structural_cascade_keep", "20"}};
+  auto cascaded = ix.retrieve(p).hits;
+  p.params = {{"structural_cascade_keep", "0"}};
+  auto full = ix.retrieve(p).hits;
+  ASSERT_EQ(cascaded.size(), full.size());
+  ASSERT_GT(full.size(), 40u) << "a pool larger than the kept candidates";
+  for (size_t i = 0; i < 20; ++i) {
+    EXPECT_EQ(cascaded[i].score, [&] {
+      for (const auto& h : full)
+        if (h.target == cascaded[i].target) return h.score;
+      return -1e300;
+    }()) << "a kept candidate's score is the full model's";
+  }
+  size_t differ = 0;
+  // (below rank 150, the default keep: the parameter, not the default, made them differ)
+  for (size_t i = 20; i < std::min<size_t>(full.size(), 150); ++i) differ += cascaded[i].score != full[i].score ? 1 : 0;
+  EXPECT_GT(differ, 0u) << "past the kept candidates the scores are the first trees' partial sums";
 }
 
 // Readers take a snapshot, then read file contents lazily while a refresh re-indexes every file (new row
