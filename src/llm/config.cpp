@@ -108,8 +108,12 @@ void model_from_json(ModelConfig& m, const json& j, const std::string& role, con
   std::string qp = o.str("query_prefix", m.llama.query_prefix), dp = o.str("document_prefix", m.llama.document_prefix);
   m.llama.query_prefix = m.openai.query_prefix = qp;
   m.llama.document_prefix = m.openai.document_prefix = dp;
-  if (o.has("max_response_mb"))
-    m.openai.max_response_bytes = static_cast<size_t>(o.num("max_response_mb", 0.0) * 1048576.0);
+  if (o.has("max_response_mb")) {
+    // Checked before the conversion: a value past size_t's range (or NaN) converts to nothing defined.
+    double mb = o.num("max_response_mb", 0.0);
+    if (!(mb > 0 && mb <= 1048576)) o.fail("has \"max_response_mb\" outside 0 < MB <= 1048576");
+    m.openai.max_response_bytes = static_cast<size_t>(mb * 1048576.0);
+  }
 }
 
 // Line and column of a byte offset, for parse errors a person can find.

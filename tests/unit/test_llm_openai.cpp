@@ -562,4 +562,18 @@ TEST(OpenAiConfig, EndpointsMayComeFromTheCommandLine) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
   }
+  // A response limit out of range is refused before any conversion (the fuzzer found 6.7e46 MB).
+  for (const char* mb : {"6666666666666666666666666666666666666666668", "0", "-3"}) {
+    LlmConfig c2;
+    try {
+      c2.apply_json(json::parse(std::string(R"({"llm": {"backend": "openai", "max_response_mb": )") + mb + "}}"));
+      ADD_FAILURE() << mb;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+      EXPECT_NE(std::string(e.what()).find("max_response_mb"), std::string::npos) << e.what();
+    }
+  }
+  LlmConfig ok;
+  ok.apply_json(json::parse(R"({"llm": {"backend": "openai", "max_response_mb": 2}})"));
+  EXPECT_EQ(ok.llm.openai.max_response_bytes, size_t{2} << 20);
 }
