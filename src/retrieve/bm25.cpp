@@ -70,6 +70,34 @@ double Bm25Index::idf(uint64_t term, const Stats& s, const Bm25Overrides* ov) co
   return std::log(1.0 + (s.n - dd + 0.5) / (dd + 0.5));
 }
 
+namespace {
+
+// Marks the documents an override removes or replaces in a per-thread array (sized to the ids) for the
+// scoring loops to skip, and unmarks them when done, also when something throws.
+class SkipMarks {
+ public:
+  SkipMarks(std::vector<char>& skip, size_t n_ids, const Bm25Overrides* ov) : skip_(skip), ov_(ov) {
+    if (skip_.size() < n_ids) skip_.assign(n_ids, 0);
+    set(1);
+  }
+  ~SkipMarks() { set(0); }
+  SkipMarks(const SkipMarks&) = delete;
+  SkipMarks& operator=(const SkipMarks&) = delete;
+
+ private:
+  void set(char value) {
+    if (!ov_) return;
+    for (int d : ov_->removed)
+      if (d >= 0 && static_cast<size_t>(d) < skip_.size()) skip_[d] = value;
+    for (const auto& r : ov_->replaced)
+      if (r.first >= 0 && static_cast<size_t>(r.first) < skip_.size()) skip_[r.first] = value;
+  }
+  std::vector<char>& skip_;
+  const Bm25Overrides* ov_;
+};
+
+}  // namespace
+
 std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
                                             const Bm25Overrides* ov, const std::vector<char>* allowed) const {
   Stats s = stats(ov);
@@ -79,17 +107,9 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
   thread_local std::vector<uint32_t> touched;
   thread_local std::vector<char> skip;
   const size_t n_ids = v_.doc_len.size();
-  if (acc.size() < n_ids) {
-    acc.assign(n_ids, 0.0);
-    skip.assign(n_ids, 0);
-  }
+  if (acc.size() < n_ids) acc.assign(n_ids, 0.0);
   touched.clear();
-  if (ov) {
-    for (int d : ov->removed)
-      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
-    for (const auto& [d, tv] : ov->replaced)
-      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 1;
-  }
+  SkipMarks marks(skip, n_ids, ov);
   for (const auto& tq : q) {
     const uint64_t term = tq.first;  // named, not bound: lambdas cannot capture structured bindings in C++20
     const uint32_t qtf = tq.second;
@@ -116,17 +136,12 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
     out.push_back({static_cast<int>(d), acc[d]});
     acc[d] = 0.0;
   }
-  if (ov) {
+  if (ov)
     for (const auto& [d, tv] : ov->replaced) {
       if (allowed && d >= 0 && static_cast<size_t>(d) < allowed->size() && !(*allowed)[d]) continue;
       double sc = score_doc(q, *tv, p, ov);
       if (sc > 0) out.push_back({d, sc});
     }
-    for (int d : ov->removed)
-      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 0;
-    for (const auto& [d, tv] : ov->replaced)
-      if (d >= 0 && static_cast<size_t>(d) < skip.size()) skip[d] = 0;
-  }
   return out;
 }
 

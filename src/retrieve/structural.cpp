@@ -382,6 +382,16 @@ class FeatureBuilder {
     return part_vocab_.size();
   }
 
+  // Each entity's file when it is a top-level one (defined outside any other), else -1; made once.
+  const std::vector<int32_t>& top_level_file() {
+    std::call_once(top_level_once_, [&] {
+      const auto& ents = v_.entities();
+      top_level_file_.resize(ents.size());
+      for (size_t i = 0; i < ents.size(); ++i) top_level_file_[i] = ents[i].parent_index < 0 ? ents[i].file : -1;
+    });
+    return top_level_file_;
+  }
+
   // A class's members through its MRO (SymbolGraph::class_members walks the MRO and each class's entities).
   const std::vector<int>& members_of(int cls) {
     return memo(members_, cls, [&] { return g_.class_members(cls); });
@@ -440,6 +450,7 @@ class FeatureBuilder {
     popularity();
     module_couse();
     name_parts_once();
+    top_level_file();
     const auto& ents = v_.entities();
     for (int f = 0; f < static_cast<int>(v_.files().size()); ++f) {
       if (stop && stop()) return false;
@@ -495,6 +506,8 @@ class FeatureBuilder {
   ModuleCoUse couse_;
   std::once_flag popularity_once_;
   std::vector<int> popularity_;
+  std::once_flag top_level_once_;
+  std::vector<int32_t> top_level_file_;
   const Engine& e_;
   const RepoView& v_;
   const SymbolGraph& g_;
@@ -524,6 +537,32 @@ void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
   }
 }
 
+// The k first of the scored documents `keep` accepts, in sort_docs' order. Ties are broken by paths, and
+// comparing strings (or copying) the ~20,000 documents a query touches cost more than scoring them: the
+// k-th best score is found first with a heap of k numbers, and only the documents reaching it (every one
+// tied with the k-th stays: the path decides among them) are sorted.
+template <class Keep>
+std::vector<Ranked> top_docs(const RepoView& v, const std::vector<ScoredDoc>& scored, size_t k, Keep&& keep) {
+  std::vector<double> heap;  // min-heap of the k best scores so far
+  heap.reserve(k + 1);
+  for (const auto& s : scored) {
+    if (heap.size() == k && (k == 0 || s.score <= heap.front())) continue;
+    if (!keep(s.doc)) continue;
+    heap.push_back(s.score);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    if (heap.size() > k) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      heap.pop_back();
+    }
+  }
+  const double cut = heap.size() == k && k > 0 ? heap.front() : -std::numeric_limits<double>::infinity();
+  std::vector<Ranked> r;
+  for (const auto& s : scored)
+    if (s.score >= cut && keep(s.doc)) r.push_back({s.doc, s.score});
+  sort_docs(v, r, k);
+  return r;
+}
+
 using QueryTerms = std::vector<std::pair<uint64_t, uint32_t>>;  // query_terms()
 
 // Per-entity values of one request in dense arrays indexed by entity id, valid where their stamp is the
@@ -537,23 +576,26 @@ struct EntityScratch {
     int n;
   };
   uint32_t stamp = 0, count_gen = 0;
-  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, allowed_stamp, count_stamp;
+  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, count_stamp;
+  std::vector<uint32_t> file_stamp;  // by file id: the accessible files
   std::vector<int32_t> row, units_begin, units_end, count;
   std::vector<Vote> vote;
   bool busy = false;
 
-  // Starts a request over `n` entities; co-use counts get a stamp of their own per file (next_count_stamp).
-  void begin(size_t n) {
+  // Starts a request over `n` entities in `n_files` files; co-use counts get a stamp of their own per file
+  // (next_count_stamp).
+  void begin(size_t n, size_t n_files) {
     if (row.size() < n) {
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &allowed_stamp, &count_stamp}) v->resize(n, 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &count_stamp}) v->resize(n, 0);
       for (auto* v : {&row, &units_begin, &units_end, &count}) v->resize(n, 0);
       vote.resize(n);
     }
+    if (file_stamp.size() < n_files) file_stamp.resize(n_files, 0);
     next_stamp();
   }
   void next_stamp() {
     if (++stamp == 0) {  // wrapped: every old stamp could look current
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &allowed_stamp}) std::fill(v->begin(), v->end(), 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &file_stamp}) std::fill(v->begin(), v->end(), 0);
       stamp = 1;
     }
   }
@@ -568,7 +610,7 @@ struct EntityScratch {
 
 class ScratchLease {
  public:
-  ScratchLease(size_t n) {
+  ScratchLease(size_t n, size_t n_files) {
     thread_local EntityScratch mine;
     if (mine.busy) {
       own_ = std::make_unique<EntityScratch>();
@@ -577,7 +619,7 @@ class ScratchLease {
       s_ = &mine;
     }
     s_->busy = true;
-    s_->begin(n);
+    s_->begin(n, n_files);
   }
   ~ScratchLease() { s_->busy = false; }
   ScratchLease(const ScratchLease&) = delete;
@@ -627,7 +669,7 @@ struct CandidateBuild {
         t(c.target.entity),
         file(c.target.file),
         cls(graph.enclosing_class(c.target.entity)),
-        scratch(view.entities().size()),
+        scratch(view.entities().size(), view.files().size()),
         stamp(scratch->stamp) {}
 
   std::vector<double>* row(int c) {
@@ -719,33 +761,31 @@ struct CandidateBuild {
     }
   }
 
+  // TargetContext::is_hidden_entity, here where it runs for every document a query touches (a call into
+  // another unit per document was ~2% of a request).
+  bool hidden(int d) const {
+    return d == t || (!ctx.removed_entities.empty() &&
+                      std::binary_search(ctx.removed_entities.begin(), ctx.removed_entities.end(), d));
+  }
+
   // BM25 over entities (statistics of the repository without the hidden body): the global top and the top
-  // among the transitively importable files.
+  // among the transitively importable files' top-level entities.
   void bm25_tiers(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov) {
-    // One pass for both tiers: `allowed` only filters score_all's documents (same statistics, same
-    // accumulation order), so the accessible tier is the global pass's documents that are allowed.
+    // One pass for both tiers and for every candidate's score (candidate_features).
     entity_scores = eb.score_all(q, p.bm25, &eov);
-    std::vector<Ranked> global;  // every scored document first, then the global top in place
-    global.reserve(entity_scores.size());
-    for (const auto& s : entity_scores)
-      if (!ctx.is_hidden_entity(s.doc)) global.push_back({s.doc, s.score});
-    auto& allowed = scratch->allowed_stamp;  // top-level entities of the accessible files
-    for (int f : g.accessible_files(file, &ctx.hidden)) {
-      const FileRec& fr = v.files()[f];
-      for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
-        if (ents[i].parent_index < 0) allowed[i] = stamp;
-    }
-    std::vector<Ranked> ar;
-    for (const auto& s : global)
-      if (allowed[s.doc] == stamp) ar.push_back(s);
-    sort_docs(v, global, static_cast<size_t>(p.bm25_candidates));
+    auto& accessible = scratch->file_stamp;
+    for (int f : g.accessible_files(file, &ctx.hidden)) accessible[f] = stamp;
+    std::vector<Ranked> global =
+        top_docs(v, entity_scores, static_cast<size_t>(p.bm25_candidates), [&](int d) { return !hidden(d); });
     for (size_t i = 0; i < global.size(); ++i)
       if (auto* r = row(global[i].doc)) {
         (*r)[f_global_bm25] = 1;
         (*r)[f_bm25_rank] = 1.0 / (1.0 + static_cast<double>(i));
       }
-    sort_docs(v, ar, static_cast<size_t>(p.accessible_candidates));
-    for (const auto& a : ar)
+    const std::vector<int32_t>& top_file = fb.top_level_file();
+    for (const auto& a : top_docs(v, entity_scores, static_cast<size_t>(p.accessible_candidates), [&](int d) {
+           return top_file[d] >= 0 && accessible[top_file[d]] == stamp && !hidden(d);
+         }))
       if (auto* r = row(a.doc)) (*r)[f_accessible] = 1;
   }
 
@@ -760,10 +800,8 @@ struct CandidateBuild {
   void neighbour_votes(const Bm25Index& visible, const QueryTerms& q) {
     Bm25Overrides vov;
     vov.removed = ctx.removed_entities;
-    std::vector<Ranked> nb;
-    for (const auto& s : visible.score_all(q, p.bm25, &vov))
-      if (s.doc != t && !ctx.is_hidden_entity(s.doc)) nb.push_back({s.doc, s.score});
-    sort_docs(v, nb, static_cast<size_t>(p.neighbours));
+    std::vector<Ranked> nb = top_docs(v, visible.score_all(q, p.bm25, &vov), static_cast<size_t>(p.neighbours),
+                                      [&](int d) { return !hidden(d); });
     n_neighbours = static_cast<int>(nb.size());
     double top = nb.empty() ? 1.0 : nb.front().score;
     for (size_t i = 0; i < nb.size(); ++i) {
