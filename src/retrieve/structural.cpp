@@ -371,6 +371,22 @@ class FeatureBuilder {
     name_parts_once();
     return part_ids_[static_cast<size_t>(entity)];
   }
+  // What an entity's name is (made with the name parts): read for every candidate of every request, where
+  // comparing and hashing the strings was ~2% of it.
+  struct NameFacts {
+    int name_id;  // the same for entities of the same name
+    bool dunder, private_, upper, exception_name;
+  };
+  const NameFacts& name_facts(int entity) {
+    name_parts_once();
+    return name_facts_[static_cast<size_t>(entity)];
+  }
+  // The id of an entity name, -1 when no entity has it.
+  int name_id(const std::string& name) {
+    name_parts_once();
+    auto it = name_vocab_.find(name);
+    return it == name_vocab_.end() ? -1 : it->second;
+  }
   // The id of a name part, -1 when no entity's name has it.
   int part_id(const std::string& part) {
     name_parts_once();
@@ -511,17 +527,29 @@ class FeatureBuilder {
     std::call_once(name_parts_once_, [&] {
       const auto& ents = v_.entities();
       part_ids_.reserve(ents.size());
+      name_facts_.reserve(ents.size());
       for (const auto& en : ents) {
         std::vector<int> ids;
         for (auto& part : name_parts(en.name))
           ids.push_back(part_vocab_.try_emplace(std::move(part), static_cast<int>(part_vocab_.size())).first->second);
         part_ids_.push_back(std::move(ids));
+        const std::string& nm = en.name;
+        NameFacts nf;
+        nf.name_id = name_vocab_.try_emplace(nm, static_cast<int>(name_vocab_.size())).first->second;
+        nf.dunder = starts_with(nm, "__") && ends_with(nm, "__");
+        nf.private_ = !nf.dunder && starts_with(nm, "_");
+        nf.upper = !nm.empty() && std::none_of(nm.begin(), nm.end(),
+                                               [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
+        nf.exception_name = ends_with(nm, "Error") || ends_with(nm, "Exception") || ends_with(nm, "Warning");
+        name_facts_.push_back(nf);
       }
     });
   }
   std::once_flag name_parts_once_;
   std::vector<std::vector<int>> part_ids_;
   std::unordered_map<std::string, int> part_vocab_;
+  std::vector<NameFacts> name_facts_;
+  std::unordered_map<std::string, int> name_vocab_;
   std::once_flag couse_once_;
   ModuleCoUse couse_;
   std::once_flag popularity_once_;
@@ -869,20 +897,19 @@ struct CandidateBuild {
 
   // What a candidate is (kind, naming), how its name matches the query and the target's parameters.
   // part_marks: per name-part id, 1 when the query has it, 2 when the target's parameters do (bits).
-  void name_features(std::vector<double>& x, int c, const std::unordered_set<std::string>& qids,
+  void name_features(std::vector<double>& x, int c, const std::vector<int>& query_names,
                      const std::vector<uint8_t>& part_marks) {
     const EntityRec& ce = ents[c];
+    const auto& nf = fb.name_facts(c);
     x[f_kind_function] = ce.kind == EntityKind::function;
     x[f_kind_method] = ce.kind == EntityKind::method || ce.kind == EntityKind::constructor;
     x[f_kind_class] = is_type(ce.kind);
     x[f_kind_variable] = ce.kind == EntityKind::variable;
     x[f_kind_attribute] = ce.kind == EntityKind::attribute || ce.kind == EntityKind::field;
-    bool dunder = starts_with(ce.name, "__") && ends_with(ce.name, "__");
-    x[f_dunder] = dunder;
-    x[f_private] = !dunder && starts_with(ce.name, "_");
-    x[f_upper] = !ce.name.empty() && std::none_of(ce.name.begin(), ce.name.end(),
-                                                  [](char ch) { return std::islower(static_cast<unsigned char>(ch)); });
-    x[f_name_in_query] = qids.count(ce.name) ? 1 : 0;
+    x[f_dunder] = nf.dunder;
+    x[f_private] = nf.private_;
+    x[f_upper] = nf.upper;
+    x[f_name_in_query] = std::binary_search(query_names.begin(), query_names.end(), nf.name_id) ? 1 : 0;
     const auto& parts = fb.name_part_ids_of(c);
     int hit = 0, phit = 0;
     for (int pt : parts) {
@@ -967,7 +994,10 @@ struct CandidateBuild {
     auto pq = eb.prepare(q, p.bm25, &eov);
     std::unordered_map<int, const TermVec*> replaced;
     for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
-    auto qids = identifiers(query);
+    std::vector<int> query_names;  // ids of the entity names the query has as identifiers, ascending
+    for (const auto& id : identifiers(query))
+      if (int n = fb.name_id(id); n >= 0) query_names.push_back(n);
+    std::sort(query_names.begin(), query_names.end());
     std::vector<uint8_t> part_marks(fb.n_parts(), 0);  // tokens no name has cannot match a name part
     auto mark = [&](const std::string& text, uint8_t bit) {
       for (auto& tok : tokenize_code(text))
@@ -1015,7 +1045,7 @@ struct CandidateBuild {
     for (size_t k = 0; k < out.entities.size(); ++k) {
       int c = out.entities[k];
       auto& x = out.features[k];
-      name_features(x, c, qids, part_marks);
+      name_features(x, c, query_names, part_marks);
       target_name_features(x, c, tparts, tstem);
       x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
       x[f_bm25_log] = std::log1p(bm25[k]);
@@ -1028,9 +1058,7 @@ struct CandidateBuild {
       int c = out.entities[k];
       int n = pop[c] - (std::binary_search(own.begin(), own.end(), c) ? 1 : 0);
       out.features[k][f_popularity] = std::log1p(std::max(0, n));
-      const std::string& nm = ents[c].name;
-      out.features[k][f_exception_class] =
-          is_type(ents[c].kind) && (ends_with(nm, "Error") || ends_with(nm, "Exception") || ends_with(nm, "Warning"));
+      out.features[k][f_exception_class] = is_type(ents[c].kind) && fb.name_facts(c).exception_name;
     }
     rank_feature(f_popularity, f_popularity_rank, -1);
     rank_feature(f_vote, f_vote_rank, f_vote_rel);
