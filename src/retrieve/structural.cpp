@@ -1014,29 +1014,24 @@ struct CandidateBuild {
       for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
         if (ents[i].parent_index == cls && is_callable(ents[i].kind) && i != t) ++class_units;
     double max_bm25 = 0;
-    std::vector<double> bm25(out.entities.size());
-    // The entity pass's scores by document, in a per-thread array (NaN: not scored) left clean after use:
-    // a hash map of the ~20,000 documents a query touches cost more than the scoring.
-    thread_local std::vector<double> scored;
-    if (scored.size() < ents.size()) scored.assign(ents.size(), std::numeric_limits<double>::quiet_NaN());
-    struct Clean {  // also when something throws: the next request on this thread reads the array
-      const std::vector<ScoredDoc>& docs;
-      ~Clean() {
-        for (const auto& sd : docs) scored[sd.doc] = std::numeric_limits<double>::quiet_NaN();
+    // The entity pass's score of each candidate (its first entry; a document it did not touch has no query
+    // term: 0), found through the candidates' rows in one pass over the scored documents (scattering all
+    // ~20,000 of them into a per-document array and clearing it again cost more than the scoring).
+    std::vector<double> bm25(out.entities.size(), 0.0);
+    std::vector<char> found(out.entities.size(), 0);
+    for (const auto& sd : entity_scores) {
+      if (sd.doc < 0 || static_cast<size_t>(sd.doc) >= ents.size() || scratch->row_stamp[sd.doc] != stamp) continue;
+      const auto k = static_cast<size_t>(scratch->row[sd.doc]);
+      if (!found[k]) {
+        found[k] = 1;
+        bm25[k] = sd.score;
       }
-    } clean{entity_scores};
-    for (const auto& sd : entity_scores)
-      if (std::isnan(scored[sd.doc])) scored[sd.doc] = sd.score;
+    }
     for (size_t k = 0; k < out.entities.size(); ++k) {
-      int c = out.entities[k];
       // score_all summed the same terms in the same order with the same formula: its score is this one's.
-      // A document it did not touch has no query term (0). Documents the hidden body replaces are scored
-      // on their replacement.
-      if (auto it = replaced.find(c); it != replaced.end()) {
+      // Documents the hidden body replaces are scored on their replacement.
+      if (auto it = replaced.find(out.entities[k]); it != replaced.end())
         bm25[k] = Bm25Index::score_prepared(pq, *it->second);
-      } else {
-        bm25[k] = std::isnan(scored[c]) ? 0.0 : scored[c];
-      }
       max_bm25 = std::max(max_bm25, bm25[k]);
     }
     const auto& tparts = fb.name_part_ids_of(t);
