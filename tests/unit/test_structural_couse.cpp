@@ -3,9 +3,11 @@
 // target's hidden body removed from every count.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -197,4 +199,69 @@ TEST(StructuralScratch, ReusedPerThreadScratchGivesTheFeaturesOfAFreshThread) {
     compared += fresh.entities.size();
   }
   EXPECT_GT(compared, 100u);  // real pools, not empty ones
+}
+
+// The BM25 tiers of the structural pool (global top, accessible top) are the first k of every scored
+// document in the full order (score, then path, line, name), ties at the k-th score included: the pool
+// selects them with a k-number heap before sorting, and a selection that dropped or misplaced a tie would
+// change which documents get the flags and the ranks.
+TEST(StructuralTiers, Bm25TiersAreTheFirstKOfTheFullOrder) {
+  if (!std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"))
+    GTEST_SKIP() << "python3-flask is not installed";
+  const Engine& e = *repoctx::testing::flask_index().engine;
+  const auto& names = structural_feature_names();
+  auto index_of = [&](const std::string& n) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
+  };
+  const size_t f_global = index_of("global_bm25"), f_rank = index_of("bm25_rank"), f_acc = index_of("accessible");
+  ASSERT_LT(f_acc, names.size());
+  const auto& ents = e.view().entities();
+  size_t checked = 0, ties_at_the_cut = 0;
+  for (size_t i = 0; i < ents.size(); i += 5) {
+    if (ents[i].kind != EntityKind::function && ents[i].kind != EntityKind::method) continue;
+    RetrievalQuery q;
+    q.target = e.resolve_target(e.view().files()[ents[i].file].path + "::" + ents[i].qualname);
+    auto ctx = context_of(e, q);
+    const std::string query = query_text(e, q, ctx.get());
+    // The reference: every scored document, fully sorted.
+    const Bm25Overrides ov = ctx->entity_overrides();
+    std::vector<ScoredDoc> all = e.entity_bm25().score_all(query_terms(query), StructuralParams{}.bm25, &ov);
+    std::erase_if(all, [&](const ScoredDoc& d) { return ctx->is_hidden_entity(d.doc); });
+    std::sort(all.begin(), all.end(), [&](const ScoredDoc& a, const ScoredDoc& b) {
+      return a.score != b.score ? a.score > b.score : entity_before(e.view(), a.doc, b.doc);
+    });
+    std::set<int> accessible_files;
+    for (int f : e.graph().accessible_files(ents[i].file, &ctx->hidden)) accessible_files.insert(f);
+    std::vector<ScoredDoc> acc_all;
+    for (const auto& d : all)
+      if (ents[d.doc].parent_index < 0 && accessible_files.count(ents[d.doc].file)) acc_all.push_back(d);
+    for (int k : {1, 3, 10, 100}) {
+      StructuralParams p;
+      p.bm25_candidates = k;
+      p.accessible_candidates = (k + 1) / 2;
+      StructuralFeatures fb(e);
+      StructuralCandidates c = fb.build(*ctx, query, p);
+      std::map<int, const std::vector<double>*> row;
+      for (size_t r = 0; r < c.entities.size(); ++r) row[c.entities[r]] = &c.features[r];
+      auto expect_tier = [&](const std::vector<ScoredDoc>& ref, size_t n, size_t flag, bool ranked) {
+        const size_t kept = std::min(n, ref.size());
+        if (kept < ref.size() && ref[kept - 1].score == ref[kept].score) ++ties_at_the_cut;
+        size_t flagged = 0;
+        for (const auto& [ent, x] : row) flagged += (*x)[flag] == 1;
+        EXPECT_EQ(flagged, kept) << q.target->entity << " k=" << n;
+        for (size_t r = 0; r < kept; ++r) {
+          auto it = row.find(ref[r].doc);
+          ASSERT_NE(it, row.end()) << "document " << ref[r].doc << " at " << r << ", k=" << n;
+          EXPECT_EQ((*it->second)[flag], 1.0) << "document " << ref[r].doc << " at " << r << ", k=" << n;
+          if (ranked) EXPECT_EQ((*it->second)[f_rank], 1.0 / (1.0 + static_cast<double>(r))) << ref[r].doc;
+        }
+      };
+      expect_tier(all, static_cast<size_t>(p.bm25_candidates), f_global, true);
+      expect_tier(acc_all, static_cast<size_t>(p.accessible_candidates), f_acc, false);
+      ++checked;
+    }
+    if (checked >= 160) break;
+  }
+  EXPECT_GE(checked, 160u);
+  EXPECT_GT(ties_at_the_cut, 0u) << "no tie at a tier's cut: the tie handling went untested";
 }
