@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "util/hash.h"
 #include "util/text.h"
@@ -18,6 +19,7 @@ void Bm25Index::build(const std::vector<const TermVec*>& docs) {
   doc_terms_ = nullptr;
   owned_ = build_postings(docs);
   v_ = owned_.view();
+  compute_bounds();
 }
 
 void Bm25Index::attach(const PostingsView& lists, std::function<const TermVec&(int)> doc_terms) {
@@ -25,6 +27,28 @@ void Bm25Index::attach(const PostingsView& lists, std::function<const TermVec&(i
   doc_ptrs_.clear();
   v_ = lists;
   doc_terms_ = std::move(doc_terms);
+  bound_.clear();
+}
+
+void Bm25Index::compute_bounds() {
+  bound_.clear();
+  const double avgdl = this->avgdl();
+  if (avgdl <= 0) return;
+  const Bm25Params p;
+  const double c1 = p.k1 * (1.0 - p.b);
+  // A query's overrides move the mean length by a few documents' worth; one whose c2 falls below the floor
+  // (its mean length grew by more than 1%) is scored without the bounds.
+  bound_c2_floor_ = p.k1 * p.b / (avgdl * 1.01);
+  bound_.resize(owned_.terms.size());
+  for (size_t i = 0; i < owned_.terms.size(); ++i) {
+    const PostingTerm& t = owned_.terms[i];
+    double g = 0;
+    for (uint32_t j = t.offset; j < t.offset + t.count; ++j) {
+      const double tf = static_cast<double>(owned_.postings[j].tf);
+      g = std::max(g, tf / (tf + c1 + bound_c2_floor_ * static_cast<double>(owned_.doc_len[owned_.postings[j].doc])));
+    }
+    bound_[i] = g;
+  }
 }
 
 uint32_t Bm25Index::df(uint64_t term) const {
@@ -142,6 +166,145 @@ std::vector<ScoredDoc> Bm25Index::score_all(const std::vector<std::pair<uint64_t
       double sc = score_doc(q, *tv, p, ov);
       if (sc > 0) out.push_back({d, sc});
     }
+  return out;
+}
+
+namespace {
+
+// The documents of `all` whose score is at least the k-th largest (all of them when there are at most k).
+void keep_k_with_ties(std::vector<ScoredDoc>& all, size_t k) {
+  if (all.size() <= k) return;
+  if (k == 0) {
+    all.clear();
+    return;
+  }
+  std::vector<double> s(all.size());
+  for (size_t i = 0; i < all.size(); ++i) s[i] = all[i].score;
+  std::nth_element(s.begin(), s.begin() + static_cast<long>(k - 1), s.end(), std::greater<>());
+  const double kth = s[k - 1];
+  std::erase_if(all, [&](const ScoredDoc& d) { return d.score < kth; });
+}
+
+}  // namespace
+
+std::vector<ScoredDoc> Bm25Index::top_k(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
+                                        const Bm25Overrides* ov, size_t k, const std::function<bool(int)>& keep) const {
+  auto select = [&](std::vector<ScoredDoc> all) {
+    std::erase_if(all, [&](const ScoredDoc& d) { return !keep(d.doc); });
+    keep_k_with_ties(all, k);
+    return all;
+  };
+  if (k == 0) return {};
+  const Bm25Params defaults;
+  if (bound_.empty() || v_.overlay() || p.k1 != defaults.k1 || p.b != defaults.b || (ov && !ov->replaced.empty()))
+    return select(score_all(q, p, ov));
+  const Stats s = stats(ov);
+  if (s.n <= 0 || s.avgdl <= 0) return {};
+  const double c1 = p.k1 * (1.0 - p.b), c2 = p.k1 * p.b / s.avgdl, kp1 = p.k1 + 1.0;
+  if (c2 < bound_c2_floor_) return select(score_all(q, p, ov));
+  // Exact scores of single documents: prepare() weighs the terms as score_all does and score_prepared sums
+  // them in the same (query) order with the same formula, so its score is score_all's bit for bit.
+  const Prepared pq = prepare(q, p, ov);
+  struct Term {
+    std::span<const Posting> list;
+    double w, ub;
+  };
+  std::vector<Term> terms;
+  for (const auto& [term, w] : pq.weights) {
+    auto it = std::lower_bound(v_.terms.begin(), v_.terms.end(), term,
+                               [](const PostingTerm& t, uint64_t v) { return t.term < v; });
+    if (it == v_.terms.end() || it->term != term) continue;
+    if (!(w > 0)) return select(score_all(q, p, ov));  // the bounds need every contribution positive
+    // The margin covers rounding: the bound is another product than the contributions'.
+    const double g = bound_[static_cast<size_t>(it - v_.terms.begin())];
+    terms.push_back({v_.postings.subspan(it->offset, it->count), w, w * kp1 * g * (1.0 + 1e-9)});
+  }
+  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.ub > b.ub; });
+  const size_t m = terms.size();
+  std::vector<double> rest(m + 1, 0.0);  // rest[i]: the bounds of terms i.. together
+  for (size_t i = m; i-- > 0;) rest[i] = rest[i + 1] + terms[i].ub;
+
+  thread_local std::vector<double> acc;  // partial sums, in bound order (not score_all's: never returned)
+  thread_local std::vector<uint32_t> touched;
+  thread_local std::vector<char> skip;
+  const size_t n_ids = v_.doc_len.size();
+  if (acc.size() < n_ids) acc.assign(n_ids, 0.0);
+  touched.clear();
+  struct Clear {  // acc left zero however this ends
+    ~Clear() {
+      for (uint32_t d : touched) acc[d] = 0.0;
+    }
+  } clear;
+  SkipMarks marks(skip, n_ids, ov);
+
+  // theta: the k-th best exact score among documents found so far (a lower bound of the final k-th);
+  // refreshed from the best partial sums after terms 1, 2, 4, 8, ...
+  double theta = -std::numeric_limits<double>::infinity();
+  auto exact = [&](uint32_t d) { return score_prepared(pq, doc(static_cast<int>(d))); };
+  auto refresh_theta = [&] {
+    std::vector<std::pair<double, uint32_t>> best;
+    best.reserve(touched.size());
+    for (uint32_t d : touched)
+      if (!skip[d]) best.emplace_back(acc[d], d);
+    const size_t look = std::min(best.size(), 2 * k);
+    std::partial_sort(best.begin(), best.begin() + static_cast<long>(look), best.end(), std::greater<>());
+    std::vector<double> found;
+    for (size_t j = 0; j < look && found.size() < k; ++j)
+      if (keep(static_cast<int>(best[j].second))) found.push_back(exact(best[j].second));
+    if (found.size() < k) return;
+    theta = std::max(theta, *std::min_element(found.begin(), found.end()));
+  };
+  size_t i = 0;
+  for (size_t next_refresh = 1; i < m; ++i) {
+    if (rest[i] < theta) break;  // a document only the terms left contain cannot reach theta
+    for (const Posting& po : terms[i].list) {
+      const uint32_t d = po.doc;
+      if (d >= n_ids || skip[d]) continue;
+      const double tf = static_cast<double>(po.tf);
+      if (acc[d] == 0.0) touched.push_back(d);
+      acc[d] += terms[i].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[d]));
+    }
+    if (i + 1 < m && (i + 1 == next_refresh || (theta < 0 && touched.size() >= k))) {
+      refresh_theta();
+      if (i + 1 == next_refresh) next_refresh *= 2;
+    }
+  }
+  // The documents found that the terms left could still lift to theta are finished with those terms'
+  // lists, read for them alone (a byte per posting to test, no arithmetic for the others).
+  thread_local std::vector<char> open;
+  if (open.size() < n_ids) open.assign(n_ids, 0);
+  std::vector<uint32_t> cand;
+  for (uint32_t d : touched)
+    if ((acc[d] + rest[i]) * (1.0 + 1e-9) >= theta && keep(static_cast<int>(d))) cand.push_back(d);
+  struct Close {
+    const std::vector<uint32_t>& c;
+    ~Close() {
+      for (uint32_t d : c) open[d] = 0;
+    }
+  } close{cand};
+  for (uint32_t d : cand) open[d] = 1;
+  for (size_t j = i; j < m; ++j)
+    for (const Posting& po : terms[j].list) {
+      const uint32_t d = po.doc;
+      if (d >= n_ids || !open[d]) continue;
+      const double tf = static_cast<double>(po.tf);
+      acc[d] += terms[j].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[d]));
+    }
+  // acc now holds each candidate's whole sum, in another order than score_all's: the k-th best of them
+  // is the answer's up to rounding, and the candidates within a margin of it are scored exactly.
+  if (cand.empty()) return {};
+  std::vector<double> sums;
+  sums.reserve(cand.size());
+  for (uint32_t d : cand) sums.push_back(acc[d]);
+  double cut = -std::numeric_limits<double>::infinity();
+  if (sums.size() > k) {
+    std::nth_element(sums.begin(), sums.begin() + static_cast<long>(k - 1), sums.end(), std::greater<>());
+    cut = sums[k - 1] * (1.0 - 1e-9);
+  }
+  std::vector<ScoredDoc> out;
+  for (uint32_t d : cand)
+    if (acc[d] >= cut) out.push_back({static_cast<int>(d), exact(d)});
+  keep_k_with_ties(out, k);
   return out;
 }
 

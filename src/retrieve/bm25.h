@@ -59,6 +59,17 @@ class Bm25Index {
   std::vector<ScoredDoc> score_all(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
                                    const Bm25Overrides* ov = nullptr, const std::vector<char>* allowed = nullptr) const;
 
+  // The documents `keep` accepts whose score_all score is at least the k-th best one's (the k best and
+  // every document tied with the k-th, so that any order of the ties finds its first k among them), with
+  // score_all's scores bit for bit; unordered. An index made by build() skips most documents that cannot
+  // reach the k-th score (MaxScore, Turtle & Flood 1995, term at a time): terms are read from the one
+  // whose largest possible contribution is highest, and once the terms left could not lift a document
+  // they alone contain to the k-th score, only the documents already found are finished, scored on
+  // their own terms. An attached index, other parameters than build()'s bounds, or overrides that replace
+  // documents: score_all and a selection.
+  std::vector<ScoredDoc> top_k(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
+                               const Bm25Overrides* ov, size_t k, const std::function<bool(int)>& keep) const;
+
   // A query's per-term weights under the statistics of `ov`, for scoring many single documents.
   struct Prepared {
     std::vector<std::pair<uint64_t, double>> weights;  // (term, idf * query count)
@@ -86,6 +97,12 @@ class Bm25Index {
   uint32_t df(uint64_t term) const;
   bool present(int d) const { return d >= 0 && static_cast<size_t>(d) < v_.present.size() && v_.present[d]; }
   const TermVec& doc(int d) const { return doc_terms_ ? doc_terms_(d) : *doc_ptrs_[d]; }
+
+  // Per dictionary entry of an index made by build(): the largest tf / (tf + c1 + c2 * |d|) of the term's
+  // postings under the default parameters, with c2 a little below any query's (bound_c2_floor_).
+  void compute_bounds();
+  std::vector<double> bound_;
+  double bound_c2_floor_ = 0;
 
   PostingsData owned_;  // build(); attach() leaves it empty
   PostingsView v_;

@@ -846,8 +846,9 @@ struct CandidateBuild {
   void neighbour_votes(const Bm25Index& visible, const QueryTerms& q) {
     Bm25Overrides vov;
     vov.removed = ctx.removed_entities;
-    std::vector<Ranked> nb = top_docs(v, visible.score_all(q, p.bm25, &vov), static_cast<size_t>(p.neighbours),
-                                      [&](int d) { return !hidden(d); });
+    const auto keep = [&](int d) { return !hidden(d); };
+    const auto k = static_cast<size_t>(p.neighbours);
+    std::vector<Ranked> nb = top_docs(v, visible.top_k(q, p.bm25, &vov, k, keep), k, keep);
     n_neighbours = static_cast<int>(nb.size());
     double top = nb.empty() ? 1.0 : nb.front().score;
     for (size_t i = 0; i < nb.size(); ++i) {
