@@ -163,6 +163,7 @@ void add_loro_command(CLI::App& app, Commands& out) {
   c->add_option("--write-model", l->write_model, "write the model trained on every repository (the one to ship)");
   c->add_option("--neighbours", l->lo.train.params.neighbours,
                 "similar functions whose references vote (the retriever's --neighbours)")
+      ->check(CLI::Range(0, 100000))
       ->capture_default_str();
   c->add_option("--cascade-keep", l->lo.train.params.cascade.keep,
                 "rank held-out pools as the retriever does: candidates past this many by the first trees stay "

@@ -593,7 +593,7 @@ void sort_docs(const RepoView& v, std::vector<Ranked>& r, size_t keep) {
 template <class Keep>
 std::vector<Ranked> top_docs(const RepoView& v, const std::vector<ScoredDoc>& scored, size_t k, Keep&& keep) {
   std::vector<double> heap;  // min-heap of the k best scores so far
-  heap.reserve(k + 1);
+  heap.reserve(std::min(k, scored.size()) + 1);
   for (const auto& s : scored) {
     if (heap.size() == k && (k == 0 || s.score <= heap.front())) continue;
     if (!keep(s.doc)) continue;

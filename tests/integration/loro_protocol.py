@@ -98,6 +98,9 @@ def body(args):
         p = run(args.repoctx, ["eval-loro", args.repos[0], "--samples", str(args.samples)])
         ck.check(p.returncode == 2 and "at least two" in p.stderr, "one repository: usage error (exit 2)",
                  f"rc={p.returncode} {p.stderr[-300:]}")
+        p = run(args.repoctx, ["eval-loro", *args.repos[:2], "--samples", "5", "--neighbours", "-1"])
+        ck.check(p.returncode == 2 and "--neighbours" in p.stderr, "--neighbours -1: usage error (exit 2)",
+                 f"rc={p.returncode} {p.stderr[-300:]}")
     return ck.finish("loro_protocol")
 
 
