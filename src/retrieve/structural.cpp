@@ -317,6 +317,40 @@ struct FileUsage {
   };
   std::vector<Use> uses;
   std::unordered_map<std::string, int> root_id;  // distinct chain roots of the file -> 0, 1, ...
+  // The same uses summed over the whole file, so that a request only takes away its hidden body's uses
+  // (sorting each request's (entity, unit) pairs anew was 2% of a structural request's CPU on sympy):
+  // the distinct (entity, unit) pairs, ascending, with the number of (use, along) entries giving each; the
+  // distinct units (>= 0), ascending, with their uses; the uses of each root.
+  std::vector<std::pair<int, int>> pairs;
+  std::vector<int> pair_uses;
+  std::vector<int> units, unit_uses;
+  std::vector<int> root_uses;
+  void summarise() {
+    std::vector<std::pair<int, int>> all;
+    std::vector<int> us;
+    root_uses.assign(root_id.size(), 0);
+    for (const auto& u : uses) {
+      ++root_uses[static_cast<size_t>(u.root)];
+      if (u.unit >= 0) us.push_back(u.unit);
+      for (int c : u.along) all.emplace_back(c, u.unit);
+    }
+    std::sort(all.begin(), all.end());
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i == 0 || all[i] != all[i - 1]) {
+        pairs.push_back(all[i]);
+        pair_uses.push_back(0);
+      }
+      ++pair_uses.back();
+    }
+    std::sort(us.begin(), us.end());
+    for (size_t i = 0; i < us.size(); ++i) {
+      if (i == 0 || us[i] != us[i - 1]) {
+        units.push_back(us[i]);
+        unit_uses.push_back(0);
+      }
+      ++unit_uses.back();
+    }
+  }
 };
 
 class FeatureBuilder {
@@ -337,6 +371,7 @@ class FeatureBuilder {
         u.along = g_.resolve(file, scope, r.chain).along;
         fu.uses.push_back(std::move(u));
       }
+      fu.summarise();
       return fu;
     });
   }
@@ -625,26 +660,29 @@ struct EntityScratch {
     int n;
   };
   uint32_t stamp = 0, count_gen = 0;
-  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, count_stamp;
+  std::vector<uint32_t> row_stamp, vote_stamp, units_stamp, count_stamp, local_stamp;
   std::vector<uint32_t> file_stamp;  // by file id: the accessible files
   std::vector<int32_t> row, units_begin, units_end, count;
   std::vector<Vote> vote;
+  std::vector<double> local_vote;  // same-file neighbours' votes (CandidateBuild::local_votes)
   bool busy = false;
 
   // Starts a request over `n` entities in `n_files` files; co-use counts get a stamp of their own per file
   // (next_count_stamp).
   void begin(size_t n, size_t n_files) {
     if (row.size() < n) {
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &count_stamp}) v->resize(n, 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &count_stamp, &local_stamp}) v->resize(n, 0);
       for (auto* v : {&row, &units_begin, &units_end, &count}) v->resize(n, 0);
       vote.resize(n);
+      local_vote.resize(n);
     }
     if (file_stamp.size() < n_files) file_stamp.resize(n_files, 0);
     next_stamp();
   }
   void next_stamp() {
     if (++stamp == 0) {  // wrapped: every old stamp could look current
-      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &file_stamp}) std::fill(v->begin(), v->end(), 0);
+      for (auto* v : {&row_stamp, &vote_stamp, &units_stamp, &file_stamp, &local_stamp})
+        std::fill(v->begin(), v->end(), 0);
       stamp = 1;
     }
   }
@@ -699,10 +737,11 @@ struct CandidateBuild {
   std::vector<int> name_uses;  // uses of each of fusage's roots (bound names), by root id
   // (entity, unit using it) pairs, sorted and unique; scratch units_begin/end index them per entity.
   std::vector<std::pair<int, int>> entity_units;
-  std::vector<int> used_entities;                 // the entities of entity_units, ascending
-  int n_units = 0;                                // units with any reference left
-  std::unordered_map<int, std::string> bound_by;  // candidate -> import binding bringing it in
-  std::unordered_map<int, double> local_vote;     // entity -> same-file neighbours' votes (local_votes)
+  std::vector<int> used_entities;  // the entities of entity_units, ascending
+  int n_units = 0;                 // units with any reference left
+  // By candidate row: the index in fb.bindings(file) of the import binding that brought it in, -1 none
+  // (a map to a copy of the bound name cost a node and a string per member of every imported module).
+  std::vector<int32_t> bound_binding;
   // The entity BM25 pass's score of every document it touched (the first entry of a document is its sum).
   std::vector<ScoredDoc> entity_scores;
   int n_neighbours = 0;
@@ -750,6 +789,13 @@ struct CandidateBuild {
     }
   }
 
+  // The first binding to bring candidate c (which has a row) in is the one its import features read.
+  void bind(int c, int32_t binding) {
+    const auto k = static_cast<size_t>(scratch->row[c]);
+    if (bound_binding.size() <= k) bound_binding.resize(k + 1, -1);
+    if (bound_binding[k] < 0) bound_binding[k] = binding;
+  }
+
   // Scope tiers: the target's class, its module, what the module imports, and members of visible classes.
   void scope_tiers() {
     const FileRec& tf = v.files()[file];
@@ -760,11 +806,13 @@ struct CandidateBuild {
     std::vector<int> visible_classes;
     for (int i = tf.first_entity; i < tf.first_entity + tf.n_entities; ++i)
       if (ents[i].parent_index < 0 && is_type(ents[i].kind)) visible_classes.push_back(i);
-    for (const auto& b : fb.bindings(file)) {
+    const auto& bindings = fb.bindings(file);
+    for (int32_t j = 0; j < static_cast<int32_t>(bindings.size()); ++j) {
+      const auto& b = bindings[static_cast<size_t>(j)];
       if (b.kind == Resolution::Kind::entity) {
         if (auto* rw = row(b.entity)) {
           (*rw)[f_import] = 1;
-          bound_by.emplace(b.entity, b.bound);
+          bind(b.entity, j);
           if (is_type(ents[b.entity].kind)) visible_classes.push_back(b.entity);
         }
       } else if (b.kind == Resolution::Kind::module) {
@@ -773,7 +821,7 @@ struct CandidateBuild {
           if (ents[i].parent_index >= 0) continue;
           if (auto* rw = row(i)) {
             (*rw)[f_modattr] = 1;
-            bound_by.emplace(i, b.bound);
+            bind(i, j);
           }
         }
       }
@@ -784,18 +832,37 @@ struct CandidateBuild {
   // How often each bound name and each entity is used in the target's file outside the hidden body.
   void file_usage() {
     fusage = &fb.usage(file);
-    name_uses.assign(fusage->root_id.size(), 0);
-    std::vector<int> units;
-    for (const auto& u : fusage->uses) {
-      if (u.scope >= 0 && v.is_within(u.scope, t)) continue;
-      ++name_uses[static_cast<size_t>(u.root)];
-      if (u.unit >= 0) units.push_back(u.unit);
-      for (int c : u.along) entity_units.emplace_back(c, u.unit);
+    // The file's summed uses less those in the hidden body: the pairs and units left with any use.
+    const FileUsage& fu = *fusage;
+    name_uses = fu.root_uses;
+    std::vector<size_t> hidden_pairs, hidden_units;  // one entry per hidden (use, along) / use
+    for (const auto& u : fu.uses) {
+      if (!(u.scope >= 0 && v.is_within(u.scope, t))) continue;
+      --name_uses[static_cast<size_t>(u.root)];
+      if (u.unit >= 0)
+        hidden_units.push_back(
+            static_cast<size_t>(std::lower_bound(fu.units.begin(), fu.units.end(), u.unit) - fu.units.begin()));
+      for (int c : u.along)
+        hidden_pairs.push_back(static_cast<size_t>(
+            std::lower_bound(fu.pairs.begin(), fu.pairs.end(), std::make_pair(c, u.unit)) - fu.pairs.begin()));
     }
-    std::sort(units.begin(), units.end());
-    n_units = static_cast<int>(std::unique(units.begin(), units.end()) - units.begin());
-    std::sort(entity_units.begin(), entity_units.end());
-    entity_units.erase(std::unique(entity_units.begin(), entity_units.end()), entity_units.end());
+    // Entries of `hidden` (sorted) equal to i, counted as the walk passes them.
+    auto left = [](std::vector<size_t>& hidden, size_t& h, size_t i, int total) {
+      while (h < hidden.size() && hidden[h] == i) {
+        --total;
+        ++h;
+      }
+      return total > 0;
+    };
+    std::sort(hidden_units.begin(), hidden_units.end());
+    std::sort(hidden_pairs.begin(), hidden_pairs.end());
+    size_t h = 0;
+    n_units = 0;
+    for (size_t i = 0; i < fu.units.size(); ++i) n_units += left(hidden_units, h, i, fu.unit_uses[i]) ? 1 : 0;
+    h = 0;
+    entity_units.reserve(fu.pairs.size());
+    for (size_t i = 0; i < fu.pairs.size(); ++i)
+      if (left(hidden_pairs, h, i, fu.pair_uses[i])) entity_units.push_back(fu.pairs[i]);
     for (size_t i = 0; i < entity_units.size(); ++i) {
       int c = entity_units[i].first;
       if (i == 0 || entity_units[i - 1].first != c) {
@@ -892,7 +959,13 @@ struct CandidateBuild {
     const double top = sims.empty() ? 1.0 : sims.front().score;
     for (const auto& nb : sims) {
       for (int c : refs_seen_from(nb.doc))
-        if (c != t) local_vote[c] += nb.score / top;
+        if (c != t) {
+          if (scratch->local_stamp[c] != stamp) {
+            scratch->local_stamp[c] = stamp;
+            scratch->local_vote[c] = 0;
+          }
+          scratch->local_vote[c] += nb.score / top;
+        }
     }
   }
 
@@ -922,7 +995,8 @@ struct CandidateBuild {
   }
 
   // Votes, usage in the file and in the class, import usage, proximity.
-  void usage_features(std::vector<double>& x, int c, int class_units) {
+  // binding_uses: the uses in the file (outside the hidden body) of each binding's bound name.
+  void usage_features(std::vector<double>& x, int c, size_t k, int class_units, const std::vector<int>& binding_uses) {
     const EntityRec& ce = ents[c];
     if (const auto* vt = vote_of(c)) {
       x[f_vote] = vt->all;
@@ -931,7 +1005,7 @@ struct CandidateBuild {
       x[f_vote_file] = vt->file;
       x[f_vote_class] = vt->cls;
     }
-    if (auto it = local_vote.find(c); it != local_vote.end()) x[f_local_vote] = it->second;
+    if (scratch->local_stamp[c] == stamp) x[f_local_vote] = scratch->local_vote[c];
     if (used(c)) {
       int users = 0, class_users = 0;
       auto [ub, ue] = units_of(c);
@@ -945,9 +1019,8 @@ struct CandidateBuild {
       x[f_file_usage_frac] = n_units > 0 ? static_cast<double>(users) / n_units : 0;
       x[f_class_usage] = class_units > 0 ? static_cast<double>(class_users) / class_units : 0;
     }
-    if (auto it = bound_by.find(c); it != bound_by.end()) {
-      auto rid = fusage->root_id.find(it->second);
-      int uses = rid == fusage->root_id.end() ? 0 : name_uses[static_cast<size_t>(rid->second)];
+    if (k < bound_binding.size() && bound_binding[k] >= 0) {
+      const int uses = binding_uses[static_cast<size_t>(bound_binding[k])];
       x[f_import_unused] = uses == 0;
       x[f_import_uses] = std::log1p(uses);
     }
@@ -993,8 +1066,6 @@ struct CandidateBuild {
   void candidate_features(const Bm25Index& eb, const QueryTerms& q, const Bm25Overrides& eov,
                           const std::string& query) {
     auto pq = eb.prepare(q, p.bm25, &eov);
-    std::unordered_map<int, const TermVec*> replaced;
-    for (const auto& [d, tv] : eov.replaced) replaced[d] = tv;
     std::vector<int> query_names;  // ids of the entity names the query has as identifiers, ascending
     for (const auto& id : identifiers(query))
       if (int n = fb.name_id(id); n >= 0) query_names.push_back(n);
@@ -1028,12 +1099,16 @@ struct CandidateBuild {
         bm25[k] = sd.score;
       }
     }
-    for (size_t k = 0; k < out.entities.size(); ++k) {
-      // score_all summed the same terms in the same order with the same formula: its score is this one's.
-      // Documents the hidden body replaces are scored on their replacement.
-      if (auto it = replaced.find(out.entities[k]); it != replaced.end())
-        bm25[k] = Bm25Index::score_prepared(pq, *it->second);
-      max_bm25 = std::max(max_bm25, bm25[k]);
+    // score_all summed the same terms in the same order with the same formula: its score is this one's.
+    // Documents the hidden body replaces are scored on their replacement (the last one given for a document).
+    for (const auto& [d, tv] : eov.replaced)
+      if (d >= 0 && static_cast<size_t>(d) < ents.size() && scratch->row_stamp[d] == stamp)
+        bm25[static_cast<size_t>(scratch->row[d])] = Bm25Index::score_prepared(pq, *tv);
+    for (size_t k = 0; k < out.entities.size(); ++k) max_bm25 = std::max(max_bm25, bm25[k]);
+    std::vector<int> binding_uses;
+    for (const auto& b : fb.bindings(file)) {
+      auto rid = fusage->root_id.find(b.bound);
+      binding_uses.push_back(rid == fusage->root_id.end() ? 0 : name_uses[static_cast<size_t>(rid->second)]);
     }
     const auto& tparts = fb.name_part_ids_of(t);
     std::string_view tstem = ents[t].name;
@@ -1045,7 +1120,7 @@ struct CandidateBuild {
       target_name_features(x, c, tparts, tstem);
       x[f_bm25_rel] = max_bm25 > 0 ? bm25[k] / max_bm25 : 0;
       x[f_bm25_log] = std::log1p(bm25[k]);
-      usage_features(x, c, class_units);
+      usage_features(x, c, k, class_units, binding_uses);
     }
     // Repository-wide use, without the hidden body's own references.
     const auto& pop = fb.popularity();
@@ -1214,15 +1289,31 @@ struct SharedFeatureBuilder {
 std::vector<double> rank_pool(const StructuralRanker& model, std::vector<std::vector<double>>& rows,
                               const RankCascade& cascade) {
   struct RowHash {
-    size_t operator()(const std::vector<double>* r) const {  // multiply-xor over the values' bits
-      uint64_t h = 0x9e3779b97f4a7c15ULL;
-      for (double x : *r) {
-        uint64_t b;
-        std::memcpy(&b, &x, sizeof b);
-        h = (h ^ b) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
+    // Multiply-xor over the values' bits, in four independent lanes: one chain through a row's 58 values
+    // waited on each multiply (4% of a structural request's CPU on sympy); the lanes overlap.
+    static uint64_t mix_bits(uint64_t h, uint64_t b) {
+      h = (h ^ b) * 0xff51afd7ed558ccdULL;
+      return h ^ (h >> 32);
+    }
+    static uint64_t mix(uint64_t h, double x) {
+      uint64_t b;
+      std::memcpy(&b, &x, sizeof b);
+      return mix_bits(h, b);
+    }
+    size_t operator()(const std::vector<double>* r) const {
+      uint64_t h0 = 0x9e3779b97f4a7c15ULL, h1 = 0xc2b2ae3d27d4eb4fULL, h2 = 0x165667b19e3779f9ULL,
+               h3 = 0x27d4eb2f165667c5ULL;
+      const double* x = r->data();
+      const size_t n = r->size();
+      size_t i = 0;
+      for (; i + 4 <= n; i += 4) {
+        h0 = mix(h0, x[i]);
+        h1 = mix(h1, x[i + 1]);
+        h2 = mix(h2, x[i + 2]);
+        h3 = mix(h3, x[i + 3]);
       }
-      return static_cast<size_t>(h);
+      for (; i < n; ++i) h0 = mix(h0, x[i]);
+      return static_cast<size_t>(mix_bits(mix_bits(mix_bits(h0, h1), h2), h3));
     }
   };
   struct RowEq {

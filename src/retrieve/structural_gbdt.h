@@ -69,7 +69,11 @@ class GbdtRanker : public StructuralRanker {
   // The cascade (RankCascade) over the first kCascadePrefixTrees trees, on models of at least twice as many
   // trees that QuickScorer evaluates; else score_rows.
   std::vector<double> rank_rows(const std::vector<std::vector<double>>& rows, const RankCascade& c) const override;
-  static constexpr size_t kCascadePrefixTrees = 40;
+  // 20 of the shipped model's 200 (eleventh session): every distinct row of a pool (~900 on sympy) passes through
+  // these, so they were half of the trees' cost at 40; LORO with 20 equals 40's to four places but for one
+  // hypothesis target (R@20 0.8855 vs 0.8856, MRR 0.6658 both) and sympy's top 20 are the same for 500 targets
+  // (docs/EVAL.md; 10 lost a little more: report folds' R@20 0.8733 vs 0.8736).
+  static constexpr size_t kCascadePrefixTrees = 20;
   // Whether rank_rows can cascade on this model.
   bool can_cascade() const;
   // XGBoost's own prediction (the reference the complete-tree evaluator must equal bit for bit).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 
 #include "util/hash.h"
 
@@ -290,9 +291,17 @@ std::string sanitize_utf8(std::string_view s) {
 }
 
 std::vector<uint32_t> line_starts(std::string_view text) {
+  // memchr jumps from newline to newline (vectorised by libc): a byte-by-byte loop over a structural
+  // request's masked file was 3% of the request's CPU on sympy (files of up to ~30,000 lines).
   std::vector<uint32_t> starts{0};
-  for (size_t i = 0; i < text.size(); ++i)
-    if (text[i] == '\n') starts.push_back(static_cast<uint32_t>(i + 1));
+  const char* const begin = text.data();
+  const char* const end = begin + text.size();
+  for (const char* p = begin; p < end;) {
+    const void* nl = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!nl) break;
+    p = static_cast<const char*>(nl) + 1;
+    starts.push_back(static_cast<uint32_t>(p - begin));
+  }
   return starts;
 }
 

@@ -156,6 +156,45 @@ TEST(StructuralLocalVotes, SimilarFunctionsOfTheFileVoteForWhatTheyUseAndTheHidd
   EXPECT_EQ(f, features_of(copy, t2, "pkg/t.py::load_config", {"local_vote"}));
 }
 
+// Same-file votes add up: `shared` is referenced by both similar functions, so its vote is the sum of their
+// relative similarities (the most similar weighs 1, the other less but more than 0).
+TEST(StructuralLocalVotes, VotesOfSeveralFunctionsAddUp) {
+  TempDir repo, tmp;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/t.py",
+             "def shared():\n    return 1\n\n"
+             "def parse_config_text(path):\n    \"\"\"Parse the config text at path.\"\"\"\n    return shared()\n\n"
+             "def read_config_file(path):\n    \"\"\"Read the config file at path.\"\"\"\n    return shared()\n\n"
+             "def load_config(path):\n    \"\"\"Read the config.\"\"\"\n    return 0\n");
+  auto f = features_of(repo, tmp, "pkg/t.py::load_config", {"local_vote"});
+  ASSERT_TRUE(f.count("pkg/t.py::shared"));
+  EXPECT_GT(f["pkg/t.py::shared"]["local_vote"], 1.0);
+  EXPECT_LT(f["pkg/t.py::shared"]["local_vote"], 2.0);
+}
+
+// Import features read the uses, outside the hidden body, of the name of the first import that brings a
+// candidate in: b by its own import (one use), m's members by `m` (two uses; c too, since `from pkg import m`
+// comes before `from pkg.m import c`), z.d by an import only the hidden body uses.
+TEST(StructuralImports, ImportUsesCountTheFirstBindingsNameOutsideTheHiddenBody) {
+  TempDir repo, tmp;
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/m.py", "def a():\n    return 1\n\ndef b():\n    return 2\n\ndef c():\n    return 3\n");
+  repo.write("pkg/z.py", "def d():\n    return 4\n");
+  repo.write("pkg/t.py",
+             "from pkg.m import b\nfrom pkg import m\nfrom pkg.m import c\nfrom pkg.z import d\n\n"
+             "def user1():\n    return m.a() + m.a() + b()\n\n"
+             "def target(x):\n    \"\"\"Combine x.\"\"\"\n    return b() + c() + d() + m.a() + m.b()\n");
+  auto f = features_of(repo, tmp, "pkg/t.py::target", {"import_"});
+  for (const char* c : {"pkg/m.py::a", "pkg/m.py::b", "pkg/m.py::c", "pkg/z.py::d"})
+    ASSERT_TRUE(f.count(c)) << c << " is not a candidate";
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["import_uses"], std::log1p(1.0));
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["import_unused"], 0.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::a"]["import_uses"], std::log1p(2.0));
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["import_uses"], std::log1p(2.0));
+  EXPECT_DOUBLE_EQ(f["pkg/z.py::d"]["import_uses"], 0.0);
+  EXPECT_DOUBLE_EQ(f["pkg/z.py::d"]["import_unused"], 1.0);
+}
+
 // A structural request keeps its per-entity facts (candidate rows, votes, using units, co-use counts) in a
 // per-thread scratch that the next request reuses without clearing (issue 17, s6). Requests for many real
 // targets on one thread, interleaved with another repository's (fewer entities, the same ids reused), must

@@ -102,6 +102,35 @@ TEST(MaskBody, OneLineBody) {
 }
 
 // ROUGE-L F1 against hand-computed LCS values (rouge-score's rougeL fmeasure: 2PR/(P+R)).
+// line_starts finds newlines with memchr: every line start equals the byte-by-byte definition, including
+// an empty text, a missing or doubled final newline, CRLF, NUL bytes and a line ending at a 16-byte edge.
+TEST(Text, LineStartsAreTheBytesAfterEachNewline) {
+  auto naive = [](std::string_view t) {
+    std::vector<uint32_t> s{0};
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t[i] == '\n') s.push_back(static_cast<uint32_t>(i + 1));
+    return s;
+  };
+  std::vector<std::string> texts = {"",
+                                    "\n",
+                                    "\n\n",
+                                    "a",
+                                    "a\n",
+                                    "a\nb",
+                                    "a\r\nb\r\n",
+                                    std::string("x\0\ny\0", 5),
+                                    std::string(15, 'a') + "\n" + std::string(16, 'b') + "\n"};
+  std::mt19937 rng(3);
+  for (int i = 0; i < 200; ++i) {
+    std::string t(rng() % 300, 'a');
+    for (auto& c : t)
+      if (rng() % 7 == 0) c = '\n';
+    texts.push_back(t);
+  }
+  for (const auto& t : texts) EXPECT_EQ(line_starts(t), naive(t)) << t;
+  EXPECT_EQ(line_starts("a\nbc\n"), (std::vector<uint32_t>{0, 2, 5}));
+}
+
 TEST(RougeL, HandComputedValues) {
   // LCS "the cat on mat" = 4 of 6 and 6 tokens: P = R = 2/3.
   EXPECT_NEAR(rouge_l_f1("the cat sat on the mat", "the cat lay on a mat"), 2.0 / 3.0, 1e-12);
