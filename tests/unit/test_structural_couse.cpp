@@ -122,6 +122,21 @@ TEST(StructuralCoUse, CountsWhatTheRepositoryUsesTogetherWithoutTheHiddenBody) {
   EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["file_imported"], 1.0);
 }
 
+// A popular candidate (b used by 62 functions, 60 of which use nothing else of m): its co-use only counts
+// the users of the target file's used member a (f1, f2, other), as in the repository without the 60.
+TEST(StructuralCoUse, APopularCandidatesCoUseIsCountedTheSameWay) {
+  TempDir repo, tmp;
+  write_repo(repo, kTargetFile);
+  for (int i = 0; i < 60; ++i)
+    repo.write("pkg/p" + std::to_string(i) + ".py", "from pkg import m\n\ndef g():\n    return m.b()\n");
+  auto f = couse_features(repo, tmp);
+  ASSERT_TRUE(f.count("pkg/m.py::b"));
+  // a's users: f1, f2 and other; b is used by f1 and f2 of them.
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_couse"], 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::b"]["module_couse_log"], std::log1p(2.0));
+  EXPECT_DOUBLE_EQ(f["pkg/m.py::c"]["module_couse"], 0.0);
+}
+
 // The features on the real index with the body hidden equal those on a copy of the repository whose target
 // has no body: the hidden body contributes nothing.
 TEST(StructuralCoUse, HiddenBodyGivesTheFeaturesOfACopyWithoutTheBody) {
