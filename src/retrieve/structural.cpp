@@ -334,21 +334,19 @@ struct FileUsage {
       if (u.unit >= 0) us.push_back(u.unit);
       for (int c : u.along) all.emplace_back(c, u.unit);
     }
-    std::sort(all.begin(), all.end());
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (i == 0 || all[i] != all[i - 1]) {
-        pairs.push_back(all[i]);
-        pair_uses.push_back(0);
+    count_distinct(all, pairs, pair_uses);
+    count_distinct(us, units, unit_uses);
+  }
+  // The distinct values of `v`, ascending, and how often each occurs.
+  template <class T>
+  static void count_distinct(std::vector<T>& v, std::vector<T>& distinct, std::vector<int>& counts) {
+    std::sort(v.begin(), v.end());
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i == 0 || v[i] != v[i - 1]) {
+        distinct.push_back(v[i]);
+        counts.push_back(0);
       }
-      ++pair_uses.back();
-    }
-    std::sort(us.begin(), us.end());
-    for (size_t i = 0; i < us.size(); ++i) {
-      if (i == 0 || us[i] != us[i - 1]) {
-        units.push_back(us[i]);
-        unit_uses.push_back(0);
-      }
-      ++unit_uses.back();
+      ++counts.back();
     }
   }
 };
