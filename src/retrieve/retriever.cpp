@@ -67,7 +67,7 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "linear model (repoctx)",
          none, make_structural,
          "ranking score of the model (gbdt: sum of the trees' outputs, for candidates past the cascade's 150 the "
-         "first 40 trees' sum shifted below those; linear: log-odds); only the order counts"},
+         "first 20 trees' sum shifted below those; linear: log-odds); only the order counts"},
         {"procedural",
          "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
          "confirmation (needs an LLM with hidden states)",
