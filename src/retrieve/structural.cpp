@@ -193,6 +193,11 @@ int unit_of(const RepoView& v, int e) {
   return unit;
 }
 
+// A unit itself: the functions module co-use counts as users (users_of).
+bool is_unit(const RepoView& v, int e) {
+  return is_callable(v.entities()[e].kind) && unit_of(v, e) == e;
+}
+
 }  // namespace
 
 const std::vector<std::string>& structural_feature_names() {
@@ -482,7 +487,7 @@ class FeatureBuilder {
       std::vector<int> files;
       for (size_t i = 0; i < ents.size(); ++i) {
         int e = static_cast<int>(i);
-        if (!is_callable(ents[i].kind) || unit_of(v_, e) != e) continue;
+        if (!is_unit(v_, e)) continue;
         files.clear();
         for (int c : refs_of(e)) {
           couse_.users_of[c].push_back(e);
@@ -837,34 +842,20 @@ struct CandidateBuild {
     // The file's summed uses less those in the hidden body: the pairs and units left with any use.
     const FileUsage& fu = *fusage;
     name_uses = fu.root_uses;
-    std::vector<size_t> hidden_pairs, hidden_units;  // one entry per hidden (use, along) / use
+    std::vector<int> unit_left = fu.unit_uses, pair_left = fu.pair_uses;
     for (const auto& u : fu.uses) {
       if (!(u.scope >= 0 && v.is_within(u.scope, t))) continue;
       --name_uses[static_cast<size_t>(u.root)];
       if (u.unit >= 0)
-        hidden_units.push_back(
-            static_cast<size_t>(std::lower_bound(fu.units.begin(), fu.units.end(), u.unit) - fu.units.begin()));
+        --unit_left[static_cast<size_t>(std::lower_bound(fu.units.begin(), fu.units.end(), u.unit) - fu.units.begin())];
       for (int c : u.along)
-        hidden_pairs.push_back(static_cast<size_t>(
-            std::lower_bound(fu.pairs.begin(), fu.pairs.end(), std::make_pair(c, u.unit)) - fu.pairs.begin()));
+        --pair_left[static_cast<size_t>(std::lower_bound(fu.pairs.begin(), fu.pairs.end(), std::make_pair(c, u.unit)) -
+                                        fu.pairs.begin())];
     }
-    // Entries of `hidden` (sorted) equal to i, counted as the walk passes them.
-    auto left = [](std::vector<size_t>& hidden, size_t& h, size_t i, int total) {
-      while (h < hidden.size() && hidden[h] == i) {
-        --total;
-        ++h;
-      }
-      return total > 0;
-    };
-    std::sort(hidden_units.begin(), hidden_units.end());
-    std::sort(hidden_pairs.begin(), hidden_pairs.end());
-    size_t h = 0;
-    n_units = 0;
-    for (size_t i = 0; i < fu.units.size(); ++i) n_units += left(hidden_units, h, i, fu.unit_uses[i]) ? 1 : 0;
-    h = 0;
+    n_units = static_cast<int>(std::count_if(unit_left.begin(), unit_left.end(), [](int n) { return n > 0; }));
     entity_units.reserve(fu.pairs.size());
     for (size_t i = 0; i < fu.pairs.size(); ++i)
-      if (left(hidden_pairs, h, i, fu.pair_uses[i])) entity_units.push_back(fu.pairs[i]);
+      if (pair_left[i] > 0) entity_units.push_back(fu.pairs[i]);
     for (size_t i = 0; i < entity_units.size(); ++i) {
       int c = entity_units[i].first;
       if (i == 0 || entity_units[i - 1].first != c) {
@@ -1156,7 +1147,7 @@ struct CandidateBuild {
     // references hold c (two binary searches per entity, one in lists of thousands, were a quarter of
     // this family's time on sympy).
     EntityScratch& sc = *scratch;
-    if (is_callable(ents[tunit].kind) && unit_of(v, tunit) == tunit)
+    if (is_unit(v, tunit))
       for (int c : fb.refs_of(tunit)) sc.full_ref_stamp[c] = stamp;
     for (int c : visible) sc.visible_ref_stamp[c] = stamp;
     auto tunit_uses = [&](int c) { return sc.visible_ref_stamp[c] == stamp; };
