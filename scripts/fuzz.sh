@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# libFuzzer targets of fuzz/ (extractors, tokenizer, agent tools, model-JSON and OpenAI-response readers,
-# command lines), built with clang -fsanitize=fuzzer,address,undefined into build-asan/, each run for a
+# libFuzzer targets of fuzz/ (extractors, tokenizer, agent tools, model-JSON and OpenAI-response readers, the
+# HTTP and MCP servers request paths, command lines), built with clang -fsanitize=fuzzer,address,undefined into build-asan/, each run for a
 # bounded time. Seeds: real Python sources of this machine (the standard library) plus fuzz/seeds/; the
 # corpora grow in build-fuzz/corpus/. Crashes are written to build-fuzz/crashes/<target>/ and make the
 # script fail.
@@ -13,7 +13,7 @@ shift || true
 jobs="${REPOCTX_JOBS:-$(nproc)}"
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor tokenizer agent_tools model_json openai_response
-                                     command_line)
+                                     command_line http_request mcp_message)
 scripts/sanitize.sh --build-only   # the fuzz targets are built with ASan + UBSan in build-asan/
 
 # Seeds from real files: a deterministic sample of the standard library (whole files up to 16 KiB, and
@@ -41,7 +41,8 @@ for t in "${targets[@]}"; do
   dict=()
   case $t in
     python_extractor|java_extractor) dict=(-dict="fuzz/$t.dict") ;;
-    agent_tools|model_json|openai_response) dict=(-dict=fuzz/json.dict) ;;
+    agent_tools|model_json|openai_response|mcp_message) dict=(-dict=fuzz/json.dict) ;;
+    http_request) dict=(-dict=fuzz/http.dict) ;;
   esac
   maxlen=4096
   case $t in python_extractor|java_extractor) maxlen=16384 ;; esac

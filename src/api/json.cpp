@@ -107,6 +107,36 @@ json field_schema(const Field<P>& f) {
 
 }  // namespace
 
+json parse_request_json(std::string_view text, size_t max_depth) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        throw Error(
+            ExitCode::bad_input,
+            fmt::format("the JSON is nested more than {} levels deep (at byte {}); requests need a few", max_depth, i));
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  try {
+    return json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
+    throw Error(ExitCode::bad_input, std::string("not valid JSON: ") + e.what());
+  }
+}
+
 template <class P>
 P params_from_json(const json& j, const std::vector<Field<P>>& fields, const std::set<std::string>& ignore) {
   if (!j.is_object()) throw Error(ExitCode::usage, "the parameters must be a JSON object");

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct Field {
   std::vector<std::string> choices;  // strings: the valid values (empty = any)
   double min, max;                   // numbers: the valid range
 };
+
+// How deeply a request's JSON may nest. Requests need 3 levels; nlohmann's copy, dump and comparison
+// recurse once per level, so an unbounded depth would let one request exhaust a thread's stack.
+inline constexpr size_t kMaxRequestDepth = 64;
+
+// Parses the JSON text of a request (an HTTP body, an MCP message). The nesting depth is checked first, in
+// one pass over the text, so that nothing deeper than `max_depth` is ever built. Throws Error(bad_input)
+// naming the problem: nested too deeply, not valid JSON, a number outside double's range.
+nlohmann::json parse_request_json(std::string_view text, size_t max_depth = kMaxRequestDepth);
 
 const std::vector<Field<RetrieveParams>>& retrieve_fields();
 const std::vector<Field<LocalizeParams>>& localize_fields();

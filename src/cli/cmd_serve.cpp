@@ -38,6 +38,24 @@ api::OpenParams open_params(const RepoOptions& r, const ModelOptions& m) {
   return p;
 }
 
+// The models a server offers requests, named at start: clients choose by name, never by path.
+void add_model_file_options(CLI::App* c, std::vector<std::string>& structural, std::vector<std::string>& align) {
+  c->add_option("--structural-model", structural,
+                "[NAME=]FILE: a structural ranking model requests may choose by NAME (a bare FILE is 'default', "
+                "used when a request names none; 'builtin' is always there)")
+      ->group("Server");
+  c->add_option("--align-model", align,
+                "[NAME=]FILE: an AlignRetriever model requests may choose by NAME (parameter model_path)")
+      ->group("Server");
+}
+
+ServerModels server_models(const std::vector<std::string>& structural, const std::vector<std::string>& align) {
+  ServerModels m;
+  for (const auto& s : structural) ServerModels::add(m.structural, s, "--structural-model");
+  for (const auto& s : align) ServerModels::add(m.aligncoder, s, "--align-model");
+  return m;
+}
+
 bool loopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
@@ -50,8 +68,10 @@ struct ServeCmd {
   OutputOptions out;
   ServeOptions opt;
   bool no_watch = false, no_warm = false;
+  std::vector<std::string> structural_models, align_models;
 
   int run() {
+    opt.models = server_models(structural_models, align_models);
     if (opt.token.empty()) {
       if (const char* t = std::getenv("REPOCTX_SERVE_TOKEN")) opt.token = t;
     }
@@ -106,8 +126,39 @@ void add_serve(CLI::App& app, Commands& out) {
       ->group(g);
   c->add_option("--token", s->opt.token, "bearer token every request must carry (default: $REPOCTX_SERVE_TOKEN)")
       ->group(g);
-  c->add_option("--request-threads", s->opt.threads, "request threads (0 = max(8, 2 x cores))")->group(g);
-  c->add_option("--max-body-bytes", s->opt.max_body_bytes, "largest request body")->capture_default_str()->group(g);
+  c->add_option("--request-threads", s->opt.limits.threads, "worker threads for requests (0 = max(8, 2 x cores))")
+      ->check(CLI::Range(0, 1024))
+      ->group(g);
+  c->add_option("--max-body-bytes", s->opt.limits.max_body_bytes, "largest request body (Content-Length or chunked)")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--header-timeout", s->opt.limits.header_timeout_s,
+                "seconds a client has to send a request's line and headers (also the keep-alive idle time)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--body-timeout", s->opt.limits.body_timeout_s, "seconds a client has to send a request's body")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--max-connections", s->opt.limits.max_connections,
+                "open connections at most (the longest-waiting idle one is closed for a newcomer)")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--max-connections-per-client", s->opt.limits.max_connections_per_client,
+                "open connections at most from one address")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str()
+      ->group(g);
+  c->add_option("--allow-host", s->opt.allow_hosts,
+                "a Host name requests may use besides the loopback names and --host (e.g. a reverse proxy's)")
+      ->group(g);
+  c->add_option("--allow-origin", s->opt.allow_origins,
+                "an Origin (scheme://host:port) whose web pages may call the server (none by default)")
+      ->group(g);
+  add_model_file_options(c, s->structural_models, s->align_models);
   c->add_option("--request-timeout", s->opt.request_timeout_s, "seconds a model operation or refresh may take")
       ->capture_default_str()
       ->group(g);
@@ -135,8 +186,11 @@ struct McpCmd {
   OutputOptions out;
   McpOptions opt;
   bool no_watch = false, no_warm = false;
+  std::vector<std::string> structural_models, align_models;
 
   int run() {
+    opt.models = server_models(structural_models, align_models);
+    opt.models.load();
     opt.watch = !no_watch;
     opt.warm = !no_warm;
     api::Index index(repo.repo, open_params(repo, models));
@@ -153,8 +207,10 @@ void add_mcp(CLI::App& app, Commands& out) {
   add_output_options(c, m->out, false);
   add_model_options(c, m->models);
   c->add_option("--max-message-bytes", m->opt.max_message_bytes, "largest JSON-RPC message")
+      ->check(CLI::Range(size_t{64}, size_t{1} << 30))
       ->capture_default_str()
       ->group("Server");
+  add_model_file_options(c, m->structural_models, m->align_models);
   c->add_flag("--no-watch", m->no_watch, "do not refresh the index when files change")->group("Server");
   c->add_flag("--no-warm", m->no_warm,
               "do not build the per-file facts of LLM-free retrieval in the background after each load")

@@ -1,6 +1,5 @@
 #include "server/http_server.h"
 
-#include <httplib.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 #include <fmt/core.h>
@@ -24,6 +25,7 @@
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/text.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -58,11 +60,6 @@ HttpError http_error_of(const Error& e) {
 
 std::string dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-void set_error(httplib::Response& res, int status, const std::string& code, const std::string& message) {
-  res.status = status;
-  res.set_content(dump({{"error", {{"status", status}, {"code", code}, {"message", message}}}}), "application/json");
 }
 
 // Long operations on their own threads, so that a request can stop waiting (504) while the work finishes.
@@ -190,6 +187,30 @@ bool same_token(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// The host part of a Host header value ("name", "name:port", "[v6]", "[v6]:port"), lower-cased.
+std::string host_name(const std::string& value) {
+  std::string v = lower(value);
+  if (!v.empty() && v[0] == '[') {
+    auto close = v.find(']');
+    return close == std::string::npos ? v : v.substr(0, close + 1);
+  }
+  auto colon = v.find(':');
+  return colon == std::string::npos ? v : v.substr(0, colon);
+}
+
+HttpResponse error_response(int status, const std::string& code, const std::string& message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = dump({{"error", {{"status", status}, {"code", code}, {"message", message}}}});
+  if (status == 401) r.headers.emplace_back("WWW-Authenticate", "Bearer");
+  return r;
+}
+
 class HttpServer {
  public:
   HttpServer(std::vector<ServedRepo> repos, const ServeOptions& opt) : opt_(opt), jobs_(opt.max_background) {
@@ -199,41 +220,59 @@ class HttpServer {
       s->index = std::move(r.index);
       served_.push_back(std::move(s));
     }
+    for (const char* h : {"127.0.0.1", "localhost", "[::1]"}) hosts_.insert(h);
+    if (opt_.host != "0.0.0.0" && opt_.host != "::")
+      hosts_.insert(host_name(opt_.host.find(':') != std::string::npos && opt_.host[0] != '[' ? "[" + opt_.host + "]"
+                                                                                              : opt_.host));
+    for (const auto& h : opt_.allow_hosts) hosts_.insert(host_name(h));
+    for (const auto& o : opt_.allow_origins) origins_.insert(lower(o));
+    add_routes();
   }
 
   int run();
+  HttpHandlers handlers();
+  std::optional<HttpResponse> admit(const HttpHead& head) const;
+  HttpResponse handle(const HttpRequest& req);
 
  private:
-  Served& pick(const json& body, const httplib::Request& req);
-  json body_of(const httplib::Request& req);
-  void route(const std::string& path, const std::string& method,
-             std::function<json(const httplib::Request&, const json&)> fn);
+  using Handler = std::function<json(const HttpRequest&, const json&)>;
+  struct Route {
+    std::string method;
+    Handler fn;
+  };
+  Served& pick(const json& body, const HttpRequest& req);
+  void route(const std::string& path, const std::string& method, Handler fn) {
+    routes_[path] = {method, std::move(fn)};
+  }
   void add_routes();
   void add_watchers();
-  void install_handlers();
   void announce(int port);
   json status_of(size_t i) {
     json j = served_[i]->status();
     j["warm"] = warmer_ && warmer_->warm(i);  // the warmer holds the indexes in served_'s order
     return j;
   }
+  template <class P>
+  P params_of(const json& body, const std::vector<api::Field<P>>& fields) const {
+    return api::params_from_json(body, fields, {"repo"});
+  }
 
   ServeOptions opt_;
-  httplib::Server svr_;
   std::vector<std::unique_ptr<Served>> served_;
   BackgroundJobs jobs_;
-  std::map<std::string, std::string> methods_;  // path -> method served
+  std::map<std::string, Route> routes_;  // path -> what serves it
+  std::set<std::string> hosts_, origins_;
   std::atomic<int64_t> requests_{0}, errors_{0};
   std::unique_ptr<IndexWarmer> warmer_;  // null with --no-warm
 };
 
-Served& HttpServer::pick(const json& body, const httplib::Request& req) {
+Served& HttpServer::pick(const json& body, const HttpRequest& req) {
   std::string name;
   if (body.contains("repo")) {
     if (!body["repo"].is_string()) throw HttpError(400, "bad_request", "field 'repo' must be a string");
     name = body["repo"].get<std::string>();
-  } else if (req.has_param("repo")) {
-    name = req.get_param_value("repo");
+  } else if (auto it = req.head.query.find("repo"); it != req.head.query.end()) {
+    name = it->second;
   }
   std::string names;
   for (const auto& s : served_) names += (names.empty() ? "" : ", ") + s->name;
@@ -246,51 +285,81 @@ Served& HttpServer::pick(const json& body, const httplib::Request& req) {
   throw HttpError(404, "not_found", "no repository '" + name + "' is served (served: " + names + ")");
 }
 
-json HttpServer::body_of(const httplib::Request& req) {
-  if (req.body.empty()) return json::object();
-  try {
-    json j = json::parse(req.body);
-    if (!j.is_object()) throw HttpError(400, "bad_json", "the request body must be a JSON object");
-    return j;
-  } catch (const json::parse_error& e) {
-    throw HttpError(400, "bad_json", std::string("the request body is not valid JSON: ") + e.what());
+// The checks made on the head alone, before the body is read: who may ask (Host, Origin, token), then what
+// (endpoint, method, content type). Cheap: it runs on the event loop.
+std::optional<HttpResponse> HttpServer::admit(const HttpHead& head) const {
+  auto refuse = [&](int status, const std::string& code, const std::string& message) {
+    ++const_cast<HttpServer*>(this)->errors_;
+    return error_response(status, code, message);
+  };
+  std::string host = head.header("host");
+  if (host.empty() || !hosts_.count(host_name(host)))
+    return refuse(400, "bad_host",
+                  "Host '" + host +
+                      "' is not a name of this server (loopback names and --host are accepted; add others with "
+                      "--allow-host)");
+  if (head.has_header("origin") && !origins_.count(lower(head.header("origin"))))
+    return refuse(403, "cross_origin",
+                  "requests from web pages (Origin '" + head.header("origin") +
+                      "') are refused; a trusted origin can be allowed with --allow-origin");
+  if (!opt_.token.empty()) {
+    const std::string auth = head.header("authorization");
+    const std::string prefix = "Bearer ";
+    if (auth.compare(0, prefix.size(), prefix) != 0 || !same_token(auth.substr(prefix.size()), opt_.token))
+      return refuse(401, "unauthorized", "missing or wrong bearer token (header 'Authorization: Bearer TOKEN')");
   }
+  auto it = routes_.find(head.path);
+  if (it == routes_.end()) {
+    std::string paths;
+    for (const auto& [p, r] : routes_) paths += (paths.empty() ? "" : ", ") + r.method + " " + p;
+    return refuse(404, "not_found", "no endpoint " + head.method + " " + head.path + " (endpoints: " + paths + ")");
+  }
+  if (head.method != it->second.method) {
+    auto r = refuse(405, "method_not_allowed", head.path + " takes " + it->second.method + ", not " + head.method);
+    r.headers.emplace_back("Allow", it->second.method);
+    return r;
+  }
+  if (head.method == "POST") {
+    std::string type = lower(head.header("content-type"));
+    std::string media(trim(std::string_view(type).substr(0, type.find(';'))));
+    if (media != "application/json")
+      return refuse(415, "unsupported_media_type",
+                    "a POST body must be JSON sent with 'Content-Type: application/json' (got '" + type + "')");
+  } else if (head.has_body) {
+    return refuse(400, "bad_request", head.method + " requests carry no body");
+  }
+  return std::nullopt;
 }
 
-// Registers `path` for `method`, the other method answering 405, every failure a JSON error.
-void HttpServer::route(const std::string& path, const std::string& method,
-                       std::function<json(const httplib::Request&, const json&)> fn) {
-  methods_[path] = method;
-  auto handler = [this, fn = std::move(fn)](const httplib::Request& req, httplib::Response& res) {
-    ++requests_;
-    try {
-      json body = req.method == "POST" ? body_of(req) : json::object();
-      res.set_content(dump(fn(req, body)), "application/json");
-    } catch (const HttpError& e) {
-      set_error(res, e.status, e.code, e.what());
-    } catch (const Error& e) {
-      HttpError h = http_error_of(e);
-      set_error(res, h.status, h.code, h.what());
-    } catch (const std::exception& e) {
-      set_error(res, 500, "internal", e.what());
+HttpResponse HttpServer::handle(const HttpRequest& req) {
+  ++requests_;
+  HttpResponse res;
+  try {
+    const Route& r = routes_.at(req.head.path);  // admit() let only known paths through
+    json body = json::object();
+    if (req.head.method == "POST" && !req.body.empty()) {
+      try {
+        body = api::parse_request_json(req.body);
+      } catch (const Error& e) {
+        throw HttpError(400, "bad_json", std::string("the request body is ") + e.what());
+      }
+      if (!body.is_object()) throw HttpError(400, "bad_json", "the request body must be a JSON object");
     }
-    if (res.status >= 400) ++errors_;
-  };
-  auto wrong = [method](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Allow", method);
-    set_error(res, 405, "method_not_allowed", req.path + " takes " + method + ", not " + req.method);
-  };
-  if (method == "GET") {
-    svr_.Get(path, handler);
-    svr_.Post(path, wrong);
-  } else {
-    svr_.Post(path, handler);
-    svr_.Get(path, wrong);
+    res.body = dump(r.fn(req, body));
+  } catch (const HttpError& e) {
+    res = error_response(e.status, e.code, e.what());
+  } catch (const Error& e) {
+    HttpError h = http_error_of(e);
+    res = error_response(h.status, h.code, h.what());
+  } catch (const std::exception& e) {
+    res = error_response(500, "internal", e.what());
   }
+  if (res.status >= 400) ++errors_;
+  return res;
 }
 
 void HttpServer::add_routes() {
-  route("/v1/health", "GET", [this](const httplib::Request&, const json&) {
+  route("/v1/health", "GET", [this](const HttpRequest&, const json&) {
     json repos = json::array();
     for (size_t i = 0; i < served_.size(); ++i) repos.push_back(status_of(i));
     return json{{"status", "ok"},
@@ -299,16 +368,19 @@ void HttpServer::add_routes() {
                 {"errors", errors_.load()},
                 {"repos", repos}};
   });
-  route("/v1/repos", "GET", [this](const httplib::Request&, const json&) {
+  route("/v1/repos", "GET", [this](const HttpRequest&, const json&) {
     json repos = json::array();
     for (size_t i = 0; i < served_.size(); ++i) repos.push_back(status_of(i));
     return repos;
   });
-  route("/v1/strategies", "GET", [](const httplib::Request&, const json&) { return api::to_json(api::strategies()); });
-  route("/v1/cache/stats", "GET", [this](const httplib::Request& req, const json& body) {
+  route("/v1/strategies", "GET", [](const HttpRequest&, const json&) { return api::to_json(api::strategies()); });
+  route("/v1/models", "GET", [this](const HttpRequest&, const json&) {
+    return json{{"structural", opt_.models.structural_names()}, {"aligncoder", opt_.models.aligncoder_names()}};
+  });
+  route("/v1/cache/stats", "GET", [this](const HttpRequest& req, const json& body) {
     return api::to_json(pick(body, req).index->cache_stats());
   });
-  auto refresh = [this](const httplib::Request& req, const json& body) {
+  auto refresh = [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
     if (body.contains("force") && !body["force"].is_boolean())
       throw HttpError(400, "bad_request", "field 'force' must be true or false");
@@ -319,96 +391,47 @@ void HttpServer::add_routes() {
   };
   route("/v1/refresh", "POST", refresh);
   route("/v1/index", "POST", refresh);
-  route("/v1/retrieve", "POST", [this](const httplib::Request& req, const json& body) {
+  route("/v1/retrieve", "POST", [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
-    auto p = api::params_from_json(body, api::retrieve_fields(), {"repo"});
+    auto p = params_of(body, api::retrieve_fields());
+    opt_.models.resolve(p);
     if (retriever_info(p.strategy).needs.any())
       return jobs_.run([&s, p] { return api::to_json(s.index->retrieve(p)); }, opt_.request_timeout_s);
     return api::to_json(s.index->retrieve(p));
   });
-  route("/v1/localize", "POST", [this](const httplib::Request& req, const json& body) {
+  route("/v1/localize", "POST", [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
-    auto p = api::params_from_json(body, api::localize_fields(), {"repo"});
+    auto p = params_of(body, api::localize_fields());
+    opt_.models.resolve(p.params);
     if (retriever_info(p.strategy).needs.any())
       return jobs_.run([&s, p] { return api::to_json(s.index->localize(p)); }, opt_.request_timeout_s);
     return api::to_json(s.index->localize(p));
   });
   route("/v1/localize/strategies", "GET",
-        [](const httplib::Request&, const json&) { return api::to_json(api::localize_strategies()); });
-  route("/v1/symbols", "POST", [this](const httplib::Request& req, const json& body) {
-    return api::to_json(pick(body, req).index->symbols(api::params_from_json(body, api::symbols_fields(), {"repo"})));
+        [](const HttpRequest&, const json&) { return api::to_json(api::localize_strategies()); });
+  route("/v1/symbols", "POST", [this](const HttpRequest& req, const json& body) {
+    return api::to_json(pick(body, req).index->symbols(params_of(body, api::symbols_fields())));
   });
-  route("/v1/files", "POST", [this](const httplib::Request& req, const json& body) {
-    return api::to_json(pick(body, req).index->files(api::params_from_json(body, api::files_fields(), {"repo"})));
+  route("/v1/files", "POST", [this](const HttpRequest& req, const json& body) {
+    return api::to_json(pick(body, req).index->files(params_of(body, api::files_fields())));
   });
-  route("/v1/snippets", "POST", [this](const httplib::Request& req, const json& body) {
-    return api::to_json(pick(body, req).index->snippets(api::params_from_json(body, api::snippets_fields(), {"repo"})));
+  route("/v1/snippets", "POST", [this](const HttpRequest& req, const json& body) {
+    return api::to_json(pick(body, req).index->snippets(params_of(body, api::snippets_fields())));
   });
-  route("/v1/read", "POST", [this](const httplib::Request& req, const json& body) {
-    auto p = api::params_from_json(body, api::read_fields(), {"repo"});
+  route("/v1/read", "POST", [this](const HttpRequest& req, const json& body) {
+    auto p = params_of(body, api::read_fields());
     return json{{"path", p.path}, {"text", pick(body, req).index->read(p).text}};
   });
-  route("/v1/grep", "POST", [this](const httplib::Request& req, const json& body) {
-    auto p = api::params_from_json(body, api::grep_fields(), {"repo"});
+  route("/v1/grep", "POST", [this](const HttpRequest& req, const json& body) {
+    auto p = params_of(body, api::grep_fields());
     return json{{"pattern", p.pattern}, {"text", pick(body, req).index->grep(p).text}};
   });
-  route("/v1/generate", "POST", [this](const httplib::Request& req, const json& body) {
+  route("/v1/generate", "POST", [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
-    auto p = api::params_from_json(body, api::generate_fields(), {"repo"});
+    auto p = params_of(body, api::generate_fields());
+    opt_.models.resolve(p.params);
     return jobs_.run([&s, p] { return api::to_json(s.index->generate(p)); }, opt_.request_timeout_s);
   });
-}
-
-void HttpServer::install_handlers() {
-  // Every error the library answers itself (404 unknown path, 413 body too large, 400 malformed request
-  // line, 414 URI too long) gets the same JSON body as ours; responses that already have one are kept.
-  svr_.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req,
-                                                                     httplib::Response& res) {
-    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    if (res.status == 404) {
-      std::string paths;
-      for (const auto& [p, m] : methods_) paths += (paths.empty() ? "" : ", ") + m + " " + p;
-      set_error(res, 404, "not_found", "no endpoint " + req.method + " " + req.path + " (endpoints: " + paths + ")");
-    } else if (res.status == 413) {
-      set_error(
-          res, 413, "too_large",
-          fmt::format("the request body is larger than the limit ({} bytes; --max-body-bytes)", opt_.max_body_bytes));
-    } else {
-      set_error(res, res.status, "bad_request", fmt::format("malformed HTTP request (status {})", res.status));
-    }
-    ++errors_;
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr_.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-    try {
-      std::rethrow_exception(ep);
-    } catch (const std::exception& e) {
-      set_error(res, 500, "internal", e.what());
-    } catch (...) {
-      set_error(res, 500, "internal", "unknown failure");
-    }
-  });
-  if (!opt_.token.empty()) {
-    svr_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-      const std::string auth = req.get_header_value("Authorization");
-      const std::string prefix = "Bearer ";
-      if (auth.compare(0, prefix.size(), prefix) == 0 && same_token(auth.substr(prefix.size()), opt_.token))
-        return httplib::Server::HandlerResponse::Unhandled;
-      res.set_header("WWW-Authenticate", "Bearer");
-      set_error(res, 401, "unauthorized", "missing or wrong bearer token (header 'Authorization: Bearer TOKEN')");
-      ++errors_;
-      return httplib::Server::HandlerResponse::Handled;
-    });
-  }
-  int threads =
-      opt_.threads > 0 ? opt_.threads : static_cast<int>(std::max(8u, 2 * std::thread::hardware_concurrency()));
-  svr_.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
-  svr_.set_payload_max_length(opt_.max_body_bytes);
-  auto rt = std::chrono::duration<double>(opt_.read_timeout_s);
-  svr_.set_read_timeout(static_cast<time_t>(rt.count()),
-                        static_cast<time_t>((rt.count() - std::floor(rt.count())) * 1e6));
-  svr_.set_keep_alive_max_count(100000);
-  svr_.set_tcp_nodelay(true);
 }
 
 void HttpServer::add_watchers() {
@@ -444,30 +467,27 @@ void HttpServer::announce(int port) {
   if (ec) log_warn("cannot write the ready file '{}': {}", opt_.ready_file, ec.message());
 }
 
+HttpLimits limits_of(const ServeOptions& opt) {
+  HttpLimits l = opt.limits;
+  if (l.threads <= 0) l.threads = static_cast<int>(std::max(8u, 2 * std::thread::hardware_concurrency()));
+  return l;
+}
+
+HttpHandlers HttpServer::handlers() {
+  HttpHandlers h;
+  h.admit = [this](const HttpHead& head) { return admit(head); };
+  h.handle = [this](const HttpRequest& r) { return handle(r); };
+  h.error = [this](int status, const std::string& code, const std::string& message) {
+    ++errors_;
+    return error_response(status, code, message);
+  };
+  return h;
+}
+
 int HttpServer::run() {
-  add_routes();
-  install_handlers();
-  int port = opt_.port;
-  if (port == 0) {
-    port = svr_.bind_to_any_port(opt_.host);
-  } else if (!svr_.bind_to_port(opt_.host, port)) {
-    port = -1;
-  }
-  if (port < 0)
-    throw Error(ExitCode::usage, fmt::format("cannot listen on {}:{} (address in use or not local?); choose another "
-                                             "--host/--port",
-                                             opt_.host, opt_.port));
+  HttpTransport transport(limits_of(opt_), handlers());
+  int port = transport.bind(opt_.host, opt_.port);
   add_watchers();
-  std::atomic<bool> done{false};
-  // Stops the server when SIGINT/SIGTERM sets the cancellation flag; stop() is retried because it does
-  // nothing until listen_after_bind() has started.
-  std::thread monitor([&] {
-    while (!done && !interrupted()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    while (!done) {
-      svr_.stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  });
   // Each repository's snapshots warmed in the background (server/warmer.h); health says "warm".
   if (opt_.warm) {
     std::vector<std::pair<std::string, const api::Index*>> indexes;
@@ -475,9 +495,7 @@ int HttpServer::run() {
     warmer_ = std::make_unique<IndexWarmer>(std::move(indexes));
   }
   announce(port);
-  svr_.listen_after_bind();  // returns once stopped, after the request threads finished their requests
-  done = true;
-  monitor.join();
+  transport.run([] { return interrupted(); });  // returns once stopped and the requests in flight answered
   warmer_.reset();
   log_info("stopping: requests in flight finished; waiting for background operations");
   for (auto& s : served_) s->watcher.reset();
@@ -489,8 +507,27 @@ int HttpServer::run() {
 }  // namespace
 
 int serve_http(std::vector<ServedRepo> repos, const ServeOptions& opt) {
+  opt.models.load();
   HttpServer server(std::move(repos), opt);
   return server.run();
+}
+
+struct HttpExchange::Impl {
+  HttpServer server;
+  HttpTransport transport;
+  Impl(std::vector<ServedRepo> repos, const ServeOptions& opt)
+      : server(std::move(repos), opt), transport(limits_of(opt), server.handlers()) {}
+};
+
+HttpExchange::HttpExchange(std::vector<ServedRepo> repos, const ServeOptions& opt) {
+  opt.models.load();
+  impl_ = std::make_unique<Impl>(std::move(repos), opt);
+}
+
+HttpExchange::~HttpExchange() = default;
+
+std::string HttpExchange::answer(std::string_view raw) {
+  return impl_->transport.answer_bytes(raw);
 }
 
 }  // namespace repoctx

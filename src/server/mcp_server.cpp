@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -100,15 +101,102 @@ json tool(const std::string& name, const std::string& title, const std::string& 
           {"annotations", {{"readOnlyHint", name != "refresh"}, {"openWorldHint", false}}}};
 }
 
+std::string type_of(const json& v) {
+  if (v.is_string()) return "string";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_number_integer() || v.is_number_unsigned()) return "integer";
+  if (v.is_number()) return "number";
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  return "null";
+}
+
+bool has_type(const json& v, const json& type) {
+  if (type.is_array()) return std::any_of(type.begin(), type.end(), [&](const json& t) { return has_type(v, t); });
+  std::string t = type.get<std::string>(), got = type_of(v);
+  if (t == got) return true;
+  if (t == "number" && got == "integer") return true;
+  // 10.0 is an integer to a JSON Schema validator (and to JavaScript clients, which have one number type).
+  return t == "integer" && got == "number" && std::floor(v.get<double>()) == v.get<double>();
+}
+
+// Checks `v` against the subset of JSON Schema the tools' input schemas use (type, enum, minimum, maximum,
+// properties, required, additionalProperties), so that a call is held to exactly what tools/list announced.
+// Throws Error(usage) naming the first mismatch.
+void check_schema(const json& v, const json& schema, const std::string& where) {
+  auto bad = [&](const std::string& what) { return Error(ExitCode::usage, where + " " + what); };
+  if (schema.contains("type") && !has_type(v, schema["type"]))
+    throw bad("must be of type " + schema["type"].dump() + ", got " + type_of(v));
+  if (schema.contains("enum") && std::find(schema["enum"].begin(), schema["enum"].end(), v) == schema["enum"].end())
+    throw bad("is " + v.dump() + "; valid values: " + schema["enum"].dump());
+  if (v.is_number()) {
+    double d = v.get<double>();
+    if (schema.contains("minimum") && d < schema["minimum"].get<double>())
+      throw bad("must be at least " + schema["minimum"].dump());
+    if (schema.contains("maximum") && d > schema["maximum"].get<double>())
+      throw bad("must be at most " + schema["maximum"].dump());
+  }
+  if (!v.is_object()) return;
+  const json& props = schema.contains("properties") ? schema["properties"] : json::object();
+  for (const auto& [k, x] : v.items()) {
+    std::string field = "field '" + k + "'";
+    if (props.contains(k)) {
+      check_schema(x, props[k], field);
+    } else if (schema.contains("additionalProperties")) {
+      const json& extra = schema["additionalProperties"];
+      if (extra.is_boolean() && !extra.get<bool>()) {
+        std::string names;
+        for (const auto& [name, s] : props.items()) names += (names.empty() ? "" : ", ") + name;
+        throw Error(ExitCode::usage, "unknown " + field + "; valid fields: " + names);
+      }
+      if (extra.is_object()) check_schema(x, extra, where + " " + field);
+    }
+  }
+  if (schema.contains("required"))
+    for (const auto& r : schema["required"])
+      if (!v.contains(r.get<std::string>())) throw bad("needs field '" + r.get<std::string>() + "'");
+}
+
 }  // namespace
+
+void LineReader::feed(std::string_view bytes, const std::function<void(std::string_view)>& on_line,
+                      const std::function<void()>& on_too_long) {
+  while (!bytes.empty()) {
+    size_t nl = bytes.find('\n');
+    std::string_view part = bytes.substr(0, nl);
+    if (!discarding_ && buf_.size() + part.size() > max_ + 1) {  // + 1: a CR before the LF is not counted
+      discarding_ = true;  // too long already: report it once, drop its bytes until its end
+      buf_.clear();
+      on_too_long();
+    }
+    if (!discarding_) buf_.append(part);
+    if (nl == std::string_view::npos) return;
+    bytes.remove_prefix(nl + 1);
+    if (discarding_) {
+      discarding_ = false;
+      continue;
+    }
+    std::string line = std::move(buf_);
+    buf_.clear();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.size() > max_)
+      on_too_long();
+    else
+      on_line(line);
+  }
+}
 
 McpServer::McpServer(api::Index& index, McpOptions opt) : index_(index), opt_(opt) {
   has_llm_ = index_.has_llm();
+  tools_ = tools();
 }
 
 json McpServer::tools() const {
   json t = json::array();
-  json retrieve = api::params_schema(api::retrieve_fields(), {}, {"trace", "structural_model", "params"});
+  json retrieve = api::params_schema(api::retrieve_fields(), {}, {"trace"});
+  retrieve["properties"]["structural_model"]["enum"] = opt_.models.structural_names();
+  retrieve["properties"]["structural_model"]["description"] =
+      "structural: the ranking model, by the names this server loaded at start (builtin = the shipped one)";
   // Only the strategies this server can run: those needing a model are listed when one is configured.
   json usable = json::array();
   for (const auto& r : retriever_registry())
@@ -125,6 +213,7 @@ json McpServer::tools() const {
     std::set<std::string> omit;
     for (const auto& f : api::retrieve_fields())
       if (f.name != "target" && f.name != "k" && f.name != "params" && f.name != "with_text") omit.insert(f.name);
+    omit.insert("trace");
     t.push_back(tool("procedural", "Procedural retrieval (ProjAgent)",
                      "Slow (many model calls): decomposes the target function into steps and finds, for each, the "
                      "repository functions implementing similar steps, with an agent exploring the repository. "
@@ -164,14 +253,19 @@ json McpServer::tools() const {
 }
 
 json McpServer::call_tool(const std::string& name, const json& args) {
+  for (const auto& t : tools_)
+    if (t["name"] == name) check_schema(args, t["inputSchema"], "the arguments of " + name + ":");
   if (name == "retrieve" || (name == "procedural" && has_llm_)) {
     auto p = api::params_from_json(args, api::retrieve_fields());
+    opt_.models.resolve(p);
     if (name == "procedural") p.strategy = "procedural";
     api::RetrieveResult r = index_.retrieve(p);
     return text_result(retrieve_text(r), api::to_json(r));
   }
   if (name == "localize") {
-    api::LocalizeResult r = index_.localize(api::params_from_json(args, api::localize_fields()));
+    auto p = api::params_from_json(args, api::localize_fields());
+    opt_.models.resolve(p.params);
+    api::LocalizeResult r = index_.localize(p);
     return text_result(localize_text(r), api::to_json(r));
   }
   if (name == "symbols") {
@@ -189,7 +283,7 @@ json McpServer::call_tool(const std::string& name, const json& args) {
                        api::to_json(st));
   }
   std::string names;
-  for (const auto& t : tools()) names += (names.empty() ? "" : ", ") + t["name"].get<std::string>();
+  for (const auto& t : tools_) names += (names.empty() ? "" : ", ") + t["name"].get<std::string>();
   throw RpcError(kInvalidParams, "Unknown tool: " + name + " (tools: " + names + ")");
 }
 
@@ -212,7 +306,7 @@ json McpServer::dispatch(const std::string& method, const json& params) {
              "look closer."}};
   }
   if (!initialized_) throw RpcError(kNotInitialized, "the server is not initialized: send initialize first");
-  if (method == "tools/list") return {{"tools", tools()}};
+  if (method == "tools/list") return {{"tools", tools_}};
   if (method == "tools/call") {
     if (!params.is_object() || !params.contains("name") || !params["name"].is_string())
       throw RpcError(kInvalidParams, "tools/call needs params.name (a string)");
@@ -233,9 +327,12 @@ json McpServer::dispatch(const std::string& method, const json& params) {
 }
 
 std::string McpServer::handle(const std::string& line) {
-  json msg = json::parse(line, nullptr, false);
-  if (msg.is_discarded())
-    return dump(error_message(nullptr, kParseError, "Parse error: the message is not valid JSON"));
+  json msg;
+  try {
+    msg = api::parse_request_json(line);
+  } catch (const Error& e) {
+    return dump(error_message(nullptr, kParseError, std::string("Parse error: the message is ") + e.what()));
+  }
   if (msg.is_array())
     return dump(error_message(
         nullptr, kInvalidRequest,
@@ -290,8 +387,7 @@ int McpServer::serve(int in_fd, std::FILE* out) {
     std::fputc('\n', out);
     if (std::fflush(out) != 0 || std::ferror(out)) gone = true;
   };
-  std::string buf;
-  bool discarding = false;  // inside a line longer than the limit
+  LineReader reader(opt_.max_message_bytes);
   char chunk[65536];
   bool eof = false;
   while (!interrupted() && !gone) {
@@ -305,27 +401,15 @@ int McpServer::serve(int in_fd, std::FILE* out) {
       eof = true;
       break;
     }
-    buf.append(chunk, static_cast<size_t>(n));
-    for (size_t nl; (nl = buf.find('\n')) != std::string::npos;) {
-      std::string line = buf.substr(0, nl);
-      buf.erase(0, nl + 1);
-      if (discarding) {
-        discarding = false;
-        continue;
-      }
-      if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.size() > opt_.max_message_bytes)
-        answer(too_large(opt_.max_message_bytes));
-      else if (line.find_first_not_of(" \t") != std::string::npos)
-        answer(handle(line));
-    }
-    if (!discarding && buf.size() > opt_.max_message_bytes) {  // a line still arriving, already too long
-      answer(too_large(opt_.max_message_bytes));
-      discarding = true;
-    }
-    if (discarding) buf.clear();
+    reader.feed(
+        std::string_view(chunk, static_cast<size_t>(n)),
+        [&](std::string_view line) {
+          if (line.find_first_not_of(" \t") != std::string_view::npos) answer(handle(std::string(line)));
+        },
+        [&] { answer(too_large(opt_.max_message_bytes)); });
   }
-  if (eof && !discarding && buf.find_first_not_of(" \t\r") != std::string::npos) answer(handle(buf));
+  if (eof && reader.rest().find_first_not_of(" \t\r") != std::string_view::npos)
+    answer(handle(std::string(reader.rest())));
   return 0;
 }
 

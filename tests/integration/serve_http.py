@@ -49,7 +49,9 @@ class Server:
 
     def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        req = urllib.request.Request(self.base + path, data=data, method=method, headers=headers or {})
+        hdrs = {"Content-Type": "application/json"} if method == "POST" else {}
+        hdrs.update(headers or {})
+        req = urllib.request.Request(self.base + path, data=data, method=method, headers=hdrs)
         try:
             with urllib.request.urlopen(req, timeout=timeout) as r:
                 return r.status, json.loads(r.read() or b"null"), dict(r.headers)
@@ -209,14 +211,14 @@ def check_token(ck, binary, repo, db, work):
 def check_disconnects(ck, srv):
     # Half a body, then the client goes away.
     s = socket.create_connection(("127.0.0.1", srv.port))
-    s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
+    s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n"
               b'{"query": "reg')
     s.close()
     # A whole request, then the client goes away before reading the answer.
     body = json.dumps({"target": "app.py::Flask.add_url_rule", "strategy": "structural", "k": 50}).encode()
     for _ in range(5):
         s = socket.create_connection(("127.0.0.1", srv.port))
-        s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        s.sendall(b"POST /v1/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
         s.close()
     # Garbage instead of HTTP.
     s = socket.create_connection(("127.0.0.1", srv.port))
