@@ -244,9 +244,11 @@ void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, Inde
 
 // --------------------------------------------------------------------------------------------- parse
 // One file's work on a parser thread: read, hash, parse, documents, snippets, references. Every step is
-// linear in the file; false when an interrupt arrived meanwhile (the result is incomplete: dropped).
+// linear in the file; false when an interrupt arrived or the run stopped meanwhile (the result is
+// incomplete: dropped).
 bool parse_file(const WalkedFile& f, const RunPlan& plan, const IndexOptions& opt, SourceParser& parser,
-                FileResult& r) {
+                const std::atomic<bool>& stop, FileResult& r) {
+  auto stopped = [&] { return interrupted() || stop.load(std::memory_order_relaxed); };
   if (!read_file(f.abs, r.content, r.error)) {
     r.failed = true;
     return true;
@@ -260,16 +262,16 @@ bool parse_file(const WalkedFile& f, const RunPlan& plan, const IndexOptions& op
   }
   r.utf8 = is_valid_utf8(r.content);
   r.pf = parser.parse(f.rel, plan.module_of(f), r.content, f.language);
-  if (interrupted()) return false;
+  if (stopped()) return false;
   auto starts = line_starts(r.content);
   EntityTerms et = entity_term_vectors(r.pf, r.content, starts);
-  if (interrupted()) return false;
+  if (stopped()) return false;
   r.entity_terms = std::move(et.terms);
   r.shortened = et.shortened;
   r.snippets = split_aggregate(r.content, opt.snippet_lines);
   r.snippet_terms.reserve(r.snippets.size());
   for (size_t i = 0; i < r.snippets.size(); ++i) {
-    if ((i & 1023) == 0 && interrupted()) return false;
+    if ((i & 1023) == 0 && stopped()) return false;
     const auto& sp = r.snippets[i];
     r.snippet_terms.push_back(term_vector(line_range(r.content, starts, sp.start_line, sp.end_line)));
   }
@@ -290,9 +292,10 @@ bool parse_file(const WalkedFile& f, const RunPlan& plan, const IndexOptions& op
 class IndexWriter {
  public:
   // `collect`: the records of every written file are kept there for the query image (null: not kept).
+  // `stop`: set by the interrupt_after_files test hook.
   IndexWriter(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st,
-              std::vector<CollectedFile>* collect)
-      : db_(db), plan_(plan), opt_(opt), st_(st), collect_(collect) {
+              std::vector<CollectedFile>* collect, std::atomic<bool>& stop)
+      : db_(db), plan_(plan), opt_(opt), st_(st), collect_(collect), stop_(stop) {
     const char* kill_env = std::getenv("REPOCTX_DEBUG_KILL_AFTER_FILES");
     kill_after_ = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
   }
@@ -331,7 +334,7 @@ class IndexWriter {
       // Test hook: die exactly like `kill -9` would, with no cleanup, to prove crash safety.
       std::raise(SIGKILL);
     }
-    if (opt_.interrupt_after_files && committed_ >= opt_.interrupt_after_files) g_interrupted = true;
+    if (opt_.interrupt_after_files && committed_ >= opt_.interrupt_after_files) stop_ = true;
   }
 
   // Whether the collection holds every file of the index (no row was kept from an earlier run).
@@ -492,6 +495,7 @@ class IndexWriter {
   const IndexOptions& opt_;
   IndexStats& st_;
   std::vector<CollectedFile>* collect_;
+  std::atomic<bool>& stop_;
   size_t kill_after_ = 0, committed_ = 0, in_batch_ = 0, warned_errors_ = 0, warned_utf8_ = 0;
   std::optional<sql::Transaction> tx_;
   sql::Stmt del_file_{db_, "DELETE FROM files WHERE path=?"};
@@ -513,7 +517,9 @@ class IndexWriter {
 };
 
 // Parser threads feed the writer (this thread) through a bounded channel; returns whether every file of
-// the plan was written (false: interrupted).
+// the plan was written (false: interrupted). The workers stop on the process-wide interrupt (Ctrl-C, a
+// server shutting down) or on this run's own stop flag, which a failed write sets before the error goes to
+// the caller: a failure ends this run only, never the process that asked for it (a server's refresh).
 // With `collected` engaged, the written files' records are kept there for the query image; it is reset when
 // the run turned out not to write every file of the index.
 bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st,
@@ -527,14 +533,17 @@ bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, 
   Channel<FileResult> chan(static_cast<size_t>(2 * nthreads + 2));
   chan.set_producers(nthreads);
   std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  auto stopped = [&] { return interrupted() || stop.load(std::memory_order_relaxed); };
   auto worker = [&] {
     SourceParser parser;
-    while (!interrupted()) {
+    parser.set_stop(&stop);
+    while (!stopped()) {
       size_t k = next.fetch_add(1);
       if (k >= plan.todo.size()) break;
       FileResult r;
       r.walk_index = plan.todo[k];
-      if (!parse_file(plan.walk.files[r.walk_index], plan, opt, parser, r)) break;
+      if (!parse_file(plan.walk.files[r.walk_index], plan, opt, parser, stop, r)) break;
       chan.push(std::move(r));
     }
     chan.producer_done();
@@ -542,26 +551,28 @@ bool parse_and_write(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, 
   std::vector<std::thread> threads;
   for (int i = 0; i < nthreads; ++i) threads.emplace_back(worker);
   auto stop_workers = [&] {
+    stop = true;
     chan.close();
     for (auto& t : threads) t.join();
   };
   try {
-    IndexWriter writer(db, plan, opt, st, collected ? &*collected : nullptr);
+    IndexWriter writer(db, plan, opt, st, collected ? &*collected : nullptr, stop);
     while (auto item = chan.pop()) {
       progress.add(1, plan.walk.files[item->walk_index].size);
       writer.add(*item);
-      if (interrupted()) break;
+      if (stopped()) break;
     }
     writer.commit_batch();
     if (!writer.collected_all()) collected.reset();
   } catch (...) {
-    g_interrupted = true;
     stop_workers();
     throw;
   }
+  // Every file of the plan was written unless the run stopped before the writer had them all.
+  bool whole = !stopped();
   stop_workers();
   progress.finish();
-  return !interrupted();
+  return whole;
 }
 
 // Folds the write-ahead log into the database so readers start from a compact file. Readers holding an

@@ -456,8 +456,10 @@ class Extractor {
 
 }  // namespace
 
-void extract_java(TSParser* parser, std::string_view source, ParsedFile& out) {
-  TSTree* tree = parse_tree(parser, grammar().lang, source);
+void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
+  ParseControl ctl;
+  ctl.stop = stop;
+  TSTree* tree = parse_tree(parser, grammar().lang, source, &ctl);
   if (!tree) {
     out.errors.push_back({1, 1, "tree-sitter returned no tree"});
     return;

@@ -24,17 +24,19 @@ const char* read_source(void* payload, uint32_t byte, TSPoint, uint32_t* bytes_r
   return src->data() + byte;
 }
 
-bool keep_parsing(TSParseState*) {
-  return interrupted();  // true = stop
+bool keep_parsing(TSParseState* state) {  // true = stop
+  if (interrupted()) return true;
+  auto* c = static_cast<ParseControl*>(state->payload);
+  return c && c->stop && c->stop->load(std::memory_order_relaxed);
 }
 
 }  // namespace
 
-TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source) {
+TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl) {
   if (source.size() >= UINT32_MAX) return nullptr;
   ts_parser_set_language(parser, lang);
   TSInput input{&source, read_source, TSInputEncodingUTF8, nullptr};
-  TSParseOptions options{nullptr, keep_parsing};
+  TSParseOptions options{ctl, keep_parsing};
   TSTree* tree = ts_parser_parse_with_options(parser, nullptr, input, options);
   if (!tree) ts_parser_reset(parser);  // a cancelled parse would otherwise resume on the next call
   return tree;
@@ -56,10 +58,10 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
   pf.line_count = source.empty() ? 0 : static_cast<int>(line_starts(source).size()) - (source.back() == '\n' ? 1 : 0);
   switch (lang) {
     case Language::python:
-      extract_python(python_, source, pf);
+      extract_python(python_, source, pf, stop_);
       break;
     case Language::java:
-      extract_java(java_, source, pf);
+      extract_java(java_, source, pf, stop_);
       break;
     default:
       break;

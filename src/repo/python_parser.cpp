@@ -591,8 +591,10 @@ class PythonExtractor {
 
 }  // namespace
 
-void extract_python(TSParser* parser, std::string_view source, ParsedFile& out) {
-  TSTree* tree = parse_tree(parser, grammar().lang, source);
+void extract_python(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
+  ParseControl ctl;
+  ctl.stop = stop;
+  TSTree* tree = parse_tree(parser, grammar().lang, source, &ctl);
   if (!tree) {
     out.errors.push_back({1, 1, "tree-sitter returned no tree (parse cancelled or timed out)"});
     return;

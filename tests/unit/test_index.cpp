@@ -10,6 +10,7 @@
 #include "index/index.h"
 #include "index/repo_view.h"
 #include "index/store.h"
+#include "repoctx/repoctx.h"
 #include "util/error.h"
 #include "util/sqlite.h"
 
@@ -131,7 +132,7 @@ TEST(Index, InterruptedRunLeavesAConsistentIndexThatTheNextRunCompletes) {
   o.interrupt_after_files = 10;  // as if Ctrl-C arrived after two batches
   auto s1 = build_index(repo.str(), o);
   o.interrupt_after_files = 0;
-  g_interrupted = false;
+  EXPECT_FALSE(interrupted()) << "the run stops itself; the process-wide flag is the signal handlers' own";
   EXPECT_FALSE(s1.complete);
   auto v1 = RepoView::open(db);
   EXPECT_FALSE(v1->complete());
@@ -296,9 +297,7 @@ TEST(Index, TheDamageCheckIsSkippedOnlyForAFileAsTheLastCompleteRunLeftIt) {
   o.batch_files = 1;
   o.threads = 1;
   o.interrupt_after_files = 1;
-  g_interrupted = false;
   EXPECT_FALSE(build_index(repo.str(), o).complete);
-  g_interrupted = false;
   EXPECT_FALSE(index_unchanged_since_verified(db));
   index(repo, db);
   EXPECT_TRUE(index_unchanged_since_verified(db));
@@ -336,4 +335,48 @@ TEST(Index, ANewIndexIsNeverAnEmptyFile) {
   EXPECT_GT(std::filesystem::file_size(db), 0u);
   for (const auto& e : std::filesystem::directory_iterator(tmp.path() / "sub"))
     EXPECT_EQ(e.path().filename().string().find(".new-"), std::string::npos) << e.path();
+}
+
+// A write that fails in the middle of a run (here: a trigger that refuses every snippet row, as a full disk
+// or an I/O error would refuse a page) ends that run with an Error to its caller, stops the parser threads,
+// and leaves the process-wide interrupt flag alone: a server whose forced refresh fails keeps serving the
+// snapshot it had instead of reading the flag as "shut down".
+TEST(Index, AFailedWriteThrowsToTheCallerAndNeverSetsTheInterruptFlag) {
+  TempDir repo, tmp;
+  for (int i = 0; i < 60; ++i)
+    repo.write("m" + std::to_string(i) + ".py",
+               "def f" + std::to_string(i) + "(x):\n    return x + " + std::to_string(i) + "\n");
+  const std::string db = tmp.str() + "/index.db";
+  api::OpenParams params;
+  params.index.db = db;
+  params.index.threads = 2;
+  api::Index idx(repo.str(), params);
+  ASSERT_EQ(idx.symbols().size(), 60u);
+  run_sql(db,
+          "CREATE TRIGGER refuse_snippets BEFORE INSERT ON snippets "
+          "BEGIN SELECT RAISE(ABORT, 'simulated write failure'); END");
+  g_interrupted = false;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      idx.refresh(true);  // POST /v1/index {"force": true}, MCP refresh
+      ADD_FAILURE() << "the forced refresh succeeded although every snippet write fails";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("simulated write failure"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(interrupted()) << "a failed write set the process-wide interrupt flag";
+  }
+  IndexOptions o;
+  o.db_path = db;
+  o.progress = false;
+  o.threads = 2;
+  o.force = true;
+  EXPECT_THROW(build_index(repo.str(), o), Error);
+  EXPECT_FALSE(interrupted());
+  // The snapshot loaded before keeps answering, and the index is whole again once writes succeed.
+  EXPECT_EQ(idx.symbols().size(), 60u);
+  run_sql(db, "DROP TRIGGER refuse_snippets");
+  auto r = idx.refresh(true);
+  EXPECT_TRUE(r.complete);
+  EXPECT_EQ(r.parsed, 60);
+  EXPECT_EQ(idx.symbols().size(), 60u);
 }
