@@ -8,10 +8,22 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <string_view>
 
 namespace repoctx::fuzz {
 
 inline constexpr const char* kOutsideSecret = "OUTSIDE_SECRET_TOKEN_7f3a";
+
+// Whether `answer` shows the marker although `input` could not have put it there: the input holds no
+// 8-byte piece of it (the servers echo parts of a request in their error messages, and the fuzzer learns
+// the marker from the comparison below; the servers' own words hold no piece of it).
+inline bool shows_outside_secret(std::string_view input, std::string_view answer) {
+  std::string_view secret(kOutsideSecret);
+  if (answer.find(secret) == std::string_view::npos) return false;
+  for (size_t i = 0; i + 8 <= secret.size(); ++i)
+    if (input.find(secret.substr(i, 8)) != std::string_view::npos) return false;
+  return true;
+}
 
 // Writes the repository under a fresh folder of the temporary directory and returns its root.
 inline std::filesystem::path make_fuzz_repo(const std::string& name) {

@@ -58,6 +58,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (body.is_discarded()) violated("an answer's body is JSON", answer);
   int status = std::atoi(answer.c_str() + 9);
   if (status >= 400 && !(body.is_object() && body.contains("error"))) violated("an error answer says why", answer);
-  if (answer.find(fuzz::kOutsideSecret) != std::string::npos) violated("nothing outside the repository", answer);
+  if (fuzz::shows_outside_secret(raw, answer)) violated("nothing outside the repository", answer);
   return 0;
 }

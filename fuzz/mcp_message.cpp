@@ -44,17 +44,17 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   LineReader reader(4096);
-  auto check = [](const std::string& answer) {
+  std::string_view input(reinterpret_cast<const char*>(data), size);
+  auto check = [&](const std::string& answer) {
     if (answer.empty()) return;  // a notification or a response: nothing to answer
     auto j = nlohmann::json::parse(answer, nullptr, false);
     if (j.is_discarded() || !j.is_object() || j.value("jsonrpc", "") != "2.0")
       violated("an answer is a JSON-RPC 2.0 message", answer);
     if (j.contains("result") == j.contains("error")) violated("an answer holds a result or an error", answer);
-    if (answer.find(fuzz::kOutsideSecret) != std::string::npos) violated("nothing outside the repository", answer);
+    if (fuzz::shows_outside_secret(input, answer)) violated("nothing outside the repository", answer);
   };
   reader.feed(
-      std::string_view(reinterpret_cast<const char*>(data), size),
-      [&](std::string_view line) { check(server->handle(std::string(line))); }, [&] {});
+      input, [&](std::string_view line) { check(server->handle(std::string(line))); }, [&] {});
   if (!reader.rest().empty()) check(server->handle(std::string(reader.rest())));
   return 0;
 }

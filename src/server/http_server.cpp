@@ -262,8 +262,8 @@ class HttpServer {
   BackgroundJobs jobs_;
   std::map<std::string, Route> routes_;  // path -> what serves it
   std::set<std::string> hosts_, origins_;
-  std::atomic<int64_t> requests_{0}, errors_{0};
-  std::unique_ptr<IndexWarmer> warmer_;  // null with --no-warm
+  mutable std::atomic<int64_t> requests_{0}, errors_{0};  // counted by const admit() too
+  std::unique_ptr<IndexWarmer> warmer_;                   // null with --no-warm
 };
 
 Served& HttpServer::pick(const json& body, const HttpRequest& req) {
@@ -289,7 +289,7 @@ Served& HttpServer::pick(const json& body, const HttpRequest& req) {
 // (endpoint, method, content type). Cheap: it runs on the event loop.
 std::optional<HttpResponse> HttpServer::admit(const HttpHead& head) const {
   auto refuse = [&](int status, const std::string& code, const std::string& message) {
-    ++const_cast<HttpServer*>(this)->errors_;
+    ++errors_;
     return error_response(status, code, message);
   };
   std::string host = head.header("host");
