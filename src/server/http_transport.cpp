@@ -112,7 +112,7 @@ struct HttpTransport::Impl {
   tcp::acceptor acceptor{ioc};
   net::thread_pool pool;
   std::atomic<int> pending{0};
-  bool stopping = false;
+  std::atomic<bool> stopping{false};  // read by workers as they answer
 
   class Connection;
   std::list<std::shared_ptr<Connection>> connections;  // every open connection, oldest first (event loop only)
@@ -181,7 +181,7 @@ class HttpTransport::Impl::Connection : public std::enable_shared_from_this<Conn
       : t_(t), stream_(std::move(socket)), client_(std::move(client)) {}
 
   const std::string& client() const { return client_; }
-  Phase phase() const { return phase_; }
+  Phase phase() const { return phase_.load(); }
   Clock::time_point since() const { return since_; }
   bool waiting() const { return phase_ == Phase::head || phase_ == Phase::body; }
 
@@ -246,12 +246,14 @@ class HttpTransport::Impl::Connection : public std::enable_shared_from_this<Conn
     req->client = client_;
     keep_alive_ = parser_->get().keep_alive();
     ++t_.pending;
+    // The worker starts the answer's write itself: nothing else touches a busy connection (the loop closes
+    // only waiting ones), the first bytes usually go out at once from this thread, and the completion runs
+    // on the loop. Handing the answer back to the loop first made every answer wait for the loop thread,
+    // which under load queues behind the workers.
     net::post(t_.pool, [self = shared_from_this(), req] {
-      auto res = std::make_shared<HttpResponse>(self->t_.run_handler(*req));
-      net::post(self->t_.ioc, [self, res] {
-        --self->t_.pending;
-        self->respond(std::move(*res), !self->keep_alive_);
-      });
+      HttpResponse res = self->t_.run_handler(*req);
+      --self->t_.pending;
+      self->respond(std::move(res), !self->keep_alive_);
     });
   }
 
@@ -286,7 +288,8 @@ class HttpTransport::Impl::Connection : public std::enable_shared_from_this<Conn
   beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   std::string client_;
-  Phase phase_ = Phase::head;
+  // Written by the worker that answers (see on_body), read by the loop when it looks for a connection to close.
+  std::atomic<Phase> phase_{Phase::head};
   Clock::time_point since_ = Clock::now();
   bool keep_alive_ = true;
   unsigned version_ = 11;
