@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fuzz_repo.h"
 #include "index/index.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/agent_tools.h"
@@ -21,13 +22,6 @@ namespace fs = std::filesystem;
 using namespace repoctx;
 
 namespace {
-
-constexpr const char* kSecret = "OUTSIDE_SECRET_TOKEN_7f3a";
-
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
-}
 
 struct World {
   std::unique_ptr<Engine> engine;
@@ -39,17 +33,7 @@ World* world = nullptr;
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  fs::path root = fs::temp_directory_path() / ("repoctx-fuzz-tools-" + std::to_string(::getpid()));
-  fs::remove_all(root);
-  write(root / "repo/pkg/__init__.py", "from .core import Report\n");
-  write(root / "repo/pkg/core.py",
-        "import json\n\n\nclass Report:\n    \"\"\"A report.\"\"\"\n    def __init__(self, store):\n"
-        "        self.store = store\n\n    def summarize(self, key):\n        rows = load(self.store)\n"
-        "        return json.dumps(sorted(rows, key=key))\n\n\ndef load(store):\n    return store.rows()\n");
-  write(root / "repo/pkg/sub/deep.py", "def deep_helper(path):\n    with open(path) as f:\n        return f.read()\n");
-  write(root / "outside/secret.py", std::string(kSecret) + " = 1\n");
-  fs::create_symlink(root / "outside/secret.py", root / "repo/pkg/evil.py");
-  fs::create_symlink(root / "outside", root / "repo/pkg/linked");
+  fs::path root = fuzz::make_fuzz_repo("repoctx-fuzz-tools");
   IndexOptions o;
   o.db_path = (root / "index.db").string();
   o.progress = false;
@@ -75,7 +59,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (text.size() > ToolLimits{}.max_output_chars + 16) std::abort();
   // A leak is the outside file's token in the answer when the call did not carry it: a call naming it
   // (an unknown tool "read_f<token>") is echoed in the error message (a crash input of CI's fuzz run).
-  const std::string_view input(reinterpret_cast<const char*>(data), size);
-  if (text.find(kSecret) != std::string::npos && input.find(kSecret) == std::string_view::npos) std::abort();
+  if (fuzz::shows_outside_secret(std::string_view(reinterpret_cast<const char*>(data), size), text)) std::abort();
   return 0;
 }
