@@ -30,7 +30,6 @@ struct IndexCmd {
     IndexOptions io = index_options(repo, !out.quiet);
     io.force = force;
     io.rebuild = rebuild;
-    io.verify = true;  // the command that writes into the file checks it first (PRAGMA quick_check)
     IndexStats st = build_index(repo.repo, io);
     IndexTotals tot = index_totals(st.db_path);
     warn_if_empty(st, repo.repo);

@@ -634,7 +634,9 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
         ExitCode::not_found,
         "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
   st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
-  auto db = open_index_for_writing(st.db_path, IndexOpenOptions{opt.rebuild, opt.verify});
+  // Checked for damage unless stamped (index/store.h): the stamp written after a complete run below
+  // always follows a check that passed.
+  auto db = open_index_for_writing(st.db_path, IndexOpenOptions{opt.rebuild});
   RunPlan plan = plan_run(*db, repo, opt, st);
   log_debug("walk: {} files in {:.3f}s", plan.walk.files.size(), since(t0));
   // The query image stops matching before the first change (index/query_image.h).

@@ -30,7 +30,6 @@ struct IndexOptions {
   bool progress = true;
   bool force = false;    // re-parse every file
   bool rebuild = false;  // delete the index (damaged, or of a newer repoctx) and build it anew
-  bool verify = false;   // PRAGMA quick_check an existing index before writing into it (the `index` command)
   // Test hook: behave as if interrupted (Ctrl-C) once this many files are committed; 0 = never.
   // (REPOCTX_DEBUG_KILL_AFTER_FILES=N makes the process SIGKILL itself instead, for crash tests.)
   size_t interrupt_after_files = 0;

@@ -139,13 +139,24 @@ bool index_unchanged_since_verified(const std::string& path) {
 
 namespace {
 
-void quick_check(sql::Db& db, const std::string& path) {
+// The damage check (store.h), skipped for a file as the last complete run left it.
+void check_damage(sql::Db& db, const std::string& path) {
+  if (index_unchanged_since_verified(path)) {
+    log_debug("damage check skipped: '{}' is as the last complete run left it", path);
+    return;
+  }
   sql::Stmt s(db, "PRAGMA quick_check(5)");
   std::string problems;
-  while (s.step()) {
-    std::string line = s.str(0);
-    if (line == "ok") return;
-    problems += (problems.empty() ? "" : "; ") + line;
+  try {
+    while (s.step()) {
+      std::string line = s.str(0);
+      if (line == "ok") return;
+      problems += (problems.empty() ? "" : "; ") + line;
+    }
+  } catch (const Error& e) {
+    // Pages too damaged for the check to walk: SQLite reports the file as malformed instead of listing them.
+    if (e.code() != ExitCode::bad_input) throw;
+    throw damaged(path, std::string("PRAGMA quick_check: ") + sqlite3_errmsg(db.raw()));
   }
   throw damaged(path, "PRAGMA quick_check: " + problems.substr(0, 400));
 }
@@ -245,12 +256,7 @@ std::unique_ptr<sql::Db> open_index_for_writing(const std::string& path, const I
     db = open_db(path, false);
     check_existing(*db, path);
   }
-  if (o.verify && kind != FileKind::missing) {
-    if (index_unchanged_since_verified(path))
-      log_debug("damage check skipped: '{}' is as the last complete run left it", path);
-    else
-      quick_check(*db, path);
-  }
+  if (kind != FileKind::missing) check_damage(*db, path);
   configure_connection(*db);
   return db;
 }
@@ -274,6 +280,7 @@ std::unique_ptr<sql::Db> open_index_for_reading(const std::string& path) {
     throw Error(ExitCode::bad_input, "the index '" + path +
                                          "' was built by an older repoctx: run `repoctx index` to "
                                          "rebuild it");
+  check_damage(*db, path);
   return db;
 }
 

@@ -17,7 +17,9 @@ before and after the change). Probes:
   sigint     SIGINT while one huge file is being parsed: exit 130 soon after
   bigfile    (--heavy) a 60 MB file with a raised size limit: peak memory
   damaged    random page damage, a zero-byte file, a dropped table, schema_version=999: exit 4 with
-             "repoctx index --rebuild", the file left as it was; `index --rebuild` then rebuilds
+             "repoctx index --rebuild", the file left as it was; `index --rebuild` then rebuilds. Pages that
+             only the damage check reads, overwritten in an index stamped as checked: `retrieve` (which
+             refreshes first), `index` and `retrieve --no-refresh` exit 4 and leave the stamp as it was
   shell      a repository folder named x';touch MARKER;'y (bench-agent-tools) and test files whose
              names hold shell syntax, spaces and quotes (make-tasks --validate): no command runs,
              the test runner receives each path as one argument
@@ -319,6 +321,7 @@ def probe_damaged(ck, binary, tmp, timeout):
             code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "--rebuild", "-q"], timeout)
             ck.check(code == 0, f"{what}: `index --rebuild` replaces it", describe(code, secs, err))
         observe("damaged", what, " | ".join(outcomes))
+    probe_damaged_stamped(ck, binary, tmp, timeout, repo)
     db = os.path.join(tmp, "rebuild.db")
     shutil.copy(clean, db)
     damage_pages(db)
@@ -332,6 +335,51 @@ def probe_damaged(ck, binary, tmp, timeout):
     code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", foreign, "--rebuild"], timeout)
     ck.check(code == 4 and os.path.exists(foreign), "`index --rebuild` refuses to delete a foreign database",
              describe(code, secs, err))
+
+
+def probe_damaged_stamped(ck, binary, tmp, timeout, repo):
+    """An index stamped by a complete run (<db>-verified), then pages in the middle of the file overwritten:
+    the leaf pages of the snippets table, which neither a refresh with nothing to re-index nor a query
+    answered from the query image reads. Only the damage check finds them, and every command that opens the
+    index must run it: `retrieve` (which refreshes first) and then `index` exit 4 with the fix, and the stamp
+    is not rewritten (a rewritten stamp would let the next `index` skip the check and call the file up to
+    date)."""
+    db = os.path.join(tmp, "stamped.db")
+    code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "-q"], timeout)
+    if not ck.check(code == 0 and os.path.exists(db + "-verified"), "a complete run stamps the index",
+                    describe(code, secs, err)):
+        return
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as c:
+        page_size = c.execute("PRAGMA page_size").fetchone()[0]
+        pages = [r[0] for r in c.execute("SELECT pageno FROM dbstat WHERE name='snippets' AND pagetype='leaf' "
+                                         "ORDER BY pageno")]
+    c.close()
+    chosen = pages[len(pages) // 2:len(pages) // 2 + 4]
+    rng = random.Random(5)
+    with open(db, "r+b") as f:
+        for p in chosen:
+            f.seek((p - 1) * page_size)
+            f.write(bytes(rng.randrange(256) for _ in range(page_size)))
+    with open(db + "-verified", "rb") as f:
+        stamp = f.read()
+    with open(db, "rb") as f:
+        damaged = f.read()
+    outcomes = []
+    for argv in (["retrieve", repo, "--db", db, "--query", "register a url rule", "-k", "3"],
+                 ["index", repo, "--db", db],
+                 ["retrieve", repo, "--db", db, "--no-refresh", "--query", "route"]):
+        code, secs, out, err, _ = run_cmd(binary, argv, timeout)
+        label = " ".join(a for a in [argv[0]] + [a for a in argv[4:] if a == "--no-refresh"])
+        outcomes.append(f"{label}: {describe(code, secs, err)}")
+        ck.check(code == 4 and re.search(r"damaged", err) and re.search(r"repoctx index --rebuild", err),
+                 f"{len(chosen)} snippet pages overwritten in a stamped index: `{label}` exits 4, says it is "
+                 f"damaged and names `repoctx index --rebuild`", describe(code, secs, err))
+        with open(db + "-verified", "rb") as f:
+            ck.check(f.read() == stamp, f"`{label}` leaves the stamp of the undamaged file as it was")
+        with open(db, "rb") as f:
+            ck.check(f.read() == damaged, f"`{label}` writes nothing into the damaged file")
+    observe("damaged", f"{len(chosen)} snippet pages in the middle of a stamped index overwritten",
+            " | ".join(outcomes))
 
 
 # ------------------------------------------------------------------------------------------- 6. shell

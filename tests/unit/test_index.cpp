@@ -207,7 +207,6 @@ TEST(Index, DamagedIndexesAreReportedWithTheFixAndNeverDeleted) {
   index(repo, clean);
   IndexOptions write;
   write.progress = false;
-  write.verify = true;
   auto cases = std::vector<std::pair<std::string, std::function<void(const std::string&)>>>{
       {"zero bytes", [](const std::string& p) { std::ofstream(p, std::ios::trunc); }},
       {"dropped table", [](const std::string& p) { run_sql(p, "DROP TABLE entities"); }},
@@ -302,27 +301,55 @@ TEST(Index, TheDamageCheckIsSkippedOnlyForAFileAsTheLastCompleteRunLeftIt) {
   index(repo, db);
   EXPECT_TRUE(index_unchanged_since_verified(db));
 
-  // Pages of the stamped file overwritten in place: the writer checks again and refuses it.
-  const std::string bytes_before = file_bytes(db);
+  // Pages of the stamped file overwritten in place: the leaf pages of the snippets table, which neither a
+  // refresh with nothing to re-index nor a view loaded from the query image reads. Only the damage check
+  // finds them.
+  std::vector<int64_t> pages;
+  int64_t page_size = 0;
+  {
+    sql::Db d(db, true);
+    sql::Stmt ps(d, "PRAGMA page_size");
+    ASSERT_TRUE(ps.step());
+    page_size = ps.i64(0);
+    sql::Stmt s(d, "SELECT pageno FROM dbstat WHERE name='snippets' AND pagetype='leaf'");
+    while (s.step()) pages.push_back(s.i64(0));
+  }
+  ASSERT_FALSE(pages.empty());
   {
     std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
     std::mt19937 rng(21);
-    for (size_t page = 2; page * 4096 < bytes_before.size(); page += 2) {
-      f.seekp(static_cast<std::streamoff>(page * 4096));
-      for (int k = 0; k < 4096; ++k) f.put(static_cast<char>(rng()));
+    for (int64_t page : pages) {
+      f.seekp(static_cast<std::streamoff>((page - 1) * page_size));
+      for (int64_t k = 0; k < page_size; ++k) f.put(static_cast<char>(rng()));
     }
   }
   EXPECT_FALSE(index_unchanged_since_verified(db));
+  // Every writer checks (`index`, and the refresh that `retrieve`, `symbols` and a server run first), and so
+  // does every reader: each refuses the file before reading or writing it, and the stamp stays as it was.
+  const std::string stamp_before = file_bytes(db + "-verified"), damaged = file_bytes(db);
   IndexOptions write;
   write.db_path = db;
   write.progress = false;
-  write.verify = true;
+  for (int run = 0; run < 2; ++run) {
+    try {
+      build_index(repo.str(), write);
+      ADD_FAILURE() << "the damaged index was written into";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_NE(std::string(e.what()).find("--rebuild"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(file_bytes(db + "-verified"), stamp_before) << "a run that failed the check stamped the file";
+    EXPECT_FALSE(index_unchanged_since_verified(db));
+  }
   try {
-    build_index(repo.str(), write);
-    ADD_FAILURE() << "the damaged index was written into";
+    RepoView::open(db);
+    ADD_FAILURE() << "the damaged index was opened for reading";
   } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("--rebuild"), std::string::npos) << e.what();
   }
+  EXPECT_EQ(file_bytes(db), damaged) << "something was written into the damaged file";
 }
 
 TEST(Index, ANewIndexIsNeverAnEmptyFile) {
