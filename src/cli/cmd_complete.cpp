@@ -222,7 +222,9 @@ void add_complete(CLI::App& app, Commands& out) {
                 "aligncoder, rlcoder, repocoder, reacc, in-file, no-retrieval (aligncoder@k=N: N samples)")
       ->capture_default_str();
   s->add_option("--kind", c->kind, "line (64 tokens) or function (4x as many)")->capture_default_str();
-  s->add_option("-k,--top-k", c->ro.top_k, "snippets retrieved for the prompt")->capture_default_str();
+  s->add_option("-k,--top-k", c->ro.top_k, "snippets retrieved for the prompt")
+      ->check(top_k_range())
+      ->capture_default_str();
   s->add_option("--max-tokens", c->ro.max_tokens, "tokens generated")->capture_default_str();
   s->add_flag("--show-prompt", c->show_prompt, "print the prompt too")->group("Output");
   c->flags.add(s, c->ro.retriever.completion);
@@ -239,7 +241,9 @@ void add_complete(CLI::App& app, Commands& out) {
       ->required();
   s->add_option("--shard", e->shard, "i/n: run the tasks whose position mod n is i")->group("Scale-out");
   s->add_option("--k", e->ks, "RQ2: AlignCoder's sampling numbers, a range 1..6 or a list (one row each)");
-  s->add_option("-k,--top-k", e->ro.top_k, "snippets retrieved for the prompt")->capture_default_str();
+  s->add_option("-k,--top-k", e->ro.top_k, "snippets retrieved for the prompt")
+      ->check(top_k_range())
+      ->capture_default_str();
   s->add_option("--max-tokens", e->ro.max_tokens, "tokens generated (function tasks: 4x)")->capture_default_str();
   add_task_source_options(s, e->tl, e->repo_map);
   e->flags.add(s, e->ro.retriever.completion);
@@ -417,7 +421,7 @@ void add_measures(CLI::App& app, Commands& out) {
        "bm25, bm25-oracle, reacc, rlcoder, aligncoder, aligncoder-oracle, untrained, untrained-oracle, in-file")
       ->capture_default_str();
   s->add_option("--baseline", r->o.baseline, "the method differences are measured against")->capture_default_str();
-  s->add_option("-k,--top-k", r->o.top_k, "retrieved snippets")->capture_default_str();
+  s->add_option("-k,--top-k", r->o.top_k, "retrieved snippets")->check(top_k_range())->capture_default_str();
   s->add_option("--bootstrap", r->o.bootstrap, "bootstrap resamples")->capture_default_str();
   add_task_source_options(s, r->tl, r->repo_map);
   r->flags.add(s, r->o.retriever.completion);

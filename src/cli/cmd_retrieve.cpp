@@ -160,7 +160,7 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   c->add_option("-s,--strategy", r->strategy,
                 "retrieval strategy (see `repoctx strategies`); default: structural for --target, aligncoder-snippets "
                 "for a cursor, sparse for --query");
-  c->add_option("-k,--top-k", r->top_k, "number of results")->capture_default_str();
+  c->add_option("-k,--top-k", r->top_k, "number of results")->check(top_k_range())->capture_default_str();
   c->add_flag("--exclude-tests", r->exclude_tests,
               "leave test files (tests/, test_*.py, conftest.py) out of the results");
   c->add_flag("--with-text", r->with_text, "include each result's text")->group("Output");
@@ -226,7 +226,7 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   add_output_options(c, s->out);
   c->add_option("--target", s->targets, "a target function path::Qual.name (repeatable)");
   c->add_option("--targets-file", s->targets_file, "file with one target per line");
-  c->add_option("--top-files", s->top_files, "files to select")->capture_default_str();
+  c->add_option("--top-files", s->top_files, "files to select")->check(top_k_range())->capture_default_str();
   out.push_back({c, [s] { return s->run(); }});
 }
 

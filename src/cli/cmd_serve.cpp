@@ -171,7 +171,11 @@ void add_serve(CLI::App& app, Commands& out) {
               "file's first request builds its own)")
       ->group(g);
   c->add_flag("--poll", s->opt.watch_opt.force_poll, "watch by polling instead of inotify")->group(g);
-  c->add_option("--poll-interval", s->opt.watch_opt.poll_s, "seconds between polls")->capture_default_str()->group(g);
+  // A zero, negative or NaN interval would poll in a busy loop (one index run after another).
+  c->add_option("--poll-interval", s->opt.watch_opt.poll_s, "seconds between polls")
+      ->check(finite_range(0.05, 3600, "seconds"))
+      ->capture_default_str()
+      ->group(g);
   c->add_option("--ready-file", s->opt.ready_file, "write {\"host\", \"port\", \"pid\"} here once listening")->group(g);
   add_index_flags(c, s->repo);
   add_output_options(c, s->out, false);

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -27,6 +28,23 @@ void add_output_options(CLI::App* c, OutputOptions& o, bool json) {
       ->group("Output")
       ->each([](const std::string&) { g_log_level = static_cast<int>(LogLevel::debug); });
   if (json) c->add_flag("--json", o.json, "machine-readable output on stdout")->group("Output");
+}
+
+CLI::Validator top_k_range() {
+  return CLI::Range(1, kMaxTopK);
+}
+
+CLI::Validator finite_range(double lo, double hi, const std::string& what) {
+  return CLI::Validator(
+      [lo, hi, what](std::string& s) -> std::string {
+        const char* b = s.c_str();
+        char* end = nullptr;
+        double v = std::strtod(b, &end);
+        if (end == b || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+          return fmt::format("'{}' is not a number of {} between {} and {}", s, what, lo, hi);
+        return {};
+      },
+      fmt::format("{} in [{} - {}]", what, lo, hi));
 }
 
 void print_json(const json& j) {

@@ -25,6 +25,15 @@ struct OutputOptions {
 void add_output_options(CLI::App* c, OutputOptions& o, bool json = true);
 
 void print_json(const nlohmann::json& j);  // stdout, invalid UTF-8 replaced
+
+// ------------------------------------------------------------------------------------------ checks
+// -k/--top-k of every command: how many results, 1..kMaxTopK (0 or a negative number is a usage error, not
+// an empty answer).
+inline constexpr int kMaxTopK = 10000;
+CLI::Validator top_k_range();
+// A finite number in [lo, hi] (CLI::Range lets NaN through: every comparison with it is false), e.g.
+// seconds between polls; `what` names the unit in the message.
+CLI::Validator finite_range(double lo, double hi, const std::string& what);
 // Ends a one-shot command that has written its output, without running destructors: the loaded index of a
 // large repository is tens of thousands of entities with their strings, and freeing them one by one at exit
 // was a measurable part of a cold `retrieve` (docs/BENCHMARKS.md "Serving"); the OS takes the whole heap back

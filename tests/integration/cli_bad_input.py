@@ -9,7 +9,9 @@ and an unreadable file (checked as user `nobody` when running as root, since roo
 `repoctx index` must exit 0, name every problem file on stderr with what it did about it, and
 keep every valid definition.  Then: missing repository (exit 3, "does not exist"), unknown file in
 --target (3), unknown qualname (3, closest names suggested), unknown strategy (2, valid names
-listed), --target without '::' (2), damaged index (4, "re-index"), a foreign SQLite database
+listed), --target without '::' (2), a result count of 0 or -1 for every -k/--top-k and --top-files (2),
+serve --poll-interval 0, negative, nan, inf or out of 0.05..3600 s (2, before anything is served),
+damaged index (4, "re-index"), a foreign SQLite database
 as --db (4, left untouched), a bare relative --db file name, and nothing indexed is lost when a
 broken file is added.
 """
@@ -303,6 +305,33 @@ def main():
                [r"imports_order", r"structural or bm25", r"random"], "unknown imports_order")
         expect(["eval", repo, "--strategies", "imports", "--param", "hybrid_fusion=max"], 2,
                [r"hybrid_fusion", r"structural-first, rrf or none", r"max"], "unknown hybrid_fusion (eval)")
+        # A result count of 0 or less is a usage error in every command that takes one (not an empty
+        # answer, nor a silent default); the checks run before any work (no index is touched).
+        for k in ("0", "-1"):
+            for argv in (["retrieve", repo, "--db", db, "--no-refresh", "--query", "engine", "-k", k],
+                         ["retrieve", repo, "--db", db, "--no-refresh", "--query", "engine", "--top-k", k],
+                         ["select-functions", repo, "--db", db, "--no-refresh", "--target",
+                          "pkg/core.py::helper", "--top-files", k],
+                         ["complete", repo, "--db", db, "--no-refresh", "--file", "pkg/core.py", "--line", "3",
+                          "-k", k],
+                         ["complete-eval", os.path.join(tmp, "none.jsonl"), "--out", os.path.join(tmp, "ce"),
+                          "-k", k],
+                         ["complete-retrieval-eval", os.path.join(tmp, "none.jsonl"), "-k", k]):
+                expect(argv, 2, [r"--top-k|--top-files", r"\b1\b.*10000"], f"{argv[0]} {argv[-2]} {k}")
+        ck.check(not os.path.exists(os.path.join(tmp, "ce")), "complete-eval -k 0 created no results folder")
+        # The watcher's polling interval: zero, negative, not a number or infinite would poll in a busy loop
+        # or never; refused before any index is loaded.
+        for value in ("0", "-1", "nan", "inf", "0.001", "1e9", "abc"):
+            argv = ["serve", repo, "--db", db, "--no-refresh", "--port", "0", "--poll", "--poll-interval", value]
+            try:
+                p = run(binary, argv, timeout=30)   # an accepted interval would serve until killed
+                ok = p.returncode == 2 and all(re.search(x, p.stderr) for x in (r"--poll-interval", r"0\.05",
+                                                                                r"3600"))
+                got = f"exit {p.returncode}; stderr: {tail(p.stderr, 600)!r}"
+            except subprocess.TimeoutExpired:
+                ok, got = False, "it started serving (killed after 30 s)"
+            ck.check(ok, f"serve --poll-interval {value}: exit 2 naming --poll-interval and 0.05 .. 3600",
+                     f"`{cmdline(binary, argv)}`: {got}")
 
         # --------------------------------------------------------------------- 5. damaged index
         print("\n5. damaged and foreign index files", flush=True)
