@@ -607,7 +607,8 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 // The image of a finished run: from the collected records when the run wrote every file, else updated from
-// the previous image (or rebuilt through SQL). Failures only warn: queries then load through SQL.
+// the previous image (or rebuilt through SQL). Failures only warn: queries then load through SQL. A full disk
+// (DiskFull) goes to the caller: the index is complete, but the user must make room.
 void publish_image(sql::Db& db, const std::string& db_path, std::optional<std::vector<CollectedFile>>& collected,
                    bool full) {
   if (collected) {
@@ -616,6 +617,8 @@ void publish_image(sql::Db& db, const std::string& db_path, std::optional<std::v
       publish_full_image(db, db_path, *collected);
       log_debug("query image written from the run's records in {:.3f}s", since(t0));
       return;
+    } catch (const DiskFull&) {
+      throw;
     } catch (const std::exception& e) {
       log_debug("writing the query image from the run's records failed ({}); rebuilding it", e.what());
     }

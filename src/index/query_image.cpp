@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "index/full_image.h"
 #include "index/repo_view.h"
 #include "index/schema.h"
+#include "index/store.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -182,29 +184,37 @@ void build_from_view(ImageBuild& b, const RepoView& v) {
   b.snip_post = build_postings(docs);
 }
 
-void write_all(int fd, const char* data, size_t size, const std::string& tmp) {
+// A failed write of the image: the partial file is removed (it would hold the space a full disk lacks), and
+// a full disk is DiskFull naming the index, which the callers pass on; any other failure only warns there.
+[[noreturn]] void image_write_failed(int fd, int err, const std::string& tmp, const std::string& db_path) {
+  if (fd >= 0) ::close(fd);
+  ::unlink(tmp.c_str());
+  if (err == ENOSPC || err == EDQUOT)
+    throw DiskFull("no space left on the disk holding the index '" + db_path + "' (writing its query image '" + tmp +
+                   "': " + std::strerror(err) + "); " + disk_full_hint(db_path));
+  throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(err));
+}
+
+void write_all(int fd, const char* data, size_t size, const std::string& tmp, const std::string& db_path) {
   size_t done = 0;
   while (done < size) {
     ssize_t k = ::write(fd, data + done, size - done);
     if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(err));
-    }
+    if (k <= 0) image_write_failed(fd, k == 0 ? EIO : errno, tmp, db_path);
     done += static_cast<size_t>(k);
   }
 }
 
-void write_file_atomically(const std::string& path, const Header& h, const std::vector<Writer::Piece>& pieces) {
+void write_file_atomically(const std::string& path, const std::string& db_path, const Header& h,
+                           const std::vector<Writer::Piece>& pieces) {
   // Written beside the database, synced, then renamed over the old image: a reader maps either image whole.
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(ExitCode::bad_input, "cannot write the query image '" + tmp + "': " + std::strerror(errno));
-  write_all(fd, reinterpret_cast<const char*>(&h), sizeof h, tmp);
-  for (const auto& p : pieces) write_all(fd, p.data, p.size, tmp);
-  fdatasync(fd);
+  if (fd < 0) image_write_failed(-1, errno, tmp, db_path);
+  write_all(fd, reinterpret_cast<const char*>(&h), sizeof h, tmp, db_path);
+  for (const auto& p : pieces) write_all(fd, p.data, p.size, tmp, db_path);
+  // Space a file system reserves lazily can run out only when the data reaches the disk.
+  if (fdatasync(fd) != 0 && (errno == ENOSPC || errno == EDQUOT)) image_write_failed(fd, errno, tmp, db_path);
   ::close(fd);
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     ::unlink(tmp.c_str());
@@ -245,7 +255,8 @@ std::string write_image(sql::Db& db, const std::string& db_path, ImageBuild& b) 
   h.snip_runs = w.add(b.snip_runs);
   h.strings = w.add(w.strings().data(), w.strings().size());
   h.file_size = w.size();
-  write_file_atomically(delta ? QueryImage::delta_path_for(db_path) : QueryImage::path_for(db_path), h, w.pieces());
+  write_file_atomically(delta ? QueryImage::delta_path_for(db_path) : QueryImage::path_for(db_path), db_path, h,
+                        w.pieces());
   meta_set(db, "query_image", token);
   if (!delta) {  // a full image replaces any update's image (whose base it was or was not)
     std::error_code ec;
@@ -840,6 +851,8 @@ void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, 
         }
       }
     }
+  } catch (const DiskFull&) {
+    throw;
   } catch (const std::exception& e) {
     log_debug("updating the query image failed ({}); rebuilding it", e.what());
   }
@@ -850,6 +863,8 @@ void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, 
     publish_query_image(db, *v);
     log_debug("query image written in {:.3f}s",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  } catch (const DiskFull&) {
+    throw;
   } catch (const std::exception& e) {
     log_warn("could not write the query image ({}); queries load the index through SQL (slower)", e.what());
   }

@@ -164,6 +164,7 @@ void check_damage(sql::Db& db, const std::string& path) {
 std::unique_ptr<sql::Db> open_db(const std::string& path, bool readonly) {
   auto db = std::make_unique<sql::Db>(path, readonly);
   db->set_damage_hint(rebuild_hint(path));
+  db->set_full_hint(disk_full_hint(path));
   return db;
 }
 
@@ -172,10 +173,21 @@ std::unique_ptr<sql::Db> open_db(const std::string& path, bool readonly) {
 void create_index(const std::string& path) {
   std::string tmp = path + ".new-" + std::to_string(::getpid());
   remove_index_files(tmp);
-  {
+  auto remove_tmp = [&] {  // no half-made file stays behind
+    std::error_code ec;
+    for (const char* suf : {"", "-wal", "-shm"}) fs::remove(tmp + suf, ec);
+  };
+  try {
     sql::Db db(tmp);
     configure_connection(db);
     ensure_schema(db);
+  } catch (const DiskFull&) {
+    remove_tmp();
+    throw DiskFull("no space left on the disk to create the index '" + path +
+                   "': free some space there, or put the index on another disk with --db PATH (nothing was created)");
+  } catch (...) {
+    remove_tmp();
+    throw;
   }  // the last connection closing checkpoints the WAL into the file and deletes it
   if (::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
     int err = errno;
@@ -205,6 +217,12 @@ void mark_index_verified(const std::string& path) {
   }
   fs::rename(tmp, stamp, ec);
   if (ec) fs::remove(tmp, ec);
+}
+
+std::string disk_full_hint(const std::string& path) {
+  return "free some space there, or put the index on another disk with --db PATH; what earlier runs committed "
+         "is kept and the index '" +
+         path + "' stays usable (the next run finishes this one)";
 }
 
 std::string rebuild_hint(const std::string& path) {

@@ -39,5 +39,7 @@ bool index_unchanged_since_verified(const std::string& path);
 
 // The fix every damage message names.
 std::string rebuild_hint(const std::string& path);
+// What to do when the disk holding the index is full (util/error.h DiskFull).
+std::string disk_full_hint(const std::string& path);
 
 }  // namespace repoctx

@@ -26,4 +26,12 @@ class Error : public std::runtime_error {
   ExitCode code_;
 };
 
+// A write refused for lack of space (SQLITE_FULL, ENOSPC, EDQUOT): bad_input, with a message naming the file,
+// saying the disk is full and what to do. Its own type so that code which otherwise carries on after a
+// failed write (the query image, whose absence only slows queries) passes it on to the user instead.
+class DiskFull : public Error {
+ public:
+  explicit DiskFull(const std::string& what) : Error(ExitCode::bad_input, what) {}
+};
+
 }  // namespace repoctx

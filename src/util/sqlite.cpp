@@ -1,5 +1,7 @@
 #include "util/sqlite.h"
 
+#include <cerrno>
+
 #include "util/error.h"
 
 namespace repoctx::sql {
@@ -26,6 +28,11 @@ void Db::fail(const std::string& what) const {
   int code = db_ ? sqlite3_errcode(db_) & 0xff : 0;  // extended codes (SQLITE_CORRUPT_INDEX ...) share the low byte
   if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
     throw Error(ExitCode::bad_input, msg + " (the database '" + path_ + "' is damaged: " + damage_hint_ + ")");
+  // SQLite reports ENOSPC from write() as SQLITE_FULL, and from growing a file (ftruncate, fallocate) as an
+  // I/O error whose system errno says it.
+  const int sys = db_ ? sqlite3_system_errno(db_) : 0;
+  if (code == SQLITE_FULL || (code == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT)))
+    throw DiskFull("no space left on the disk holding '" + path_ + "' (" + msg + "); " + full_hint_);
   throw Error(ExitCode::failure, msg);
 }
 

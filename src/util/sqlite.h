@@ -51,7 +51,11 @@ class Db {
   Db() = default;
   explicit Db(const std::string& path, bool readonly = false);
   ~Db();
-  Db(Db&& o) noexcept : db_(o.db_), path_(std::move(o.path_)), damage_hint_(std::move(o.damage_hint_)) {
+  Db(Db&& o) noexcept
+      : db_(o.db_),
+        path_(std::move(o.path_)),
+        damage_hint_(std::move(o.damage_hint_)),
+        full_hint_(std::move(o.full_hint_)) {
     o.db_ = nullptr;
   }
   Db(const Db&) = delete;
@@ -63,12 +67,16 @@ class Db {
   // What a damage message tells the user to do (SQLITE_CORRUPT / SQLITE_NOTADB become Error(bad_input)
   // naming the file and this fix); default: delete the file and re-run.
   void set_damage_hint(std::string hint) { damage_hint_ = std::move(hint); }
+  // What a full-disk message tells the user to do (SQLITE_FULL, or an I/O error whose cause is ENOSPC or
+  // EDQUOT, becomes DiskFull naming the file and this); default: free some space and re-run.
+  void set_full_hint(std::string hint) { full_hint_ = std::move(hint); }
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
   sqlite3* db_ = nullptr;
   std::string path_;
   std::string damage_hint_ = "delete it and re-run";
+  std::string full_hint_ = "free some space there and re-run";
 };
 
 // Commits on commit(), rolls back if destroyed without it (exceptions, early returns).

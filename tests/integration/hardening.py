@@ -28,6 +28,9 @@ before and after the change). Probes:
              endpoints next to --endpoint
   small      an unreadable folder, a non-UTF-8 file name with `files --json`, a folder symlink to
              outside the repository with --follow-symlinks, check-bodies with findings
+  diskfull   ENOSPC writing the query image, and (root only: a 4 MB tmpfs) SQLITE_FULL while re-indexing
+             and when creating an index: exit 4 naming the index, the full disk and --db; the previous
+             index keeps answering, nothing half-made is left, the next run with room completes
 """
 import argparse
 import http.server
@@ -670,9 +673,88 @@ def probe_small(ck, binary, tmp, timeout):
     observe("small", "check-bodies on a repository with a finding", describe(code, secs, err))
 
 
+# ------------------------------------------------------------------------------------------ 9. disk full
+def probe_diskfull(ck, binary, tmp, timeout):
+    print("\n9. a full disk while indexing", flush=True)
+    repo = "/usr/lib/python3/dist-packages/flask"
+    full_msg = (r"no space left on the disk", r"--db PATH")
+
+    def symbol_count(db):
+        code, secs, out, err, _ = run_cmd(binary, ["symbols", repo, "--db", db, "--no-refresh"], timeout)
+        return len(out.splitlines()) if code == 0 else f"symbols: {describe(code, secs, err)}"
+
+    def expect_full(argv, db, what, also=()):
+        code, secs, _, err, _ = run_cmd(binary, argv, timeout)
+        ok = code == 4 and all(re.search(x, err) for x in full_msg + also) and f"'{db}'" in err
+        ck.check(ok, f"{what}: exit 4 naming {os.path.basename(db)}, the full disk and --db{' (' if also else ''}"
+                 f"{', '.join(also)}{')' if also else ''}", describe(code, secs, err))
+        return describe(code, secs, err)
+
+    # The query image: its temporary file is a symlink to /dev/full, where every write fails with ENOSPC as on
+    # a full disk. The database itself is complete; the image's absence only slows queries, but the user must
+    # hear that the disk is full.
+    db = os.path.join(tmp, "image-full.db")
+    code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "-q"], timeout)
+    if ck.check(code == 0, "clean index of flask", describe(code, secs, err)):
+        before = symbol_count(db)
+        os.symlink("/dev/full", db + "-image.tmp")
+        desc = expect_full(["index", repo, "--db", db, "--force"], db, "ENOSPC writing the query image")
+        ck.check(not os.path.lexists(db + "-image.tmp"), "no partial image is left behind")
+        ck.check(symbol_count(db) == before, "the index answers as before (through SQL)", f"{symbol_count(db)}")
+        code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "-q"], timeout)
+        ck.check(code == 0 and os.path.exists(db + "-image"), "once writes succeed, `index` writes the image",
+                 describe(code, secs, err))
+        observe("diskfull", "ENOSPC writing the query image (its temporary file -> /dev/full)", desc)
+
+    # SQLite's own writes: a small tmpfs, filled up (mounting needs root; CI runs as root).
+    if os.geteuid() != 0:
+        print("  SKIP the tmpfs case: mounting a tmpfs needs root")
+        return
+    mnt = os.path.join(tmp, "small-disk")
+    os.makedirs(mnt)
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", mnt], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"  SKIP the tmpfs case: mount failed: {p.stderr.strip()}")
+        return
+    try:
+        def fill(leave_kb):
+            st = os.statvfs(mnt)
+            free = st.f_bavail * st.f_frsize - leave_kb * 1024
+            with open(os.path.join(mnt, "filler"), "ab") as f:
+                f.write(b"\0" * max(0, free))
+
+        db = os.path.join(mnt, "index.db")
+        code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "-q"], timeout)
+        if not ck.check(code == 0, "index of flask on a 4 MB tmpfs", describe(code, secs, err)):
+            return
+        before = symbol_count(db)
+        fill(100)
+        desc = expect_full(["index", repo, "--db", db, "--force"], db, "SQLITE_FULL re-indexing on a full tmpfs",
+                           (r"stays usable",))
+        ck.check(symbol_count(db) == before, "the previous index still answers", f"{symbol_count(db)} vs {before}")
+        os.remove(os.path.join(mnt, "filler"))
+        code, secs, _, err, _ = run_cmd(binary, ["index", repo, "--db", db, "-q"], timeout)
+        ck.check(code == 0 and symbol_count(db) == before, "with room again, `index` completes it",
+                 describe(code, secs, err))
+        observe("diskfull", "`index --force` of flask on a full 4 MB tmpfs (100 KB left)", desc)
+
+        # A new index on a disk with no room at all: refused whole, no half-made file left.
+        for name in os.listdir(mnt):
+            os.remove(os.path.join(mnt, name))
+        fill(0)
+        new = os.path.join(mnt, "new.db")
+        desc = expect_full(["index", repo, "--db", new], new, "a new index on a full tmpfs", (r"nothing was created",))
+        ck.check(sorted(os.listdir(mnt)) == ["filler"], "nothing is left behind on the full disk",
+                 f"{sorted(os.listdir(mnt))}")
+        observe("diskfull", "a new index on a full 4 MB tmpfs", desc)
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+
+
 PROBES = {"deep": probe_deep, "oneline": probe_oneline, "sigint": probe_sigint, "bigfile": probe_bigfile,
-          "damaged": probe_damaged, "shell": probe_shell, "llm": probe_llm, "small": probe_small}
-DEFAULT = ["deep", "oneline", "sigint", "damaged", "shell", "llm", "small"]
+          "damaged": probe_damaged, "shell": probe_shell, "llm": probe_llm, "small": probe_small,
+          "diskfull": probe_diskfull}
+DEFAULT = ["deep", "oneline", "sigint", "damaged", "shell", "llm", "small", "diskfull"]
 
 
 def main():
