@@ -9,7 +9,20 @@
 # Nothing refers to the build machine's paths: the binary finds its files relative to itself
 # (src/util/paths.h), and the RUNPATHs of the copied llama.cpp binaries are rewritten at install time.
 include(GNUInstallDirs)
-set_target_properties(repoctx PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/repoctx")
+# The binary is linked once, with the RUNPATH it is installed with ($ORIGIN/../lib/repoctx), and the build
+# tree lays llama.cpp's libraries out the same way (links into the dependency cache), so the build-tree
+# binary runs as it is. A build RUNPATH rewritten at install time would carry CMake's trailing ':' (room for
+# the rewrite), an empty entry that makes the loader search the current folder for every library.
+set_target_properties(repoctx PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}/repoctx"
+                                         BUILD_WITH_INSTALL_RPATH ON)
+if(REPOCTX_WITH_LLAMA)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/repoctx)
+  file(GLOB _llama_libs "${LLAMA_PREFIX}/lib/*.so*")
+  foreach(_lib IN LISTS _llama_libs)
+    get_filename_component(_name "${_lib}" NAME)
+    file(CREATE_LINK "${_lib}" "${CMAKE_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}/repoctx/${_name}" SYMBOLIC)
+  endforeach()
+endif()
 install(TARGETS repoctx RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${CMAKE_SOURCE_DIR}/bench/reference/ref_index.py ${CMAKE_SOURCE_DIR}/bench/reference/ref_grep.py
         DESTINATION ${CMAKE_INSTALL_DATADIR}/repoctx/reference)
