@@ -459,9 +459,13 @@ class Extractor {
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
   ParseControl ctl;
   ctl.stop = stop;
+  ctl.memory_limit = tree_memory_limit(source.size());
   TSTree* tree = parse_tree(parser, grammar().lang, source, &ctl);
   if (!tree) {
-    out.errors.push_back({1, 1, "tree-sitter returned no tree"});
+    if (ctl.over_limit)
+      out.errors.push_back(tree_too_large(out, ctl, source.size()));
+    else
+      out.errors.push_back({1, 1, "tree-sitter returned no tree"});
     return;
   }
   TSNode root = ts_tree_root_node(tree);

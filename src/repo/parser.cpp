@@ -1,9 +1,13 @@
 #include "repo/parser.h"
 
+#include <fmt/format.h>
+#include <malloc.h>
 #include <tree_sitter/api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <mutex>
 
 #include "repo/ts_util.h"
 #include "util/cancel.h"
@@ -24,22 +28,80 @@ const char* read_source(void* payload, uint32_t byte, TSPoint, uint32_t* bytes_r
   return src->data() + byte;
 }
 
+// tree-sitter's allocations go through these: the bytes it holds, per thread (a parser and its trees live
+// on one thread), are what a parse's memory limit counts. The usable size is what the allocator really
+// reserved (with mimalloc, size classes).
+thread_local int64_t t_tree_bytes = 0;
+
+void* counted_malloc(size_t n) {
+  void* p = std::malloc(n);
+  if (!p && n > 0) std::abort();  // as tree-sitter's own allocator does
+  if (p) t_tree_bytes += static_cast<int64_t>(malloc_usable_size(p));
+  return p;
+}
+void* counted_calloc(size_t count, size_t size) {
+  void* p = std::calloc(count, size);
+  if (!p && count > 0 && size > 0) std::abort();
+  if (p) t_tree_bytes += static_cast<int64_t>(malloc_usable_size(p));
+  return p;
+}
+void* counted_realloc(void* old, size_t n) {
+  int64_t before = old ? static_cast<int64_t>(malloc_usable_size(old)) : 0;
+  void* p = std::realloc(old, n);
+  if (!p && n > 0) std::abort();
+  if (p) t_tree_bytes += static_cast<int64_t>(malloc_usable_size(p)) - before;
+  return p;
+}
+void counted_free(void* p) {
+  if (p) t_tree_bytes -= static_cast<int64_t>(malloc_usable_size(p));
+  std::free(p);
+}
+
+struct ParseWatch {
+  ParseControl* ctl;
+  int64_t base;  // this thread's tree-sitter bytes when the parse began
+};
+
 bool keep_parsing(TSParseState* state) {  // true = stop
   if (interrupted()) return true;
-  auto* c = static_cast<ParseControl*>(state->payload);
-  return c && c->stop && c->stop->load(std::memory_order_relaxed);
+  auto* w = static_cast<ParseWatch*>(state->payload);
+  if (!w) return false;
+  ParseControl& c = *w->ctl;
+  if (c.stop && c.stop->load(std::memory_order_relaxed)) return true;
+  int64_t used = t_tree_bytes - w->base;
+  if (used > 0 && static_cast<size_t>(used) > c.peak_bytes) c.peak_bytes = static_cast<size_t>(used);
+  if (c.memory_limit > 0 && c.peak_bytes > c.memory_limit) {
+    c.over_limit = true;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace
 
+size_t tree_memory_limit(size_t source_bytes) {
+  return std::max(kTreeBytesFloor, kTreeBytesPerSourceByte * source_bytes);
+}
+
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl) {
+  static std::once_flag counted;
+  std::call_once(counted, [] { ts_set_allocator(counted_malloc, counted_calloc, counted_realloc, counted_free); });
   if (source.size() >= UINT32_MAX) return nullptr;
   ts_parser_set_language(parser, lang);
   TSInput input{&source, read_source, TSInputEncodingUTF8, nullptr};
-  TSParseOptions options{ctl, keep_parsing};
+  ParseWatch watch{ctl, t_tree_bytes};
+  TSParseOptions options{ctl ? &watch : nullptr, keep_parsing};
   TSTree* tree = ts_parser_parse_with_options(parser, nullptr, input, options);
   if (!tree) ts_parser_reset(parser);  // a cancelled parse would otherwise resume on the next call
   return tree;
+}
+
+ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes) {
+  return {1, std::max(1, pf.line_count),
+          fmt::format("not parsed: its syntax tree needs more than {} MB of memory (over {} times the file's "
+                      "size); indexed as text only (snippets, no definitions)",
+                      ctl.memory_limit >> 20, ctl.memory_limit / std::max<size_t>(source_bytes, 1)),
+          true};
 }
 
 SourceParser::SourceParser() : python_(ts_parser_new()), java_(ts_parser_new()) {}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -20,9 +21,22 @@ namespace repoctx {
 inline constexpr int kMaxSyntaxDepth = 3000;  // tree levels of one statement's expressions
 inline constexpr int kMaxBlockNesting = 200;  // nested blocks / type and member declarations
 
+// The memory one file's syntax tree may take while tree-sitter builds it: kTreeBytesPerSourceByte times the
+// file's size or kTreeBytesFloor, whichever is larger. Ordinary code needs ~20-40 times its size (the
+// largest of sympy's expression-heavy test files ~110 times, under the floor); a 20 MB list literal would
+// need ~80 times (1.6 GB). A file over the limit is not parsed: it is indexed as text (snippets, no
+// definitions) and listed by `repoctx files --skipped`. Bounds indexing memory per parser thread by a
+// multiple of the file being parsed (docs/BENCHMARKS.md, "Memory of pathological files").
+inline constexpr size_t kTreeBytesPerSourceByte = 30;
+inline constexpr size_t kTreeBytesFloor = size_t{256} << 20;
+size_t tree_memory_limit(size_t source_bytes);
+
 // What a parse may use and why it ended early.
 struct ParseControl {
   const std::atomic<bool>* stop = nullptr;  // besides util/cancel.h's interrupt: cancels the parse when set
+  size_t memory_limit = 0;                  // bytes tree-sitter may hold for this parse; 0 = no limit
+  bool over_limit = false;                  // out: the parse was abandoned at memory_limit
+  size_t peak_bytes = 0;                    // out: the most tree-sitter held for this parse
 };
 
 // One parser per thread (tree-sitter parsers are not thread-safe; trees and languages are).
@@ -48,14 +62,18 @@ class SourceParser {
 // tree-sitter's S-expression of a source (debugging: `repoctx debug-tree`).
 std::string syntax_tree(std::string_view source, Language lang);
 
-// tree-sitter's parse of `source`, polling util/cancel.h (and `ctl`'s stop flag) while it runs: nullptr when
-// interrupted (SIGINT/SIGTERM), stopped, or when the source is beyond tree-sitter's 4 GiB offsets. The caller
-// owns the tree.
+// tree-sitter's parse of `source`, polling util/cancel.h (and `ctl`'s stop flag and memory limit) while it
+// runs: nullptr when interrupted (SIGINT/SIGTERM), stopped, over the memory limit (ctl->over_limit) or when
+// the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl = nullptr);
 
-// Language-specific extractors (python_parser.cpp, java_parser.cpp).
+// Language-specific extractors (python_parser.cpp, java_parser.cpp). A file whose tree would exceed
+// tree_memory_limit() gets no entities and a `partial` error saying why.
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+
+// The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
+ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);
 
 }  // namespace repoctx

@@ -28,6 +28,10 @@ before and after the change). Probes:
              endpoints next to --endpoint
   small      an unreadable folder, a non-UTF-8 file name with `files --json`, a folder symlink to
              outside the repository with --follow-symlinks, check-bodies with findings
+  treemem    an 11 MB one-line list literal (2.4 million elements): peak RSS within 64 MB + 36 x the file,
+             the file indexed as text only and listed by `files --skipped` (its syntax tree would take ~80
+             times its size); a 3 MB one (its tree under the limit's 256 MB floor) is parsed, within
+             64 MB + 256 MB + 6 x the file
   diskfull   ENOSPC writing the query image, and (root only: a 4 MB tmpfs) SQLITE_FULL while re-indexing
              and when creating an index: exit 4 naming the index, the full disk and --db; the previous
              index keeps answering, nothing half-made is left, the next run with room completes
@@ -673,6 +677,50 @@ def probe_small(ck, binary, tmp, timeout):
     observe("small", "check-bodies on a repository with a finding", describe(code, secs, err))
 
 
+# ------------------------------------------------------------------------------ 10. syntax tree memory
+# The documented bound (docs/BENCHMARKS.md, "Memory of pathological files") for a repository whose other files
+# are small: a base, the syntax tree's limit (src/repo/parser.h: 30 times the file or 256 MB, whichever is
+# larger) and a few copies of the file (its content, SQLite's copy of it, term vectors, allocator slack).
+RSS_BASE_MB, TREE_PER_BYTE, TREE_FLOOR_MB, OTHER_PER_BYTE = 64, 30, 256, 6
+
+
+def rss_bound_mb(file_mb):
+    return RSS_BASE_MB + max(TREE_PER_BYTE * file_mb, TREE_FLOOR_MB) + OTHER_PER_BYTE * file_mb
+
+
+def probe_treemem(ck, binary, tmp, timeout):
+    print("\n10. a one-line list literal of millions of elements", flush=True)
+    # tree-sitter needs ~80 bytes of syntax tree per byte of `x = [0, 1, 2, ...]`: over the limit (30 times
+    # the file, at least 256 MB) the file is indexed as text only, and the memory stays within the bound.
+    for n, parsed in ((2_400_000, False), (600_000, True)):
+        repo = os.path.join(tmp, f"biglist-{n}")
+        write(os.path.join(repo, "good.py"), GOOD_PY)
+        write(os.path.join(repo, "data.py"), "x = [" + ", ".join(str(i % 1000) for i in range(n)) + "]\n")
+        mb = os.path.getsize(os.path.join(repo, "data.py")) / 1048576
+        db = os.path.join(tmp, f"biglist-{n}.db")
+        code, secs, out, err, rss = run_cmd(binary, ["index", repo, "--db", db, "--max-file-mb", "30", "-q"], timeout)
+        desc = describe(code, secs, err) + (f", peak RSS {rss:.0f} MB" if rss else "")
+        ck.check(code == 0, f"a {mb:.1f} MB list literal: index exits 0", desc)
+        bound = rss_bound_mb(mb)
+        ck.check(rss is not None and rss <= bound,
+                 f"a {mb:.1f} MB list literal: peak RSS <= {RSS_BASE_MB} MB + max({TREE_PER_BYTE} x the file, "
+                 f"{TREE_FLOOR_MB} MB) + {OTHER_PER_BYTE} x the file ({bound:.0f} MB)", desc)
+        sk = skipped_list(binary, repo, db, timeout) or []
+        reason = next((r for p, r in sk if p == "data.py"), None)
+        code2, _, out2, _, _ = run_cmd(binary, ["symbols", repo, "--db", db, "--no-refresh", "--json"], timeout)
+        names = {(e["file"], e["qualname"]) for e in json.loads(out2)} if code2 == 0 else set()
+        ck.check(("good.py", "good_function") in names, f"a {mb:.1f} MB list literal: the rest is indexed")
+        if parsed:
+            ck.check(("data.py", "x") in names and reason is None,
+                     f"a {mb:.1f} MB list literal (its tree under the 256 MB floor) is parsed", f"{reason}")
+        else:
+            ck.check(reason is not None and "not parsed" in reason and "memory" in reason,
+                     f"a {mb:.1f} MB list literal: `files --skipped` says it was not parsed for its memory",
+                     f"{reason}")
+        observe("treemem", f"a {mb:.1f} MB one-line list literal ({n:,} elements), --max-file-mb 30",
+                desc + (f"; skipped: {reason}" if reason else "; parsed"))
+
+
 # ------------------------------------------------------------------------------------------ 9. disk full
 def probe_diskfull(ck, binary, tmp, timeout):
     print("\n9. a full disk while indexing", flush=True)
@@ -753,8 +801,8 @@ def probe_diskfull(ck, binary, tmp, timeout):
 
 PROBES = {"deep": probe_deep, "oneline": probe_oneline, "sigint": probe_sigint, "bigfile": probe_bigfile,
           "damaged": probe_damaged, "shell": probe_shell, "llm": probe_llm, "small": probe_small,
-          "diskfull": probe_diskfull}
-DEFAULT = ["deep", "oneline", "sigint", "damaged", "shell", "llm", "small", "diskfull"]
+          "diskfull": probe_diskfull, "treemem": probe_treemem}
+DEFAULT = ["deep", "oneline", "sigint", "damaged", "shell", "llm", "small", "diskfull", "treemem"]
 
 
 def main():

@@ -166,14 +166,50 @@ void ReferenceScanner::later(Op op, TSNode n, Scope& sc, int depth) {
   if (!ts_node_is_null(n)) pending_.push_back({n, &sc, depth, op});
 }
 
-void ReferenceScanner::children_later(TSNode n, Scope& sc, int depth) {
-  ts::for_each_child(n, true, [&](TSNode c) { later(Op::scan, c, sc, depth); });
+ReferenceScanner::~ReferenceScanner() {
+  // A walk left by an exception: its children cursors go back to the pool.
+  for (const Task& t : stack_)
+    if (t.cursor) ts::cursor_pool().release();
+}
+
+void ReferenceScanner::children_later(TSNode n, Scope& sc, int depth, Op op) {
+  if (ts_node_child_count(n) > 0) pending_.push_back({n, &sc, depth, Op::children, op});
+}
+
+// The next named child of a `children` task's node (its cursor is taken from the pool at the first call and
+// given back after the last child). Children tasks end in the order they start (a stack), as the pool wants.
+bool ReferenceScanner::next_child(Task& t, TSNode& child) {
+  bool moved;
+  if (!t.cursor) {
+    t.cursor = ts::cursor_pool().acquire(t.node);
+    moved = ts_tree_cursor_goto_first_child(t.cursor);
+  } else {
+    moved = ts_tree_cursor_goto_next_sibling(t.cursor);
+  }
+  for (; moved; moved = ts_tree_cursor_goto_next_sibling(t.cursor)) {
+    child = ts_tree_cursor_current_node(t.cursor);
+    if (ts_node_is_named(child)) return true;
+  }
+  ts::cursor_pool().release();
+  t.cursor = nullptr;
+  return false;
 }
 
 // Depth-first: a node's own records happen when it is handled, and its children are handled next, in
 // order, before its later siblings: the same order as a recursive walk.
 void ReferenceScanner::run(size_t base) {
   while (stack_.size() > base) {
+    if (stack_.back().op == Op::children) {
+      // The task stays below its child until its last child is handed out.
+      TSNode child;
+      if (!next_child(stack_.back(), child)) {
+        stack_.pop_back();
+        continue;
+      }
+      const Task& parent = stack_.back();
+      stack_.push_back({child, parent.sc, parent.depth, parent.child_op});
+      continue;
+    }
     Task t = stack_.back();
     stack_.pop_back();
     if (t.depth > kMaxSyntaxDepth) {
@@ -197,6 +233,8 @@ void ReferenceScanner::step(const Task& t) {
       return;
     case Op::callee:
       callee_node(t.node, *t.sc, t.depth);
+      return;
+    case Op::children:  // run() hands out the children
       return;
   }
 }
@@ -222,7 +260,7 @@ void ReferenceScanner::store_node(TSNode t, Scope& sc, int depth) {
     case k_parenthesized_expression:
     case k_tuple:
     case k_list:
-      ts::for_each_child(t, true, [&](TSNode c) { later(Op::store, c, sc, depth + 1); });
+      children_later(t, sc, depth + 1, Op::store);
       return;
     default:
       scan_node(t, sc, depth);

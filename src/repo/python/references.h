@@ -43,6 +43,9 @@ class ReferenceScanner {
   // them there) as a statement of the scope.
   ReferenceScanner(Context& cx, std::function<void(TSNode, Scope&)> on_definition)
       : cx_(cx), on_definition_(std::move(on_definition)) {}
+  ~ReferenceScanner();
+  ReferenceScanner(const ReferenceScanner&) = delete;
+  ReferenceScanner& operator=(const ReferenceScanner&) = delete;
 
   // Records the references of expression `n` evaluated in `sc`.
   void scan(TSNode n, Scope& sc);
@@ -61,12 +64,16 @@ class ReferenceScanner {
   bool chain_of(TSNode n, std::string& out, TSNode* rest = nullptr, int* levels = nullptr) const;
 
  private:
-  enum class Op : uint8_t { scan, store, callee };
+  // `children`: the named children of `node`, one at a time, each handled with `child_op` (a list literal
+  // of a million elements costs one task and one cursor, not a million queued tasks).
+  enum class Op : uint8_t { scan, store, callee, children };
   struct Task {
     TSNode node;
     Scope* sc;
     int depth;
     Op op;
+    Op child_op = Op::scan;
+    TSTreeCursor* cursor = nullptr;  // `children`: at the last child handed out (from ts::cursor_pool())
   };
   void run(size_t base);
   void step(const Task& t);
@@ -76,7 +83,8 @@ class ReferenceScanner {
   void store_node(TSNode t, Scope& sc, int depth);
   void callee_node(TSNode fn, Scope& sc, int depth);
   void later(Op op, TSNode n, Scope& sc, int depth);
-  void children_later(TSNode n, Scope& sc, int depth);
+  void children_later(TSNode n, Scope& sc, int depth, Op op = Op::scan);
+  bool next_child(Task& t, TSNode& child);
   void bind_lambda_params(TSNode params, Scope& sc);
   void record(Scope& sc, std::string chain, RefKind rk, TSNode at, bool store = false, int nargs = -1,
               std::vector<std::string> kwargs = {});
