@@ -134,7 +134,7 @@ struct CompleteCmd {
   ModelOptions models;
   CompletionFlags flags;
   CompletionRunOptions ro;
-  std::string file, method = "aligncoder", kind = "line";
+  std::string file, method = "cursor-deps", kind = "line";
   int line = 0, column = 0;
   bool show_prompt = false;
 
@@ -219,7 +219,9 @@ void add_complete(CLI::App& app, Commands& out) {
       ->required();
   s->add_option("--column", c->column, "cursor column in bytes (0 = the start of the line)")->capture_default_str();
   s->add_option("-m,--method", c->method,
-                "aligncoder, rlcoder, repocoder, reacc, in-file, no-retrieval (aligncoder@k=N: N samples)")
+                "the retrieval: cursor-deps (default: the definitions the code before the cursor reaches, no model; "
+                "held-out Hit@10 0.78 against BM25's 0.27, docs/EVAL.md), aligncoder, rlcoder, repocoder, "
+                "reacc, in-file, no-retrieval (aligncoder@k=N: N samples)")
       ->capture_default_str();
   s->add_option("--kind", c->kind, "line (64 tokens) or function (4x as many)")->capture_default_str();
   s->add_option("-k,--top-k", c->ro.top_k, "snippets retrieved for the prompt")
@@ -418,11 +420,15 @@ void add_measures(CLI::App& app, Commands& out) {
   s->add_option("tasks", r->tasks_path, "task file with definitions (make-completion-tasks --kind api)")->required();
   s->add_option(
        "--methods", r->methods,
-       "bm25, bm25-oracle, reacc, rlcoder, aligncoder, aligncoder-oracle, untrained, untrained-oracle, in-file")
+       "bm25, bm25-oracle, reacc, rlcoder, aligncoder, aligncoder-oracle, untrained, untrained-oracle, in-file, "
+       "cursor-deps, imports-recency")
       ->capture_default_str();
   s->add_option("--baseline", r->o.baseline, "the method differences are measured against")->capture_default_str();
   s->add_option("-k,--top-k", r->o.top_k, "retrieved snippets")->check(top_k_range())->capture_default_str();
   s->add_option("--bootstrap", r->o.bootstrap, "bootstrap resamples")->capture_default_str();
+  s->add_option("--dump-hits", r->o.dump_hits,
+                "write every hit that has features (task, method, rank, features, whether it contains a definition) "
+                "as JSON lines: what scripts/fit_cursor_deps.py fits cursor-deps' weights on");
   add_task_source_options(s, r->tl, r->repo_map);
   r->flags.add(s, r->o.retriever.completion);
   add_output_options(s, r->out);

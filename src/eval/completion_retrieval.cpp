@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <map>
 #include <random>
 
@@ -18,9 +19,9 @@ namespace repoctx {
 using nlohmann::json;
 
 const std::vector<std::string>& retrieval_eval_methods() {
-  static const std::vector<std::string> m = {"bm25",      "bm25-oracle",      "reacc",
-                                             "rlcoder",   "aligncoder",       "aligncoder-oracle",
-                                             "untrained", "untrained-oracle", "in-file"};
+  static const std::vector<std::string> m = {"bm25",       "bm25-oracle",       "reacc",          "rlcoder",
+                                             "aligncoder", "aligncoder-oracle", "untrained",      "untrained-oracle",
+                                             "in-file",    "cursor-deps",       "imports-recency"};
   return m;
 }
 
@@ -48,6 +49,8 @@ Variant variant_of(const std::string& m) {
   if (m == "untrained") return {"aligncoder", false, "untrained"};
   if (m == "untrained-oracle") return {"aligncoder", true, "untrained"};
   if (m == "in-file") return {"in-file", false, ""};  // the completed file's own snippets (IV-B's In-File)
+  if (m == "cursor-deps") return {"cursor-deps", false, ""};
+  if (m == "imports-recency") return {"imports-recency", false, ""};
   // aligncoder@FILE, aligncoder-oracle@FILE: another model file in the same (paired) run.
   for (std::string_view prefix : {"aligncoder@", "aligncoder-oracle@"})
     if (m.size() > prefix.size() && m.compare(0, prefix.size(), prefix) == 0)
@@ -69,23 +72,27 @@ std::vector<int> definition_entities(const Engine& e, const CompletionTask& t) {
   return out;
 }
 
-// Shares and paired differences with bootstrap intervals over the tasks (rows) of one group.
-std::vector<MethodScore> score_group(const std::vector<std::string>& methods, const std::vector<std::vector<char>>& ok,
+// Shares, MRR and paired differences with bootstrap intervals over the tasks (rows) of one group.
+// rank[task][method]: the 1-based rank of the first hit that contains a definition, 0 when none does.
+std::vector<MethodScore> score_group(const std::vector<std::string>& methods, const std::vector<std::vector<int>>& rank,
                                      const std::vector<std::vector<double>>& ms, size_t base, int rounds,
                                      uint64_t seed) {
-  const size_t n = ok.size();
+  const size_t n = rank.size();
+  auto rr = [&](size_t row, size_t m) { return rank[row][m] > 0 ? 1.0 / rank[row][m] : 0.0; };
   std::vector<MethodScore> out;
   std::mt19937_64 g(seed);
-  std::vector<std::vector<double>> share_s(methods.size()), diff_s(methods.size());
+  std::vector<std::vector<double>> share_s(methods.size()), diff_s(methods.size()), mrr_s(methods.size());
   for (int b = 0; b < rounds && n > 0; ++b) {
     std::vector<int> count(methods.size(), 0);
+    std::vector<double> rsum(methods.size(), 0);
     for (size_t i = 0; i < n; ++i) {
       size_t row = g() % n;
-      for (size_t m = 0; m < methods.size(); ++m) count[m] += ok[row][m];
+      for (size_t m = 0; m < methods.size(); ++m) count[m] += rank[row][m] > 0, rsum[m] += rr(row, m);
     }
     for (size_t m = 0; m < methods.size(); ++m) {
       share_s[m].push_back(static_cast<double>(count[m]) / static_cast<double>(n));
       diff_s[m].push_back(static_cast<double>(count[m] - count[base]) / static_cast<double>(n));
+      mrr_s[m].push_back(rsum[m] / static_cast<double>(n));
     }
   }
   auto pct = [](std::vector<double>& v, double q) {
@@ -97,11 +104,17 @@ std::vector<MethodScore> score_group(const std::vector<std::string>& methods, co
     MethodScore s;
     s.method = methods[m];
     s.tasks = static_cast<int>(n);
-    for (size_t i = 0; i < n; ++i) s.hits += ok[i][m], s.diff += ok[i][m] - ok[i][base];
+    for (size_t i = 0; i < n; ++i) {
+      s.hits += rank[i][m] > 0;
+      s.diff += (rank[i][m] > 0) - (rank[i][base] > 0);
+      s.mrr += rr(i, m);
+    }
     s.share = n ? static_cast<double>(s.hits) / static_cast<double>(n) : 0;
     s.diff = n ? s.diff / static_cast<double>(n) : 0;
+    s.mrr = n ? s.mrr / static_cast<double>(n) : 0;
     s.lo = pct(share_s[m], 0.025), s.hi = pct(share_s[m], 0.975);
     s.diff_lo = pct(diff_s[m], 0.025), s.diff_hi = pct(diff_s[m], 0.975);
+    s.mrr_lo = pct(mrr_s[m], 0.025), s.mrr_hi = pct(mrr_s[m], 0.975);
     std::vector<double> lat;
     for (size_t i = 0; i < n; ++i) lat.push_back(ms[i][m]);
     s.p50_ms = pct(lat, 0.5);
@@ -134,8 +147,13 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
   if (ro.completion.dependency_snippets < 0) ro.completion.dependency_snippets = 1;
   ro.completion.candidates = "none";  // no sampling: candidates are the oracle's or none
   std::map<std::pair<std::string, size_t>, std::unique_ptr<Retriever>> made;
-  std::vector<std::vector<char>> ok;
+  std::vector<std::vector<int>> ok;
   std::vector<std::vector<double>> ms;
+  std::unique_ptr<std::ofstream> dump;
+  if (!o.dump_hits.empty()) {
+    dump = std::make_unique<std::ofstream>(o.dump_hits);
+    if (!*dump) throw Error(ExitCode::failure, "cannot write " + o.dump_hits);
+  }
   std::vector<std::string> group;
   RetrievalEvalReport rep;
   Progress prog("retrieval eval", tasks.size());
@@ -151,7 +169,7 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
       auto ctx = make_cursor_context(e, task_cursor(e, t));
       auto defs = definition_entities(e, t);
       if (defs.empty()) throw Error(ExitCode::not_found, "definitions not in the index");
-      std::vector<char> row;
+      std::vector<int> row;
       std::vector<double> lat;
       for (size_t m = 0; m < variants.size(); ++m) {
         auto& r = made[{t.repo, m}];
@@ -169,10 +187,24 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
         auto t0 = std::chrono::steady_clock::now();
         auto hits = r->retrieve(q);
         lat.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        bool found = false;
-        for (const auto& h : hits)
-          for (int d : defs) found = found || hit_contains(e, h, d);
-        row.push_back(found ? 1 : 0);
+        int first = 0;
+        for (size_t k = 0; k < hits.size(); ++k) {
+          bool contains = false;
+          for (int d : defs) contains = contains || hit_contains(e, hits[k], d);
+          if (contains && first == 0 && (o.top_k <= 0 || static_cast<int>(k) < o.top_k))
+            first = static_cast<int>(k) + 1;
+          if (dump && !hits[k].features.empty())
+            *dump << json{{"task", t.id},
+                          {"benchmark", t.benchmark},
+                          {"method", o.methods[m]},
+                          {"rank", k + 1},
+                          {"label", hits[k].label},
+                          {"contains", contains},
+                          {"features", hits[k].features}}
+                         .dump()
+                  << "\n";
+        }
+        row.push_back(first);
       }
       ok.push_back(std::move(row));
       ms.push_back(std::move(lat));
@@ -189,7 +221,7 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
   std::map<std::string, std::vector<size_t>> rows;
   for (size_t i = 0; i < group.size(); ++i) rows[group[i]].push_back(i);
   for (const auto& [b, idx] : rows) {
-    std::vector<std::vector<char>> gok;
+    std::vector<std::vector<int>> gok;
     std::vector<std::vector<double>> gms;
     for (size_t i : idx) gok.push_back(ok[i]), gms.push_back(ms[i]);
     rep.by_benchmark[b] = score_group(o.methods, gok, gms, base, o.bootstrap, o.seed);
@@ -206,6 +238,8 @@ json RetrievalEvalReport::to_json() const {
                    {"hits", s.hits},
                    {"share", s.share},
                    {"ci95", {s.lo, s.hi}},
+                   {"mrr", s.mrr},
+                   {"mrr_ci95", {s.mrr_lo, s.mrr_hi}},
                    {"diff_to_baseline", s.diff},
                    {"diff_ci95", {s.diff_lo, s.diff_hi}},
                    {"p50_ms", s.p50_ms}});
@@ -218,13 +252,16 @@ json RetrievalEvalReport::to_json() const {
 
 std::string RetrievalEvalReport::table() const {
   std::string s =
-      "| method | tasks | contains a called definition (top-k) | 95% CI | vs baseline | 95% CI | p50 ms |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| method | tasks | contains a called definition (top-k) | 95% CI | MRR | 95% CI | vs baseline | 95% CI | p50 ms "
+      "|\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   auto rows = [&](const std::vector<MethodScore>& v, const std::string& prefix) {
     for (const auto& m : v)
-      s += fmt::format("| {}{} | {} | {:.1f}% | {:.1f}-{:.1f} | {:+.1f} | {:+.1f} to {:+.1f} | {:.2f} |\n", prefix,
-                       m.method, m.tasks, 100 * m.share, 100 * m.lo, 100 * m.hi, 100 * m.diff, 100 * m.diff_lo,
-                       100 * m.diff_hi, m.p50_ms);
+      s += fmt::format(
+          "| {}{} | {} | {:.1f}% | {:.1f}-{:.1f} | {:.3f} | {:.3f}-{:.3f} | {:+.1f} | {:+.1f} to {:+.1f} | "
+          "{:.2f} |\n",
+          prefix, m.method, m.tasks, 100 * m.share, 100 * m.lo, 100 * m.hi, m.mrr, m.mrr_lo, m.mrr_hi, 100 * m.diff,
+          100 * m.diff_lo, 100 * m.diff_hi, m.p50_ms);
   };
   rows(overall, "");
   for (const auto& [b, v] : by_benchmark) rows(v, b + ": ");

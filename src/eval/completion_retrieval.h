@@ -28,6 +28,8 @@ namespace repoctx {
 //   untrained          the encoder before training on the unfinished code (ablation)
 //   untrained-oracle   the same with the oracle candidate
 //   in-file            BM25 over the completed file's own snippets above the cursor (IV-B's In-File)
+//   cursor-deps        the definitions the code before the cursor reaches, ranked by how it mentions them
+//   imports-recency    the definitions imported by name, the most recently mentioned first
 const std::vector<std::string>& retrieval_eval_methods();
 
 struct RetrievalEvalOptions {
@@ -37,6 +39,9 @@ struct RetrievalEvalOptions {
   int bootstrap = 2000;
   uint64_t seed = 0;
   RetrieverOptions retriever;  // dependency_snippets defaults to 1 here (one codebase for every method)
+  // Non-empty: every hit with features, per task and method, as JSON lines (task, method, rank, label,
+  // features, whether it contains a definition): the rows cursor-deps' weights are fitted on.
+  std::string dump_hits;
 };
 
 struct MethodScore {
@@ -44,6 +49,7 @@ struct MethodScore {
   int tasks = 0, hits = 0;
   double share = 0, lo = 0, hi = 0;           // share of tasks and its 95% interval
   double diff = 0, diff_lo = 0, diff_hi = 0;  // share - baseline share, paired 95% interval
+  double mrr = 0, mrr_lo = 0, mrr_hi = 0;     // mean reciprocal rank of the first hit with a definition (0 past k)
   double p50_ms = 0;                          // retrieval latency (median per query)
 };
 

@@ -77,6 +77,17 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "III-B for a cursor)",
          none, make_aligncoder_snippets, "BM25 score"},
         // Completion methods (AlignCoder and its IV-B baselines): they retrieve for a cursor.
+        {"cursor-deps",
+         "for a cursor: the repository definitions the code before it reaches (imports, module members, an "
+         "imported class's methods, the enclosing class's bases, what its references resolve to), ranked by a "
+         "logistic score of how recently and where that code mentions them; then aligncoder-snippets' BM25 hits",
+         none, make_cursor_deps,
+         "definitions: the logistic score (log-odds); the BM25 hits after them: their BM25 score"},
+        {"imports-recency",
+         "for a cursor: the definitions imported by name before it, the most recently mentioned first; then "
+         "aligncoder-snippets' BM25 hits (the plain heuristic cursor-deps is measured against)",
+         none, make_imports_recency,
+         "definitions: 1 + 1 / (1 + lines since the last mention), 0 when unmentioned; then BM25 scores"},
         {"aligncoder",
          "AlignCoder: enhanced query (unfinished code + sampled candidates) re-ranked by the trained AlignRetriever "
          "over base + dependency snippets (needs an LLM to sample; candidates=none|oracle do not)",

@@ -165,6 +165,8 @@ std::unique_ptr<Retriever> make_same_file(const Engine&, const Models&, const Re
 std::unique_ptr<Retriever> make_imports(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_structural(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_aligncoder_snippets(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_cursor_deps(const Engine&, const Models&, const RetrieverOptions&);
+std::unique_ptr<Retriever> make_imports_recency(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_dense(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_hybrid(const Engine&, const Models&, const RetrieverOptions&);
 std::unique_ptr<Retriever> make_procedural(const Engine&, const Models&, const RetrieverOptions&);
