@@ -162,7 +162,8 @@ SymbolGraph::Value SymbolGraph::from_resolution(const Resolution& r) const {
   return v;
 }
 
-SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& im, const std::string& bound) const {
+SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& im, const std::string& bound,
+                                                       const FileCut* cut) const {
   if (im.name.empty()) {
     // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c.
     if (!im.alias.empty()) return module_value(im.module);
@@ -173,7 +174,7 @@ SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& i
   if (target.empty() && im.level > 0) return Value{};
   Value mod = module_value(target);
   if (mod.kind == Value::Kind::module) {
-    Resolution r = module_member(mod.file, im.name);
+    Resolution r = module_member(mod.file, im.name, cut);
     if (r.kind != Resolution::Kind::none) return from_resolution(r);
   }
   Value sub = module_value(target + "." + im.name);
@@ -183,7 +184,16 @@ SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& i
   return out;
 }
 
-Resolution SymbolGraph::module_member(int file, const std::string& name) const {
+bool SymbolGraph::cut_away(const FileCut* cut, int entity) const {
+  const EntityRec& en = v_.entities()[entity];
+  return cut && en.file == cut->file && en.start_line >= cut->line;
+}
+
+Resolution SymbolGraph::module_member(int file, const std::string& name, const FileCut* cut) const {
+  if (cut) {  // never cached: the cut file's members depend on the cut
+    std::unordered_set<std::string> seen;
+    return module_member_impl(file, name, seen, cut);
+  }
   std::string key = std::to_string(file) + '\x1f' + name;
   {
     std::lock_guard lk(mu_);
@@ -191,18 +201,26 @@ Resolution SymbolGraph::module_member(int file, const std::string& name) const {
     if (it != member_cache_.end()) return it->second;
   }
   std::unordered_set<std::string> seen;
-  Resolution r = module_member_impl(file, name, seen);
+  Resolution r = module_member_impl(file, name, seen, nullptr);
   std::lock_guard lk(mu_);
   member_cache_.emplace(key, r);
   return r;
 }
 
-Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
-                                           std::unordered_set<std::string>& seen) const {
+Resolution SymbolGraph::module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen,
+                                           const FileCut* cut) const {
   Resolution r;
   std::string key = std::to_string(file) + '\x1f' + name;
   if (!seen.insert(key).second) return r;  // import cycle
-  if (int e = top_level(file, name); e >= 0) {
+  int top = top_level(file, name);
+  if (top >= 0 && cut_away(cut, top)) {  // the last definition before the cut, if any
+    const FileRec& f = v_.files()[file];
+    const auto& ents = v_.entities();
+    top = -1;
+    for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)
+      if (ents[i].parent_index < 0 && ents[i].name == name && !cut_away(cut, i)) top = i;
+  }
+  if (int e = top; e >= 0) {
     r.kind = Resolution::Kind::entity;
     r.entity = e;
     return r;
@@ -220,6 +238,7 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
     const Import& im = *it;
     if (im.scope != -1 || im.star) continue;
     if (im.bound_name() != name) continue;
+    if (cut && file == cut->file && im.line >= cut->line) continue;
     if (is_java(file)) {
       Resolution jr = import_target(file, im);
       if (jr.kind != Resolution::Kind::none) return jr;
@@ -232,7 +251,7 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
       std::string target = import_module(file, im);
       Value mod = module_value(target);
       if (mod.kind == Value::Kind::module) {
-        Resolution inner = module_member_impl(mod.file, im.name, seen);
+        Resolution inner = module_member_impl(mod.file, im.name, seen, cut);
         if (inner.kind != Resolution::Kind::none) return inner;
       }
       Value sub = module_value(target + "." + im.name);
@@ -253,9 +272,10 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
   }
   for (const Import& im : imps) {
     if (im.scope != -1 || !im.star) continue;
+    if (cut && file == cut->file && im.line >= cut->line) continue;
     Value mod = module_value(import_module(file, im));
     if (mod.kind != Value::Kind::module) continue;
-    Resolution inner = module_member_impl(mod.file, name, seen);
+    Resolution inner = module_member_impl(mod.file, name, seen, cut);
     if (inner.kind == Resolution::Kind::entity || inner.kind == Resolution::Kind::module) return inner;
   }
   const std::string& m = v_.files()[file].module;
@@ -268,8 +288,9 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name,
   return r;
 }
 
-std::vector<int> SymbolGraph::mro(int cls) const {
-  {
+std::vector<int> SymbolGraph::mro(int cls, const FileCut* cut) const {
+  if (cut && v_.entities()[cls].file != cut->file) cut = nullptr;  // a class of another file: the cached order
+  if (!cut) {
     std::lock_guard lk(mu_);
     auto it = mro_cache_.find(cls);
     if (it != mro_cache_.end()) return it->second;
@@ -287,7 +308,7 @@ std::vector<int> SymbolGraph::mro(int cls) const {
       if (br != std::string::npos) base.resize(br);
       base = std::string(trim(base));
       if (base.empty() || base.find('(') != std::string::npos) continue;
-      Resolution r = resolve(ce.file, scope, base);
+      Resolution r = resolve(ce.file, scope, base, nullptr, cut);
       if (r.kind != Resolution::Kind::entity || !is_type(v_.entities()[r.entity].kind)) continue;
       if (!seen.insert(r.entity).second) continue;
       out.push_back(r.entity);
@@ -295,18 +316,19 @@ std::vector<int> SymbolGraph::mro(int cls) const {
     }
   };
   visit(cls);
+  if (cut) return out;
   std::lock_guard lk(mu_);
   mro_cache_.emplace(cls, out);
   return out;
 }
 
-std::optional<int> SymbolGraph::class_member(int cls, const std::string& name) const {
+std::optional<int> SymbolGraph::class_member(int cls, const std::string& name, const FileCut* cut) const {
   const auto& ents = v_.entities();
-  for (int c : mro(cls)) {
+  for (int c : mro(cls, cut)) {
     const FileRec& f = v_.files()[ents[c].file];
     int found = -1;
     for (int i = c + 1; i < f.first_entity + f.n_entities; ++i) {
-      if (ents[i].start_line > ents[c].end_line) break;
+      if (ents[i].start_line > ents[c].end_line || cut_away(cut, i)) break;
       if (ents[i].parent_index == c && ents[i].name == name) found = i;  // the last definition wins
     }
     if (found >= 0) return found;
@@ -331,16 +353,16 @@ std::vector<int> SymbolGraph::class_members(int cls) const {
   return out;
 }
 
-SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name) const {
+SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name, const FileCut* cut) const {
   Value out;
   switch (v.kind) {
     case Value::Kind::module:
-      return from_resolution(module_member(v.file, name));
+      return from_resolution(module_member(v.file, name, cut));
     case Value::Kind::package:
       return module_value(v.module + "." + name);
     case Value::Kind::klass:
     case Value::Kind::instance: {
-      auto m = class_member(v.entity, name);
+      auto m = class_member(v.entity, name, cut);
       if (!m) return out;
       out.entity = *m;
       out.kind = is_type(v_.entities()[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
@@ -354,8 +376,8 @@ SymbolGraph::Value SymbolGraph::member(const Value& v, const std::string& name) 
   }
 }
 
-SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::string& root,
-                                            const HiddenBody* hidden) const {
+SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::string& root, const HiddenBody* hidden,
+                                            const FileCut* cut) const {
   const auto& ents = v_.entities();
   // self / cls: the first parameter of the nearest enclosing method that declares it.
   for (int e = scope; e >= 0; e = ents[e].parent_index) {
@@ -375,7 +397,7 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
   }
   // Names in a class body see the class's own earlier definitions.
   if (scope >= 0 && is_type(ents[scope].kind)) {
-    auto m = class_member(scope, root);
+    auto m = class_member(scope, root, cut);
     if (m && ents[*m].parent_index == scope) {
       Value v;
       v.entity = *m;
@@ -391,18 +413,20 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
     int ord = e - f.first_entity;
     for (auto it = imps.rbegin(); it != imps.rend(); ++it) {
       if (it->scope != ord || it->star || it->bound_name() != root) continue;
+      if (cut && file == cut->file && it->line >= cut->line) continue;
       if (hidden && hidden->file == file && hidden->entity >= 0 && v_.is_within(e, hidden->entity)) continue;
-      return resolve_import_binding(file, *it, root);
+      return resolve_import_binding(file, *it, root, cut);
     }
   }
-  Resolution r = module_member(file, root);
+  Resolution r = module_member(file, root, cut);
   if (r.kind != Resolution::Kind::none) return from_resolution(r);
   Value none;
   if (is_builtin(root)) none.kind = Value::Kind::builtin;
   return none;
 }
 
-Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden) const {
+Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden,
+                                const FileCut* cut) const {
   Resolution res;
   auto parts = split_chain(chain);
   if (parts.empty()) return res;
@@ -411,18 +435,18 @@ Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, c
   if (parts[0] == "super()") {
     int cls = scope >= 0 && is_type(v_.entities()[scope].kind) ? scope : enclosing_class(scope);
     if (cls < 0 || parts.size() < 2) return res;
-    auto order = mro(cls);
+    auto order = mro(cls, cut);
     for (size_t k = 1; k < order.size() && cur.kind == Value::Kind::none; ++k) {
       Value c;
       c.kind = Value::Kind::klass;
       c.entity = order[k];
-      auto m = class_member(order[k], parts[1]);
-      if (m && v_.entities()[*m].parent_index == order[k]) cur = member(c, parts[1]);
+      auto m = class_member(order[k], parts[1], cut);
+      if (m && v_.entities()[*m].parent_index == order[k]) cur = member(c, parts[1], cut);
     }
     if (cur.kind == Value::Kind::none) return res;
     i = 2;
   } else {
-    cur = lookup_root(file, scope, parts[0], hidden);
+    cur = lookup_root(file, scope, parts[0], hidden, cut);
   }
   auto note = [&](const Value& v) {
     if (v.entity >= 0 && !v.receiver && (v.kind == Value::Kind::klass || v.kind == Value::Kind::entity))
@@ -430,7 +454,7 @@ Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, c
   };
   note(cur);
   for (; i < parts.size(); ++i) {
-    Value nxt = member(cur, parts[i]);
+    Value nxt = member(cur, parts[i], cut);
     if (nxt.kind == Value::Kind::none) break;
     note(nxt);
     cur = nxt;

@@ -33,6 +33,13 @@ struct HiddenBody {
   int file = -1;
 };
 
+// A file cut at a completion cursor: its definitions starting on or after `line`, and its imports there,
+// are absent (what a copy of the repository whose file ends at the cursor holds).
+struct FileCut {
+  int file = -1;
+  int line = 0;
+};
+
 class SymbolGraph {
  public:
   explicit SymbolGraph(const RepoView& view);
@@ -41,19 +48,20 @@ class SymbolGraph {
 
   // Resolves `chain` ("a.b.c", "self.x", "super().m") as written in `scope` (global entity index, or -1
   // for module level) of `file`.
-  Resolution resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden = nullptr) const;
+  Resolution resolve(int file, int scope, const std::string& chain, const HiddenBody* hidden = nullptr,
+                     const FileCut* cut = nullptr) const;
 
   // The repository entities a scope (an entity and everything nested in it) references.
   std::vector<int> referenced_entities(int entity, const HiddenBody* hidden = nullptr) const;
 
   // Method resolution order of a class (itself first), in-repository bases only.
-  std::vector<int> mro(int cls) const;
+  std::vector<int> mro(int cls, const FileCut* cut = nullptr) const;
   // Member `name` of class `cls` through its MRO (methods, class attributes, nested classes).
-  std::optional<int> class_member(int cls, const std::string& name) const;
+  std::optional<int> class_member(int cls, const std::string& name, const FileCut* cut = nullptr) const;
   // All members of a class through its MRO (nearest definition of each name).
   std::vector<int> class_members(int cls) const;
   // Name `name` as seen at module level of `file`: its definitions, then its imports (re-exports).
-  Resolution module_member(int file, const std::string& name) const;
+  Resolution module_member(int file, const std::string& name, const FileCut* cut = nullptr) const;
 
   // The repository entity (or module) an import statement names: `from m import x` -> x as m defines or
   // re-exports it; Java `import p.C` -> class C of package p, whichever of the package's files defines it;
@@ -87,12 +95,15 @@ class SymbolGraph {
     std::string module;     // package without __init__.py
     bool receiver = false;  // self/cls itself (not a symbol of its own)
   };
-  Value lookup_root(int file, int scope, const std::string& root, const HiddenBody* hidden) const;
-  Value member(const Value& v, const std::string& name) const;
+  Value lookup_root(int file, int scope, const std::string& root, const HiddenBody* hidden, const FileCut* cut) const;
+  Value member(const Value& v, const std::string& name, const FileCut* cut = nullptr) const;
   Value module_value(const std::string& module) const;
-  Resolution module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen) const;
+  Resolution module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen,
+                                const FileCut* cut) const;
+  bool cut_away(const FileCut* cut, int entity) const;
   Value from_resolution(const Resolution& r) const;
-  Value resolve_import_binding(int file, const Import& im, const std::string& bound) const;
+  Value resolve_import_binding(int file, const Import& im, const std::string& bound,
+                               const FileCut* cut = nullptr) const;
 
   const RepoView& v_;
   // Built at first use (a query that resolves nothing, e.g. BM25 for free text, never pays for them).

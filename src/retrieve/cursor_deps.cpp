@@ -142,6 +142,58 @@ MentionStats stats_of(const MentionIndex& mi, const std::string& ref, size_t fn_
   return st;
 }
 
+// Where logical lines of Python code begin in `s` (line, indentation): lines holding code that continue
+// no bracket, string or backslash continuation of an earlier line.
+std::vector<std::pair<int, int>> logical_lines(const std::string& s) {
+  std::vector<std::pair<int, int>> out;
+  int line = 1, depth = 0;
+  size_t i = 0, n = s.size();
+  bool continued = false;
+  while (i < n) {
+    // At the start of a physical line.
+    size_t b = i;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\f')) ++i;
+    if (depth == 0 && !continued && i < n && s[i] != '\n' && s[i] != '\r' && s[i] != '#')
+      out.emplace_back(line, static_cast<int>(i - b));
+    continued = false;
+    while (i < n && s[i] != '\n') {
+      char c = s[i];
+      if (c == '#') {
+        while (i < n && s[i] != '\n') ++i;
+      } else if (c == '"' || c == '\'') {
+        bool triple = i + 2 < n && s[i + 1] == c && s[i + 2] == c;
+        size_t j = i + (triple ? 3 : 1);
+        while (j < n) {
+          if (s[j] == '\\') {
+            if (j + 1 < n && s[j + 1] == '\n') ++line;
+            j += 2;
+            continue;
+          }
+          if (s[j] == '\n') {
+            if (!triple) break;
+            ++line;
+          }
+          if (s[j] == c && (!triple || (j + 2 < n && s[j + 1] == c && s[j + 2] == c))) {
+            j += triple ? 3 : 1;
+            break;
+          }
+          ++j;
+        }
+        i = std::min(j, n);
+      } else if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
+        continued = true;
+        ++i;
+      } else {
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        ++i;
+      }
+    }
+    if (i < n) ++i, ++line;  // the newline
+  }
+  return out;
+}
+
 enum Via : unsigned { via_name = 1, via_module = 2, via_class = 4, via_self = 8, via_used = 16 };
 
 struct Raw {
@@ -167,13 +219,34 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
   const auto& ents = v.entities();
   const int file = cc.cursor.file, line = cc.cursor.line;
   const FileRec& fr = v.files()[file];
-  // The innermost definition and function around the cursor (their start lies before it).
+  // The file as a copy cut at the cursor holds it: its definitions starting on the cursor's line or later,
+  // and its imports and references there, are absent.
+  const FileCut cut{file, line};
+  // The innermost definition and function around the cursor, from the code before it alone: definitions
+  // starting before the cursor's line whose body no later logical line (the cursor's own, when code
+  // precedes the cursor on it) has closed by dedenting to the definition's indentation. The index's end
+  // lines come from the whole file and are not used.
   int encl = -1, fn = -1;
-  for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
-    const EntityRec& en = ents[i];
-    if (en.start_line < line && en.end_line >= line) {
-      if (encl < 0 || en.start_line >= ents[encl].start_line) encl = i;
-      if (is_callable(en.kind) && (fn < 0 || en.start_line >= ents[fn].start_line)) fn = i;
+  if (fr.language == Language::python) {
+    std::vector<std::pair<int, int>> open;  // (entity, indentation)
+    int next = fr.first_entity, end = fr.first_entity + fr.n_entities;
+    for (const auto& [ln, indent] : logical_lines(cc.unfinished)) {
+      while (!open.empty() && open.back().second >= indent) open.pop_back();
+      while (next < end && ents[next].start_line < ln) ++next;
+      for (; next < end && ents[next].start_line == ln; ++next)
+        if (ln < line) open.emplace_back(next, indent);
+    }
+    for (const auto& [i, indent] : open) {
+      encl = i;
+      if (is_callable(ents[i].kind)) fn = i;
+    }
+  } else {
+    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
+      const EntityRec& en = ents[i];
+      if (en.start_line < line && en.end_line >= line) {
+        if (encl < 0 || en.start_line >= ents[encl].start_line) encl = i;
+        if (is_callable(en.kind) && (fn < 0 || en.start_line >= ents[fn].start_line)) fn = i;
+      }
     }
   }
   size_t fn_start = fn >= 0 ? ents[fn].start_byte : cc.unfinished.size();
@@ -219,7 +292,7 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
       break;
     }
   if (cls >= 0)
-    for (int b : g.mro(cls))
+    for (int b : g.mro(cls, &cut))
       if (b != cls && ents[b].file != file) {
         const FileRec& bf = v.files()[ents[b].file];
         for (int i = bf.first_entity; i < bf.first_entity + bf.n_entities; ++i)
@@ -232,7 +305,7 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
   for (const Reference& rf : v.references(file)) {
     if (rf.line >= line || rf.is_store) continue;
     int scope = rf.scope >= 0 ? fr.first_entity + rf.scope : -1;
-    Resolution r = g.resolve(file, scope, rf.chain);
+    Resolution r = g.resolve(file, scope, rf.chain, nullptr, &cut);
     if (r.kind != Resolution::Kind::entity || ents[r.entity].file == file) continue;
     auto& u = used[r.entity];
     ++u.first;

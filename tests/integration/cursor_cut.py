@@ -31,6 +31,8 @@ STRATEGIES = [
     ("rlcoder", "rlcoder", ["--model-file", "MODEL"]),
     ("reacc", "reacc", []),
     ("in-file", "in-file", []),
+    ("cursor-deps", "cursor-deps", []),
+    ("imports-recency", "imports-recency", []),
 ]
 FIELDS = ("label", "file", "start_line", "end_line")
 
