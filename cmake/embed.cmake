@@ -1,4 +1,5 @@
-# Writes a C++ file with the data built into repoctx: models/structural.json and models/aligncoder.json
+# Writes a C++ file with the data built into repoctx: models/structural.json, models/aligncoder.json,
+# models/rlcoder.json, models/locate.json
 # (empty strings when missing) and every prompts/*.txt, as raw string literals with a delimiter no such
 # file contains.
 set(text "")
@@ -8,6 +9,10 @@ endif()
 set(align "")
 if(DEFINED ALIGN_MODEL AND EXISTS "${ALIGN_MODEL}")
   file(READ "${ALIGN_MODEL}" align)
+endif()
+set(rlcoder "")
+if(DEFINED RLCODER_MODEL AND EXISTS "${RLCODER_MODEL}")
+  file(READ "${RLCODER_MODEL}" rlcoder)
 endif()
 set(locate "")
 if(DEFINED LOCATE_MODEL AND EXISTS "${LOCATE_MODEL}")
@@ -19,6 +24,8 @@ string(APPEND out "const char* const kDefaultStructuralModel = R\"repoctx_data($
 string(APPEND out "extern const char* const kDefaultLocateModel;\n")
 string(APPEND out "const char* const kDefaultLocateModel = R\"repoctx_data(${locate})repoctx_data\";\n")
 string(APPEND out "const char* const kDefaultAlignModel = R\"repoctx_data(${align})repoctx_data\";\n")
+string(APPEND out "extern const char* const kDefaultRlcoderModel;\n")
+string(APPEND out "const char* const kDefaultRlcoderModel = R\"repoctx_data(${rlcoder})repoctx_data\";\n")
 string(APPEND out "const std::map<std::string, std::string>& embedded_prompts() {\n  static const std::map<std::string, std::string> m = {\n")
 file(GLOB prompt_files "${PROMPTS_DIR}/*.txt")
 list(SORT prompt_files)

@@ -296,6 +296,8 @@ struct TrainCmd {
   int run() {
     flags.apply(o.completion);
     o.completion.seed = o.seed;
+    o.command = "repoctx";
+    for (size_t i = 1; i < g_argv.size(); ++i) o.command += " " + g_argv[i];
     EngineCache engines{out, {}};
     auto training_repos = [&](const std::vector<std::string>& paths) {
       std::vector<TrainingRepo> tr;

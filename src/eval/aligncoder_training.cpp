@@ -510,6 +510,7 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
       std::tie(val.loss0, val.top1_0) = evaluate_samples(enc, val.samples);
       val.best = val.loss0;
       enc.provenance = {{"trained_on", fp["repos"]}, {"epochs", 0}, {"options", fp}, {"validation", val.to_json()}};
+      if (!o.command.empty()) enc.provenance["command"] = o.command;
       enc.save(o.out_path, enc.provenance);
       log_info("validation ({} samples): untrained loss {:.4f}, label ranked first {:.1f}%", val.samples.size(),
                val.loss0, 100 * val.top1_0);
@@ -536,6 +537,7 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     bool save = validation.empty() || validate_epoch(enc, val, epoch + 1, ep);
     json prov = {{"trained_on", fp["repos"]}, {"epochs", epoch + 1}, {"options", fp}, {"last_epoch", ep.loss}};
     if (!validation.empty()) prov["validation"] = val.to_json();
+    if (!o.command.empty()) prov["command"] = o.command;
     enc.provenance = prov;
     // The checkpoint first, then the model: an interruption between them leaves a resumable state.
     json state = {

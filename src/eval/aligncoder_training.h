@@ -57,6 +57,7 @@ struct AlignTrainOptions {
   int min_target_tokens = 16, max_target_tokens = 96;
   int threads = 2;       // sample construction (LLM labels and sampling use one)
   bool restart = false;  // ignore an existing checkpoint
+  std::string command;   // the command line that trained the model (provenance only; not part of the fingerprint)
   EncoderConfig encoder;
   CompletionParams completion;  // query window, recent lines, sampling parameters
 };

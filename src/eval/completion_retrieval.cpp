@@ -133,12 +133,12 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
   // A model file that cannot be read fails the run here, not every task one by one.
   for (const auto& v : variants)
     if (!v.model_path.empty() && v.model_path != "untrained") load_align_encoder(v.model_path);
-  if (!o.retriever.completion.model_path.empty())
-    for (const auto& v : variants)
-      if ((v.strategy == "aligncoder" || v.strategy == "rlcoder") && v.model_path.empty()) {
-        load_align_encoder(o.retriever.completion.model_path);
-        break;
-      }
+  // And so does a method whose model this build lacks (aligncoder and rlcoder each have their own).
+  for (const auto& v : variants)
+    if (v.model_path.empty()) {
+      if (v.strategy == "aligncoder") load_align_encoder(o.retriever.completion.model_path, "aligncoder");
+      if (v.strategy == "rlcoder") load_align_encoder(o.retriever.completion.rlcoder_model_path, "rlcoder");
+    }
   auto base_it = std::find(o.methods.begin(), o.methods.end(), o.baseline);
   if (base_it == o.methods.end())
     throw Error(ExitCode::usage, "the baseline '" + o.baseline + "' is not among --methods");
@@ -156,6 +156,10 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
   }
   std::vector<std::string> group;
   RetrievalEvalReport rep;
+  if (!models.embedder && std::find(o.methods.begin(), o.methods.end(), "reacc") != o.methods.end())
+    rep.notes.push_back(
+        "reacc: no embedding model is configured (--embed-model / --embed-endpoint), so its row is ReACC's BM25 "
+        "half only");
   Progress prog("retrieval eval", tasks.size());
   for (const auto& t : tasks) {
     throw_if_interrupted("nothing is written before the end of the run");
@@ -245,7 +249,11 @@ json RetrievalEvalReport::to_json() const {
                    {"p50_ms", s.p50_ms}});
     return a;
   };
-  json j = {{"tasks", tasks}, {"skipped", skipped}, {"overall", arr(overall)}, {"by_benchmark", json::object()}};
+  json j = {{"tasks", tasks},
+            {"skipped", skipped},
+            {"overall", arr(overall)},
+            {"by_benchmark", json::object()},
+            {"notes", notes}};
   for (const auto& [b, v] : by_benchmark) j["by_benchmark"][b] = arr(v);
   return j;
 }
@@ -266,6 +274,7 @@ std::string RetrievalEvalReport::table() const {
   rows(overall, "");
   for (const auto& [b, v] : by_benchmark) rows(v, b + ": ");
   s += fmt::format("\n{} tasks scored, {} skipped (no definitions, errors)\n", tasks, skipped);
+  for (const auto& n : notes) s += "note: " + n + "\n";
   return s;
 }
 

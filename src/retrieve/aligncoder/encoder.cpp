@@ -462,19 +462,25 @@ AlignEncoder AlignEncoder::load(const std::string& path) {
   return from_json(j, path);
 }
 
-// Generated at build time from models/aligncoder.json (cmake/embed.cmake); empty when the build has none.
+// Generated at build time from models/aligncoder.json and models/rlcoder.json (cmake/embed.cmake); empty when
+// the build has none.
 extern const char* const kDefaultAlignModel;
+extern const char* const kDefaultRlcoderModel;
 
-AlignEncoder load_align_encoder(const std::string& path) {
+AlignEncoder load_align_encoder(const std::string& path, const std::string& method) {
   if (path == "untrained") return AlignEncoder();  // the ablation without training (III-C's "w/o RL")
   if (!path.empty()) return AlignEncoder::load(path);
-  std::string_view text(kDefaultAlignModel);
+  bool rl = method == "rlcoder";
+  std::string_view text(rl ? kDefaultRlcoderModel : kDefaultAlignModel);
+  std::string file = rl ? "models/rlcoder.json" : "models/aligncoder.json";
   if (text.empty())
     throw Error(ExitCode::not_found,
-                "no built-in AlignRetriever model in this build: train one with `repoctx train-aligncoder REPO... "
-                "--out model.json` and pass --model-file model.json");
+                "no built-in " + method + " retriever model in this build (" + file +
+                    " was missing at build time): train one with `repoctx train-aligncoder REPO... " +
+                    (rl ? "--query plain " : "") + "--out model.json` and pass " +
+                    (rl ? "--param rlcoder_model_path=model.json" : "--model-file model.json"));
   json j = json::parse(text, nullptr, false);
-  return AlignEncoder::from_json(j, "built-in models/aligncoder.json");
+  return AlignEncoder::from_json(j, "built-in " + file);
 }
 
 void AlignEncoder::save(const std::string& path, const json& prov) const {

@@ -130,10 +130,11 @@ class AlignEncoder {
   Eigen::VectorXd p_;  // [theta (kSlots), theta_mix, delta (vocab x dim, row-major)]
 };
 
-// The encoder of a model file; an empty path = the model built into repoctx (models/aligncoder.json), or
-// Error(not_found) saying how to train one when this build has none; "untrained" = the encoder before any
-// training (idf-weighted log counts, random projection: the ablation without III-C).
-AlignEncoder load_align_encoder(const std::string& path);
+// The encoder of a model file; an empty path = the model built into repoctx for `method` ("aligncoder":
+// models/aligncoder.json, trained on the enhanced query; "rlcoder": models/rlcoder.json, trained on the
+// unfinished code alone), or Error(not_found) saying how to train one when this build has none; "untrained" =
+// the encoder before any training (idf-weighted log counts, random projection: the ablation without III-C).
+AlignEncoder load_align_encoder(const std::string& path, const std::string& method = "aligncoder");
 
 // A gradient over the flat parameters, sparse in the rows of delta.
 struct EncoderGrad {

@@ -19,6 +19,7 @@ const ParamTable<CompletionParams>& fields() {
       REPOCTX_PARAM(CompletionParams, "candidates", candidates),
       REPOCTX_PARAM(CompletionParams, "pool", pool),
       REPOCTX_PARAM(CompletionParams, "model_path", model_path),
+      REPOCTX_PARAM(CompletionParams, "rlcoder_model_path", rlcoder_model_path),
       REPOCTX_PARAM(CompletionParams, "hybrid_weight", hybrid_weight),
       REPOCTX_PARAM(CompletionParams, "iterations", iterations),
       REPOCTX_PARAM(CompletionParams, "generation_tokens", generation_tokens),

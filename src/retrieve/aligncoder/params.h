@@ -28,7 +28,8 @@ struct CompletionParams {
   // Fine retrieval: the AlignRetriever (or RLCoder's retriever) re-ranks BM25's best `pool` snippets of
   // the query (RLCoder re-ranks BM25 candidates the same way).
   int pool = 50;
-  std::string model_path;      // AlignRetriever model file; empty = the built-in one
+  std::string model_path;          // AlignRetriever model file; empty = the built-in one
+  std::string rlcoder_model_path;  // RLCoder's retriever (trained on the plain query); empty = the built-in one
   double hybrid_weight = 0.5;  // ReACC: w * norm(BM25) + (1 - w) * norm(dense)
   int iterations = 2;          // RepoCoder: retrieve-generate rounds
   int generation_tokens = 64;  // RepoCoder's intermediate completions (greedy)

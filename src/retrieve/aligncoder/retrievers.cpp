@@ -6,11 +6,17 @@
 //                 snippets of it re-ranked by the trained AlignRetriever encoder; base + dependency snippets
 //   rlcoder       RLCoder: BM25's best `pool` re-ranked by a trained encoder, query = unfinished code only
 //   reacc         ReACC: hybrid sparse + dense, w norm(BM25) + (1 - w) norm(dense) over BM25's best `pool`;
-//                 dense = the configured embedder, else the untrained encoder (a random projection of
-//                 idf-weighted token counts)
-//   repocoder     RepoCoder: retrieve, generate, retrieve again with the completion appended (2 rounds)
+//                 dense = the configured embedding model; without one, ReACC is its BM25 half only and its
+//                 trace says so (no untrained stand-in is presented as a dense retriever)
+//   repocoder     RepoCoder: its own sparse retriever (every other file cut into windows of `query_lines` lines
+//                 sliding by half of that, scored by the Jaccard index of token sets), then generate and
+//                 retrieve again with the completion appended (2 rounds)
 //   in-file       BM25 over the file's own snippets above the part the prompt shows
 //   no-retrieval  nothing (the unfinished code alone)
+#include <algorithm>
+#include <map>
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "llm/metered.h"
@@ -20,6 +26,7 @@
 #include "retrieve/aligncoder/query_enhancement.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
+#include "util/hash.h"
 
 namespace repoctx {
 
@@ -108,7 +115,8 @@ class EncoderRetriever : public Retriever {
         m_(m),
         p_(with_default_dependencies(o.completion, enhanced)),
         enhanced_(enhanced),
-        enc_(load_align_encoder(o.completion.model_path)) {
+        enc_(enhanced ? load_align_encoder(o.completion.model_path, "aligncoder")
+                      : load_align_encoder(o.completion.rlcoder_model_path, "rlcoder")) {
     if (enc_.config().mix && !m.embedder)
       throw Error(ExitCode::usage, "the AlignRetriever model was trained with the embedding model '" +
                                        enc_.config().embedder + "': configure it (--embed-model / --embed-endpoint)");
@@ -165,13 +173,23 @@ class ReaccRetriever : public Retriever {
   ReaccRetriever(const Engine& e, const Models& m, const RetrieverOptions& o)
       : e_(e), m_(m), p_(with_default_dependencies(o.completion, false)) {}
   std::string name() const override { return "reacc"; }
-  std::vector<Hit> retrieve(const RetrievalQuery& q) override {
+  std::vector<Hit> retrieve(const RetrievalQuery& q) override { return run(q).hits; }
+  RetrievalResult run(const RetrievalQuery& q) override {
     const CursorContext& ctx = need_cursor(q, "reacc");
     std::string window = query_window(ctx.unfinished, p_.query_lines);
     auto pool = coarse_retrieve(e_, ctx, window, p_.dependency_snippets != 0, p_.pool);
+    RetrievalResult r;
+    if (!m_.embedder) {
+      rank_items(e_, ctx, pool, q.top_k);
+      r.hits = to_hits(e_, ctx, pool);
+      r.trace = {{"method", "reacc"},
+                 {"dense", "none: no embedding model is configured (--embed-model / --embed-endpoint), so these are "
+                           "ReACC's BM25 half only"}};
+      return r;
+    }
     std::vector<double> sparse, dense;
     for (const auto& it : pool) sparse.push_back(it.score);
-    if (m_.embedder) {
+    {
       std::vector<std::string> texts;
       for (const auto& it : pool) texts.push_back(item_text(e_, ctx, it));
       auto qv = embed_all(*m_.embedder, {window}, EmbedTask::query).at(0);
@@ -181,16 +199,13 @@ class ReaccRetriever : public Retriever {
         for (size_t i = 0; i < v.size() && i < qv.size(); ++i) s += static_cast<double>(v[i]) * qv[i];
         dense.push_back(s);
       }
-    } else {
-      // No embedder: the encoder before any training (theta = 0, no learned rows).
-      static const AlignEncoder untrained;
-      encoder_rerank(e_, ctx, untrained, pool, {}, p_, nullptr);
-      for (const auto& it : pool) dense.push_back(it.score);
     }
     auto mixed = hybrid_scores(sparse, dense, p_.hybrid_weight);
     for (size_t i = 0; i < pool.size(); ++i) pool[i].score = mixed[i];
     rank_items(e_, ctx, pool, q.top_k);
-    return to_hits(e_, ctx, pool);
+    r.hits = to_hits(e_, ctx, pool);
+    r.trace = {{"method", "reacc"}, {"dense", m_.embedder->identity()}, {"hybrid_weight", p_.hybrid_weight}};
+    return r;
   }
 
  private:
@@ -198,6 +213,120 @@ class ReaccRetriever : public Retriever {
   Models m_;
   CompletionParams p_;
 };
+
+// RepoCoder's sparse retriever (its section 3): the repository's files cut into windows of the query's
+// length sliding by half of it, each a set of tokens (maximal alphanumeric runs, RepoCoder's split), scored
+// by the Jaccard index with the query's set. Built once per engine and window length; the cursor's own file
+// is the query side and never a result (the rule of every completion method here, codebase.h).
+struct RepoCoderWindows {
+  struct Window {
+    int file = -1, start = 0, end = 0;  // 1-based lines
+    std::vector<uint64_t> tokens;       // sorted, distinct
+  };
+  std::mutex mu;
+  std::map<int, std::shared_ptr<const std::vector<Window>>> by_lines;
+};
+
+std::vector<uint64_t> token_set(std::string_view text) {
+  std::vector<uint64_t> out;
+  size_t i = 0, n = text.size();
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+  while (i < n) {
+    while (i < n && !alnum(text[i])) ++i;
+    size_t b = i;
+    while (i < n && alnum(text[i])) ++i;
+    if (i > b) out.push_back(hash64(text.substr(b, i - b)));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+double jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
+  size_t i = 0, j = 0, both = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i] == b[j]) ++both, ++i, ++j;
+    else if (a[i] < b[j]) ++i;
+    else ++j;
+  }
+  size_t any = a.size() + b.size() - both;
+  return any ? static_cast<double>(both) / static_cast<double>(any) : 0.0;
+}
+
+std::shared_ptr<const std::vector<RepoCoderWindows::Window>> repocoder_windows(const Engine& e, int lines) {
+  auto& cache = e.derived<RepoCoderWindows>();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto& slot = cache.by_lines[lines];
+  if (slot) return slot;
+  auto out = std::make_shared<std::vector<RepoCoderWindows::Window>>();
+  const RepoView& v = e.view();
+  int slide = std::max(1, lines / 2);
+  for (int f = 0; f < static_cast<int>(v.files().size()); ++f) {
+    const std::string& content = v.content(f);
+    std::vector<size_t> starts{0};
+    for (size_t i = 0; i < content.size(); ++i)
+      if (content[i] == '\n' && i + 1 < content.size()) starts.push_back(i + 1);
+    int n = content.empty() ? 0 : static_cast<int>(starts.size());
+    for (int b = 0; b < n; b += slide) {
+      int end = std::min(n, b + lines);
+      size_t from = starts[b], to = end < n ? starts[end] : content.size();
+      RepoCoderWindows::Window w{f, b + 1, end, token_set(std::string_view(content).substr(from, to - from))};
+      if (!w.tokens.empty()) out->push_back(std::move(w));
+      if (end == n) break;
+    }
+  }
+  slot = out;
+  return slot;
+}
+
+std::vector<Hit> repocoder_retrieve(const Engine& e, const CursorContext& ctx, const std::string& query, int lines,
+                                    int top_k) {
+  auto windows = repocoder_windows(e, lines);
+  auto q = token_set(query);
+  std::vector<std::pair<double, size_t>> scored;
+  for (size_t i = 0; i < windows->size(); ++i) {
+    const auto& w = (*windows)[i];
+    if (w.file == ctx.cursor.file) continue;
+    double s = jaccard(q, w.tokens);
+    if (s > 0) scored.push_back({s, i});
+  }
+  // Best first; ties by file and line (the windows' order).
+  auto cmp = [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; };
+  size_t k = top_k > 0 ? std::min(scored.size(), static_cast<size_t>(top_k)) : scored.size();
+  std::partial_sort(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(k), scored.end(), cmp);
+  scored.resize(k);
+  std::vector<Hit> hits;
+  const RepoView& v = e.view();
+  for (const auto& [s, i] : scored) {
+    const auto& w = (*windows)[i];
+    Hit h;
+    h.type = Hit::Type::snippet;
+    h.label = "window";
+    h.file = w.file;
+    h.start_line = w.start;
+    h.end_line = w.end;
+    h.score = s;
+    const std::string& content = v.content(w.file);
+    size_t from = 0;
+    for (int l = 1; l < w.start && from != std::string::npos; ++l) from = content.find('\n', from) + 1;
+    size_t to = from;
+    for (int l = w.start; l <= w.end && to < content.size(); ++l) {
+      size_t nl = content.find('\n', to);
+      to = nl == std::string::npos ? content.size() : nl + 1;
+    }
+    h.text = content.substr(from, to - from);
+    hits.push_back(std::move(h));
+  }
+  return hits;
+}
+
+json hits_json(const Engine& e, const std::vector<Hit>& hits) {
+  json a = json::array();
+  for (const auto& h : hits)
+    a.push_back(fmt::format("{} {}:{}-{} {:.4f}", h.label, e.view().files()[h.file].path, h.start_line, h.end_line,
+                            h.score));
+  return a;
+}
 
 class RepoCoderRetriever : public Retriever {
  public:
@@ -215,9 +344,8 @@ class RepoCoderRetriever : public Retriever {
     std::string query = query_window(ctx.unfinished, p_.query_lines);
     int n = std::max(1, p_.iterations);
     for (int round = 1; round <= n; ++round) {
-      auto items = coarse_retrieve(e_, ctx, query, p_.dependency_snippets != 0, q.top_k);
-      r.hits = to_hits(e_, ctx, items);
-      json jr = {{"round", round}, {"hits", items_json(e_, ctx, items)}};
+      r.hits = repocoder_retrieve(e_, ctx, query, p_.query_lines, q.top_k);
+      json jr = {{"round", round}, {"hits", hits_json(e_, r.hits)}};
       if (round < n) {
         // The completion of this round, appended to the unfinished code, is the next round's query window.
         GenerateRequest g;
