@@ -164,11 +164,12 @@ bool pick_position(const Engine& e, int file, const AlignTrainOptions& o, Sample
   return false;
 }
 
-// Perplexity of `target` after the prompt that shows one snippet (eq. 24).
+// Perplexity of `target` after the prompt of the enhanced query (its candidates, when it has any) and one
+// snippet (eq. 23-24).
 double perplexity(LlmBackend& llm, const Engine& e, const CursorContext& ctx, const Hit& h, const std::string& target,
-                  const CompletionParams& p) {
+                  const std::vector<std::string>& candidates, const CompletionParams& p) {
   LogprobRequest r;
-  r.prompt = completion_prompt(e, ctx, {h}, p).text;
+  r.prompt = completion_prompt(e, ctx, {h}, p, candidates).text;
   r.continuation = target;
   return llm.logprobs(r).perplexity();
 }
@@ -203,7 +204,7 @@ bool make_sample(const TrainingRepo& repo, int file, const AlignTrainOptions& o,
     LlmBackend& llm = models.need_llm("perplexity labels (--labels ppl)");
     double best = 0;
     for (size_t i = 0; i < pool.size(); ++i) {
-      double ppl = perplexity(llm, e, *ctx, item_hit(e, *ctx, pool[i]), pos.target, cp);
+      double ppl = perplexity(llm, e, *ctx, item_hit(e, *ctx, pool[i]), pos.target, candidates, cp);
       if (label < 0 || ppl < best) best = ppl, label = static_cast<int>(i);
     }
   } else {
@@ -336,6 +337,7 @@ json training_fingerprint(const std::vector<TrainingRepo>& repos, const AlignTra
              {"tau", o.encoder.tau},
              {"encoder_seed", o.encoder.seed},
              {"mix", o.encoder.mix},
+             {"head", o.encoder.head},
              {"query_lines", c.query_lines},
              {"recent_lines", c.recent_lines},
              {"samples", c.samples},
@@ -419,6 +421,8 @@ void check_options(const AlignTrainOptions& o) {
   if (o.min_target_tokens < 1 || o.max_target_tokens < o.min_target_tokens)
     throw Error(ExitCode::usage, "target token range must satisfy 1 <= min <= max");
   if (o.out_path.empty()) throw Error(ExitCode::usage, "--out is required");
+  if (o.encoder.head > 0 && !o.encoder.mix)
+    throw Error(ExitCode::usage, "--head N trains a head over an embedding model: add --mix (and --embed-model)");
   if (!(o.l2_init >= 0)) throw Error(ExitCode::usage, "--l2-init must be >= 0 (inf: keep the untrained encoder)");
   if (o.val_samples < 1 || o.patience < 1) throw Error(ExitCode::usage, "--val-samples and --patience must be >= 1");
 }
@@ -503,6 +507,15 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     log_info("resuming from {} after epoch {}", ckpt, start);
   } else {
     enc.set_vocabulary(frequent_tokens(repos, o.encoder.vocab));
+    if (ec.mix && ec.head > 0) {
+      // The head's input is the embedding model's dimension: one short embedding (cached) tells it.
+      EmbedRequest r;
+      r.texts = {"def f():\n    return 0\n"};
+      r.task = EmbedTask::document;
+      r.purpose = "aligncoder_head_shape";
+      auto v = models.need_embedder("the AlignRetriever's head").embed(r).vectors;
+      enc.init_head(v.empty() ? 0 : static_cast<int>(v.front().size()));
+    }
   }
   if (!validation.empty()) {
     val.samples = validation_samples(validation, o, models);

@@ -14,6 +14,9 @@ nothing; what is checked is that everything runs and is kept:
      no new LLM call (the cache's entries do not grow: the samples have a fixed seed);
   4. Ctrl-C in the middle of a run: exit 130, finished results kept, the re-run completes without duplicates;
   5. `complete` at one cursor, and RQ2's sweep (--k 1..2: one row per sampling number);
+  6. the neural AlignRetriever: a linear head over the tiny model's embeddings (--mix --head), trained with
+     eq. 21-22: the loss falls, two epochs in two runs equal two in one bit for bit, and retrieval uses the
+     trained head (the same model with the head's rows swapped retrieves otherwise).
   0. first, train-aligncoder with perplexity labels from the model's log-probabilities (eq. 24), one small
      epoch, with the model in process: the AlignRetriever the methods then use.
 """
@@ -93,6 +96,7 @@ def main():
         write_bad_tasks(tasks, good[0])
         # The AlignRetriever the methods use: trained here with perplexity labels (eq. 24) from the tiny model.
         aligned = check_training(ck, binary, env, repo, work, model, good[0])
+        check_head_training(ck, binary, env, repo, work, model, good[0])
         with start_llama_server(a.llama_server, model, os.path.join(work, "server.log"), "-c", "4096", "-np", "1",
                                 "-t", "2", "--no-webui") as srv:
             cache = os.path.join(work, "llm.db")
@@ -208,6 +212,50 @@ def check_training(ck, binary, env, repo, work, model, task):
     ck.check(p.returncode == 0 and json.loads(p.stdout)["resumed_from"] == 1,
              "a re-run finds the finished epoch in the checkpoint", tail(p.stderr))
     return out
+
+
+def check_head_training(ck, binary, env, repo, work, model, task):
+    def train(out, epochs):
+        cmd = ["train-aligncoder", repo, "--out", out, "--epochs", str(epochs), "--samples", "24", "--batch", "4",
+               "--lr", "0.05", "--labels", "defines", "--candidates-per-query", "5", "--mix", "--head", "8",
+               "--model", model, "--ctx", "8192", "--cache", os.path.join(work, "head.db"), "--json"]
+        p = run(binary, cmd, env=env, timeout=900)
+        ck.check(p.returncode == 0, f"train-aligncoder --mix --head 8 ({epochs} epochs) exits 0", tail(p.stderr))
+        return json.loads(p.stdout) if p.returncode == 0 else None
+    straight = os.path.join(work, "head-straight.json")
+    rep = train(straight, 3)
+    if not rep:
+        return
+    losses = [ep["loss"] for ep in rep["epochs"]]
+    ck.check(len(losses) == 3 and losses[-1] < losses[0], f"training the head lowers the loss ({losses})")
+    j = json.load(open(straight))
+    ck.check(j["config"]["head"] == 8 and j["config"]["head_in"] > 0 and j.get("head"),
+             f"the model file holds the head (8 x {j['config'].get('head_in')})")
+    resumed = os.path.join(work, "head-resumed.json")
+    train(resumed, 2)
+    rep2 = train(resumed, 3)
+    ck.check(rep2 is not None and rep2["resumed_from"] == 2, "the third epoch resumes from the checkpoint")
+    ck.check(json.load(open(resumed))["head"] == j["head"] and json.load(open(resumed))["theta"] == j["theta"],
+             "2 + 1 epochs equal 3 in one run, bit for bit")
+    # Retrieval uses the trained head: swap its rows and the scores change.
+    import base64
+    import struct
+    raw = base64.b64decode(j["head"])
+    n_in = j["config"]["head_in"]
+    rows = [raw[i * 4 * n_in:(i + 1) * 4 * n_in] for i in range(8)]
+    flipped = dict(j)
+    flipped["head"] = base64.b64encode(b"".join(bytes(struct.pack("<f", -x) for x in struct.unpack(f"<{n_in}f", r))
+                                                if k % 2 else r for k, r in enumerate(reversed(rows)))).decode()
+    other = os.path.join(work, "head-other.json")
+    json.dump(flipped, open(other, "w"))
+    def scores(path):
+        p = run(binary, ["retrieve", repo, "--strategy", "aligncoder", "--model-file", path, "--param",
+                         "candidates=none", "--file", task["file"], "--line", str(task["line"]), "--model", model,
+                         "--ctx", "8192", "--cache", os.path.join(work, "head.db"), "--json"], env=env)
+        ck.check(p.returncode == 0, f"retrieve with the head model {os.path.basename(path)}", tail(p.stderr))
+        return [r.get("score") for r in json.loads(p.stdout)["results"]] if p.returncode == 0 else None
+    a, b = scores(straight), scores(other)
+    ck.check(a is not None and b is not None and a != b, "retrieval scores follow the trained head", f"{a} vs {b}")
 
 
 if __name__ == "__main__":

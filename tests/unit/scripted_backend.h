@@ -94,7 +94,12 @@ class ScriptedBackend : public LlmBackend {
     return g;
   }
 
-  LogprobResult logprobs(const LogprobRequest&) override { throw std::runtime_error("not scripted"); }
+  // Log-probabilities of a continuation after a prompt (unset: logprobs() throws "not scripted").
+  std::function<LogprobResult(const LogprobRequest&)> logprob_fn;
+  LogprobResult logprobs(const LogprobRequest& r) override {
+    if (!logprob_fn) throw std::runtime_error("not scripted");
+    return logprob_fn(r);
+  }
 
   EmbedResult embed(const EmbedRequest& r) override {
     EmbedResult out;

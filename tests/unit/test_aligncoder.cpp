@@ -45,10 +45,12 @@ FeatureBag bag(const std::string& code, const std::vector<std::string>& cands, b
 
 // ----------------------------------------------------------------------------------------- encoder
 TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
-  for (bool mix : {false, true}) {
+  for (int variant : {0, 1, 2}) {  // bag of tokens; mixed with an embedding; mixed through a trained head
+    const bool mix = variant > 0, with_head = variant == 2;
     EncoderConfig cfg;
     cfg.dim = 16;
     cfg.mix = mix;
+    cfg.head = with_head ? 5 : 0;
     AlignEncoder enc(cfg);
     FeatureBag q = bag("def total(items):\n    s = 0\n    for it in items:\n        s += it.price\n",
                        {"return sum(it.price for it in items)"}, true);
@@ -62,6 +64,7 @@ TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
     std::sort(vocab.begin(), vocab.end());
     vocab.erase(std::unique(vocab.begin(), vocab.end()), vocab.end());
     enc.set_vocabulary(vocab);
+    if (with_head) enc.init_head(8);
     std::mt19937_64 g(7);
     std::normal_distribution<double> nd(0.0, 0.3);
     for (Eigen::Index i = 0; i < enc.params().size(); ++i) enc.params()[i] = nd(g);
@@ -83,14 +86,18 @@ TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
     enc.loss(q, ptrs, 1, &grad);
     auto analytic = [&](Eigen::Index i) {
       if (i < static_cast<Eigen::Index>(enc.delta_offset())) return grad.dense[i];
+      if (i >= static_cast<Eigen::Index>(enc.head_offset()))
+        return grad.head[i - static_cast<Eigen::Index>(enc.head_offset())];
       auto r = static_cast<int>((static_cast<size_t>(i) - enc.delta_offset()) / static_cast<size_t>(cfg.dim));
       auto k = static_cast<Eigen::Index>((static_cast<size_t>(i) - enc.delta_offset()) % static_cast<size_t>(cfg.dim));
       auto it = grad.rows.find(r);
       return it == grad.rows.end() ? 0.0 : it->second[k];
     };
-    int checked = 0;
+    int checked = 0, head_checked = 0;
     for (Eigen::Index i = 0; i < enc.params().size(); ++i) {
-      if (i >= kSlots + 1 && i % 5 != 0) continue;  // every theta, the mix, one in five learned weights
+      bool in_head = i >= static_cast<Eigen::Index>(enc.head_offset());
+      // every theta, the mix, every head weight, one in five learned rows' weights
+      if (i >= kSlots + 1 && !in_head && i % 5 != 0) continue;
       if (i == kSlots && !mix) continue;
       const double h = 1e-6, old = enc.params()[i];
       enc.params()[i] = old + h;
@@ -99,10 +106,15 @@ TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
       double down = enc.loss(q, ptrs, 1, nullptr);
       enc.params()[i] = old;
       double numeric = (up - down) / (2 * h);
-      EXPECT_NEAR(analytic(i), numeric, 1e-5 + 1e-4 * std::abs(numeric)) << "parameter " << i << " mix " << mix;
+      EXPECT_NEAR(analytic(i), numeric, 1e-5 + 1e-4 * std::abs(numeric)) << "parameter " << i << " variant " << variant;
       ++checked;
+      head_checked += in_head;
     }
     EXPECT_GT(checked, 60);
+    if (with_head) {
+      EXPECT_EQ(head_checked, 40);
+      EXPECT_GT(grad.head.norm(), 0.0) << "the head gets no gradient";
+    }
     double nonzero = 0;
     for (int s = 0; s < kSlots; ++s) nonzero += std::abs(grad.dense[s]);
     EXPECT_GT(nonzero, 0.0);  // the role weights do get a gradient
@@ -127,6 +139,65 @@ TEST(AlignEncoder, TrainingOnOneSampleRaisesItsLabel) {
   EXPECT_LT(last, first * 0.5);
   auto s = enc.scores(q, ptrs);
   EXPECT_GT(s[0], s[1]);
+}
+
+// The linear head over a frozen embedding: training moves it and lowers the loss, the model file keeps it
+// (float32; exact in checkpoints), and scores use it: the same model with another head scores otherwise.
+TEST(AlignEncoder, TrainedHeadLowersTheLossRoundTripsAndDrivesTheScores) {
+  EncoderConfig cfg;
+  cfg.dim = 16;
+  cfg.mix = true;
+  cfg.head = 6;
+  cfg.embedder = "test-embedder";
+  AlignEncoder enc(cfg);
+  enc.set_vocabulary({});
+  enc.init_head(12);
+  ASSERT_EQ(enc.head_size(), 72u);
+  auto vec = [](int k) {
+    std::vector<float> v(12);
+    for (int i = 0; i < 12; ++i) v[static_cast<size_t>(i)] = static_cast<float>(std::cos(k * 1.7 + i * 0.9));
+    return v;
+  };
+  // The same text for every document: only the embeddings (through the head) can tell them apart.
+  FeatureBag q = bag("rows = load(path)\n", {}, true);
+  std::vector<FeatureBag> docs(4, bag("x = 1\n", {}, false));
+  q.frozen = vec(0);
+  for (size_t i = 0; i < docs.size(); ++i) docs[i].frozen = vec(static_cast<int>(i) + 5);
+  std::vector<const FeatureBag*> ptrs;
+  for (const auto& d : docs) ptrs.push_back(&d);
+  const int label = 2;
+  Eigen::VectorXd head0 = enc.params().tail(72);
+  AdamState adam;
+  adam.lr = 0.05;
+  adam.l2_init = 1.0;  // the pull towards the untrained encoder leaves the head alone
+  double first = enc.loss(q, ptrs, label, nullptr), last = first;
+  for (int step = 0; step < 60; ++step) {
+    EncoderGrad g;
+    last = enc.loss(q, ptrs, label, &g);
+    adam.apply(enc, g, 1.0);
+  }
+  EXPECT_LT(last, first * 0.5) << "training the head does not lower the loss";
+  EXPECT_GT((enc.params().tail(72) - head0).norm(), 0.1) << "the head did not move";
+  auto s = enc.scores(q, ptrs);
+  EXPECT_EQ(std::max_element(s.begin(), s.end()) - s.begin(), label);
+  // Round trip: float32 in the model file, float64 in a checkpoint.
+  TempDir tmp;
+  enc.save(tmp.str() + "/head.json");
+  AlignEncoder back = AlignEncoder::load(tmp.str() + "/head.json");
+  EXPECT_EQ(back.config().head, 6);
+  EXPECT_EQ(back.config().head_in, 12);
+  EXPECT_LT((back.params() - enc.params()).cwiseAbs().maxCoeff(), 1e-6);
+  AlignEncoder exact = AlignEncoder::from_json(enc.to_json(true), "checkpoint");
+  EXPECT_EQ((exact.params() - enc.params()).norm(), 0.0);
+  // Scores follow the head: the untrained one ranks otherwise.
+  AlignEncoder other = back;
+  other.params().tail(72) = head0;
+  auto s_other = other.scores(q, ptrs);
+  EXPECT_NE(s_other, back.scores(q, ptrs)) << "scores ignore the trained head";
+  // An embedding of another size is a clear error.
+  FeatureBag wrong = q;
+  wrong.frozen.resize(7);
+  EXPECT_THROW(back.scores(wrong, ptrs), Error);
 }
 
 // The proximal L2 pull towards the untrained encoder (all parameters 0): infinite keeps it exactly, a
@@ -774,3 +845,60 @@ TEST(AlignTraining, ValidationKeepsTheBestEpochAndStopsEarly) {
 }
 
 }  // namespace
+
+// Eq. 23-24 labels: the snippet whose prompt (the enhanced query: its sampled candidates, and the one
+// snippet) gives the target the lowest perplexity. The scripted model's perplexity is low exactly when the
+// prompt shows the definition of render_line; the label must be a snippet defining it (argmax would pick one
+// that does not), and every scored prompt must hold the sampled candidate.
+TEST(AlignTraining, PerplexityLabelsPickTheLowestPerplexityWithTheSampledCandidatesInThePrompt) {
+  TempDir repo, tmp;
+  write_training_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  std::vector<TrainingRepo> repos = {{"shop", e.get()}};
+  ScriptedBackend llm;
+  llm.answers["aligncoder_sample"] = [](const GenerateRequest&) { return std::string("zqsampled = detail(path)"); };
+  int asked = 0, without_candidate = 0;
+  llm.logprob_fn = [&](const LogprobRequest& r) {
+    ++asked;
+    if (r.prompt.find("zqsampled = detail(path)") == std::string::npos) ++without_candidate;
+    LogprobResult out;
+    bool low = r.prompt.find("def render_line") != std::string::npos;
+    double spread = static_cast<double>(std::hash<std::string>{}(r.prompt) % 7) * 0.1;
+    out.logprobs = {low ? -0.1 : -2.0 - spread, low ? -0.1 : -1.5};
+    return out;
+  };
+  Models m;
+  m.llm = &llm;
+  AlignTrainOptions o = small_training(tmp.str() + "/ppl.json");
+  o.labels = "ppl";
+  o.query = "enhanced";
+  o.candidate_source = "sample";
+  o.candidate_rate = 1.0;
+  o.completion.samples = 2;
+  auto samples = build_samples(repos, o, m, 0);
+  ASSERT_FALSE(samples.empty());
+  EXPECT_GT(asked, 0);
+  EXPECT_EQ(without_candidate, 0) << "a perplexity prompt left out the enhanced query's candidates";
+  uint64_t render_line = 0;
+  for (const auto& t : code_tokens("def render_line(x):"))
+    if (t.whole && t.role == TokenRole::definition) render_line = t.id;
+  ASSERT_NE(render_line, 0u);
+  auto defines = [&](const FeatureBag& b) {
+    for (size_t i = 0; i < b.size(); ++i)
+      if (b.ids[i] == render_line)
+        for (uint32_t k = b.begin[i]; k < b.begin[i + 1]; ++k)
+          if (b.entries[k].first % kRoles == static_cast<int>(TokenRole::definition)) return true;
+    return false;
+  };
+  int informative = 0;
+  for (const auto& s : samples) {
+    if (s.file == "shop/fmt.py") continue;  // its own code shows the definition to every prompt
+    int defining = 0;
+    for (const auto& d : s.docs) defining += defines(d);
+    if (defining == 0 || defining == static_cast<int>(s.docs.size())) continue;  // every label would do
+    ++informative;
+    EXPECT_TRUE(defines(s.docs[static_cast<size_t>(s.label)]))
+        << s.file << ":" << s.line << ": the label is not the lowest-perplexity snippet";
+  }
+  EXPECT_GT(informative, 0) << "no sample had both kinds of snippet: the check checked nothing";
+}

@@ -151,18 +151,56 @@ FeatureBag BagBuilder::build(const std::function<double(uint64_t)>& idf) const {
 // ----------------------------------------------------------------------------------------- encoder
 AlignEncoder::AlignEncoder(EncoderConfig cfg) : cfg_(std::move(cfg)) {
   if (cfg_.dim < 8) throw Error(ExitCode::usage, "the encoder dimension must be at least 8");
+  if (cfg_.head < 0) throw Error(ExitCode::usage, "the head's size must be 0 (none) or more");
+  cfg_.head_in = 0;  // init_head sets it, with the weights
   p_ = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(delta_offset()));
   // theta = 0: rho = 1 for every slot, i.e. plain log-tf * idf at the start of training.
 }
 
 void AlignEncoder::set_vocabulary(const std::vector<uint64_t>& ids) {
+  Eigen::VectorXd head = p_.tail(static_cast<Eigen::Index>(head_size()));
   vocab_ids_ = ids;
   vocab_index_.clear();
   for (size_t i = 0; i < ids.size(); ++i) vocab_index_.emplace(ids[i], static_cast<int>(i));
-  Eigen::VectorXd np = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(delta_offset() + ids.size() * cfg_.dim));
+  Eigen::VectorXd np = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(head_offset() + head_size()));
   np.head(static_cast<Eigen::Index>(delta_offset())) = p_.head(static_cast<Eigen::Index>(delta_offset()));
+  np.tail(static_cast<Eigen::Index>(head_size())) = head;
   p_ = std::move(np);
   cfg_.vocab = static_cast<int>(ids.size());
+}
+
+void AlignEncoder::init_head(int in) {
+  if (cfg_.head <= 0) return;
+  if (in <= 0) throw Error(ExitCode::usage, "the embedding model returned an empty vector: no head to train over it");
+  p_.conservativeResize(static_cast<Eigen::Index>(head_offset()));
+  cfg_.head_in = in;
+  Eigen::VectorXd w(static_cast<Eigen::Index>(head_size()));
+  // N(0, 1/head) entries from splitmix64 (Box-Muller): a Johnson-Lindenstrauss projection, so that the
+  // untrained head scores about as the embedding's own cosine does.
+  uint64_t key = splitmix64(cfg_.seed ^ 0x68656164ULL);
+  const double sd = 1.0 / std::sqrt(static_cast<double>(cfg_.head));
+  for (Eigen::Index i = 0; i < w.size(); i += 2) {
+    double u1 = (static_cast<double>(splitmix64(key + 2 * static_cast<uint64_t>(i)) >> 11) + 0.5) * 0x1.0p-53;
+    double u2 = static_cast<double>(splitmix64(key + 2 * static_cast<uint64_t>(i) + 1) >> 11) * 0x1.0p-53;
+    double r = std::sqrt(-2.0 * std::log(u1)), t = 2.0 * M_PI * u2;
+    w[i] = sd * r * std::cos(t);
+    if (i + 1 < w.size()) w[i + 1] = sd * r * std::sin(t);
+  }
+  p_.conservativeResize(static_cast<Eigen::Index>(head_offset() + head_size()));
+  p_.tail(w.size()) = w;
+}
+
+Eigen::VectorXd AlignEncoder::frozen_vector(const FeatureBag& b) const {
+  Eigen::Map<const Eigen::VectorXf> g(b.frozen.data(), static_cast<Eigen::Index>(b.frozen.size()));
+  if (cfg_.head <= 0 || cfg_.head_in <= 0) return g.cast<double>();
+  if (static_cast<int>(b.frozen.size()) != cfg_.head_in)
+    throw Error(ExitCode::usage, "the embedding has " + std::to_string(b.frozen.size()) +
+                                     " dimensions, the AlignRetriever's head was trained on " +
+                                     std::to_string(cfg_.head_in) + ": configure the model it was trained with ('" +
+                                     cfg_.embedder + "')");
+  Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> W(
+      p_.data() + head_offset(), cfg_.head, cfg_.head_in);
+  return W * g.cast<double>();
 }
 
 int AlignEncoder::vocab_row(uint64_t id) const {
@@ -223,22 +261,21 @@ namespace {
 double sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
-double frozen_cos(const FeatureBag& a, const FeatureBag& b) {
-  if (a.frozen.empty() || a.frozen.size() != b.frozen.size()) return 0;
-  double s = 0;
-  for (size_t i = 0; i < a.frozen.size(); ++i) s += static_cast<double>(a.frozen[i]) * b.frozen[i];
-  return s;
+double cosine(const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
+  double nu = u.norm(), nv = v.norm();
+  return nu > 0 && nv > 0 && u.size() == v.size() ? u.dot(v) / (nu * nv) : 0.0;
 }
 }  // namespace
 
 std::vector<double> AlignEncoder::scores(const FeatureBag& q, const std::vector<const FeatureBag*>& docs) const {
   Eigen::VectorXd eq = embed(q);
   double a = cfg_.mix ? sigmoid(p_[kSlots]) : 0.0;
+  Eigen::VectorXd gq = cfg_.mix ? frozen_vector(q) : Eigen::VectorXd();
   std::vector<double> out;
   out.reserve(docs.size());
   for (const FeatureBag* d : docs) {
     double c = eq.dot(embed(*d));
-    out.push_back(cfg_.mix ? (1 - a) * c + a * frozen_cos(q, *d) : c);
+    out.push_back(cfg_.mix ? (1 - a) * c + a * cosine(gq, frozen_vector(*d)) : c);
   }
   return out;
 }
@@ -246,6 +283,7 @@ std::vector<double> AlignEncoder::scores(const FeatureBag& q, const std::vector<
 void EncoderGrad::clear() {
   dense.setZero();
   rows.clear();
+  if (head.size() > 0) head.setZero();
 }
 
 double AlignEncoder::loss(const FeatureBag& q, const std::vector<const FeatureBag*>& docs, int label,
@@ -257,10 +295,13 @@ double AlignEncoder::loss(const FeatureBag& q, const std::vector<const FeatureBa
   fd.reserve(n);
   for (const FeatureBag* d : docs) fd.push_back(forward(*d));
   const double a = cfg_.mix ? sigmoid(p_[kSlots]) : 0.0;
+  const bool head = cfg_.mix && cfg_.head > 0 && cfg_.head_in > 0;
   std::vector<double> cos(n, 0.0), cg(n, 0.0), z(n);
+  Eigen::VectorXd gq = cfg_.mix ? frozen_vector(q) : Eigen::VectorXd();
+  std::vector<Eigen::VectorXd> gd(cfg_.mix ? n : 0);
   for (size_t i = 0; i < n; ++i) {
     if (fq.norm > 0 && fd[i].norm > 0) cos[i] = fq.e.dot(fd[i].e) / (fq.norm * fd[i].norm);
-    if (cfg_.mix) cg[i] = frozen_cos(q, *docs[i]);
+    if (cfg_.mix) cg[i] = cosine(gq, gd[i] = frozen_vector(*docs[i]));
     z[i] = ((1 - a) * cos[i] + a * cg[i]) / cfg_.tau;
   }
   double mx = *std::max_element(z.begin(), z.end()), sum = 0;
@@ -270,10 +311,28 @@ double AlignEncoder::loss(const FeatureBag& q, const std::vector<const FeatureBa
   double loss = -(z[static_cast<size_t>(label)] - mx - std::log(sum));
   if (!g) return loss;
   if (g->dense.size() != static_cast<Eigen::Index>(kSlots + 1)) g->dense = Eigen::VectorXd::Zero(kSlots + 1);
+  if (head && g->head.size() != static_cast<Eigen::Index>(head_size()))
+    g->head = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(head_size()));
   Eigen::VectorXd de_q = Eigen::VectorXd::Zero(cfg_.dim);
+  // The head: d cos(u, v) / du = (v^ - cos u^) / |u| with u = W g_q, v = W g_d, and dW += du g_q^T + dv g_d^T.
+  Eigen::VectorXd du_q = head ? Eigen::VectorXd::Zero(cfg_.head) : Eigen::VectorXd();
+  Eigen::VectorXd gq_in, gd_in;
+  Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> dW(
+      head ? g->head.data() : nullptr, head ? cfg_.head : 0, head ? cfg_.head_in : 0);
+  if (head) gq_in = Eigen::Map<const Eigen::VectorXf>(q.frozen.data(), cfg_.head_in).cast<double>();
   for (size_t i = 0; i < n; ++i) {
     double ds = (p[i] - (static_cast<int>(i) == label ? 1.0 : 0.0)) / cfg_.tau;  // dL/ds_i
     if (cfg_.mix) g->dense[kSlots] += ds * a * (1 - a) * (cg[i] - cos[i]);
+    if (head && ds != 0) {
+      double nu = gq.norm(), nv = gd[i].norm();
+      if (nu > 0 && nv > 0) {
+        double dcg = ds * a;
+        Eigen::VectorXd uh = gq / nu, vh = gd[i] / nv;
+        du_q += dcg * (vh - cg[i] * uh) / nu;
+        gd_in = Eigen::Map<const Eigen::VectorXf>(docs[i]->frozen.data(), cfg_.head_in).cast<double>();
+        dW.noalias() += (dcg * (uh - cg[i] * vh) / nv) * gd_in.transpose();
+      }
+    }
     double dc = ds * (1 - a);  // dL/dcos_i
     if (dc == 0 || fq.norm == 0 || fd[i].norm == 0) continue;
     Eigen::VectorXd uq = fq.e / fq.norm, ud = fd[i].e / fd[i].norm;
@@ -282,6 +341,7 @@ double AlignEncoder::loss(const FeatureBag& q, const std::vector<const FeatureBa
     backward(*docs[i], fd[i], de_d, *g);
   }
   backward(q, fq, de_q, *g);
+  if (head) dW.noalias() += du_q * gq_in.transpose();
   return loss;
 }
 
@@ -324,6 +384,12 @@ void AdamState::apply(AlignEncoder& enc, const EncoderGrad& g, double scale) {
     auto base = static_cast<Eigen::Index>(enc.delta_offset() + static_cast<size_t>(r) * d);
     for (int k = 0; k < d; ++k) update(base + k, scale * row[k], true);
   }
+  // The head moves by Adam alone: the pull towards 0 (the untrained encoder) would erase the projection.
+  const double saved = l2_init;
+  l2_init = 0;
+  auto base = static_cast<Eigen::Index>(enc.head_offset());
+  for (Eigen::Index k = 0; k < g.head.size(); ++k) update(base + k, scale * g.head[k], false);
+  l2_init = saved;
 }
 
 namespace {
@@ -377,13 +443,14 @@ AdamState AdamState::from_json(const json& j) {
 json AlignEncoder::to_json(bool exact) const {
   std::vector<double> theta(p_.data(), p_.data() + kSlots);
   // Weights as float32 (the model file is small enough to ship); token ids as raw uint64.
-  const size_t n = static_cast<size_t>(p_.size()) - delta_offset();
-  std::vector<float> delta(exact ? 0 : n);
-  for (size_t i = 0; i < delta.size(); ++i)
-    delta[i] = static_cast<float>(p_[static_cast<Eigen::Index>(delta_offset() + i)]);
-  std::string weights = exact ? base64_encode(p_.data() + delta_offset(), n * sizeof(double))
-                              : base64_encode(delta.data(), delta.size() * sizeof(float));
-  return {{"format", "repoctx-align-encoder"},
+  auto encode = [&](size_t from, size_t n) {
+    if (exact) return base64_encode(p_.data() + from, n * sizeof(double));
+    std::vector<float> f(n);
+    for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(p_[static_cast<Eigen::Index>(from + i)]);
+    return base64_encode(f.data(), f.size() * sizeof(float));
+  };
+  std::string weights = encode(delta_offset(), head_offset() - delta_offset());
+  json j = {{"format", "repoctx-align-encoder"},
           {"format_version", kFormatVersion},
           {"config",
            {{"dim", cfg_.dim},
@@ -391,7 +458,9 @@ json AlignEncoder::to_json(bool exact) const {
             {"tau", cfg_.tau},
             {"seed", cfg_.seed},
             {"mix", cfg_.mix},
-            {"embedder", cfg_.embedder}}},
+            {"embedder", cfg_.embedder},
+            {"head", cfg_.head},
+            {"head_in", cfg_.head_in}}},
           {"features",
            {{"tokens", "util/text.h tokenize_code (sub-tokens and whole identifiers)"},
             {"places", {"far", "code", "recent", "imported", "candidate", "document"}},
@@ -405,6 +474,8 @@ json AlignEncoder::to_json(bool exact) const {
           {"delta_dtype", exact ? "float64" : "float32"},
           {"delta", weights},
           {"provenance", provenance}};
+  if (head_size() > 0) j["head"] = encode(head_offset(), head_size());  // row-major, delta_dtype
+  return j;
 }
 
 AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
@@ -424,6 +495,9 @@ AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
     c.seed = cj.at("seed");
     c.mix = cj.at("mix");
     c.embedder = cj.at("embedder");
+    c.head = cj.value("head", 0);
+    int head_in = cj.value("head_in", 0);
+    if (c.head < 0 || head_in < 0 || (c.head > 0 && head_in > 0 && !c.mix)) throw bad("a head without an embedding");
     AlignEncoder enc(c);
     std::string ids = base64_decode(j.at("vocabulary").get<std::string>());
     std::vector<uint64_t> vocab(ids.size() / sizeof(uint64_t));
@@ -444,6 +518,19 @@ AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
       std::vector<float> delta(want);
       if (!raw.empty()) std::memcpy(delta.data(), raw.data(), raw.size());
       for (size_t i = 0; i < want; ++i) enc.p_[static_cast<Eigen::Index>(enc.delta_offset() + i)] = delta[i];
+    }
+    if (c.head > 0 && head_in > 0) {
+      enc.init_head(head_in);
+      std::string hw = base64_decode(j.at("head").get<std::string>());
+      size_t hn = enc.head_size();
+      if (hw.size() != hn * (f64 ? sizeof(double) : sizeof(float))) throw bad("the head's weights do not match its shape");
+      if (f64) {
+        std::memcpy(enc.p_.data() + enc.head_offset(), hw.data(), hw.size());
+      } else {
+        std::vector<float> w(hn);
+        std::memcpy(w.data(), hw.data(), hw.size());
+        for (size_t i = 0; i < hn; ++i) enc.p_[static_cast<Eigen::Index>(enc.head_offset() + i)] = w[i];
+      }
     }
     enc.provenance = j.value("provenance", json::object());
     return enc;

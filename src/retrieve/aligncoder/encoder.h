@@ -11,8 +11,12 @@
 //             t's id (a random projection of the sparse vector: nothing stored), delta_t a learned row for
 //             the K tokens most frequent in the training repositories (the vocabulary that carries across
 //             repositories: keywords, self, common verbs); the long tail stays a random projection
-//   score     s = cos(e_q, e_d), or (1 - a) cos + a cos_g with a frozen GGUF embedding's cosine cos_g
-//             (a = sigmoid(theta_mix), learned) when the model was trained with an embedder
+//   score     s = cos(e_q, e_d), or (1 - a) cos + a cos_g with a GGUF embedding's cosine cos_g
+//             (a = sigmoid(theta_mix), learned) when the model was trained with an embedder; with a head
+//             (EncoderConfig::head > 0), cos_g = cos(W g_q, W g_d): a trained linear projection W (head x the
+//             embedding's dimension, initialised as a seeded Gaussian random projection, which keeps cosines)
+//             of the frozen embeddings g, the head the paper's fine-tuned encoder reduces to when the
+//             embedding model itself stays frozen
 //   loss      eq. 21-22: -log softmax_i(s_i / tau) at the label c_mp (tau = 0.05: RLCoder's scale of 20)
 //
 // The gradient is written by hand (Eigen has no reverse-mode autodiff); tests/unit/test_aligncoder.cpp
@@ -79,6 +83,8 @@ struct EncoderConfig {
   uint64_t seed = 1;     // the random projection
   bool mix = false;      // trained with a frozen GGUF embedding
   std::string embedder;  // its identity (when mix)
+  int head = 0;          // with mix: rows of the trained linear head over the embedding (0 = its plain cosine)
+  int head_in = 0;       // the embedding's dimension (set by init_head)
 };
 
 struct EncoderGrad;
@@ -99,10 +105,14 @@ class AlignEncoder {
   // eq. 21-22 for one query: -log softmax(s / tau)[label]; adds the gradient to `g` when given.
   double loss(const FeatureBag& q, const std::vector<const FeatureBag*>& docs, int label, EncoderGrad* g) const;
 
-  // Parameters as one flat vector (theta, mix, delta), for the optimiser and the gradient check.
+  // The linear head over embeddings of dimension `in` (config().head rows), as a seeded random projection.
+  void init_head(int in);
+  // Parameters as one flat vector (theta, mix, delta, head), for the optimiser and the gradient check.
   Eigen::VectorXd& params() { return p_; }
   const Eigen::VectorXd& params() const { return p_; }
   size_t delta_offset() const { return kSlots + 1; }
+  size_t head_offset() const { return delta_offset() + vocab_ids_.size() * static_cast<size_t>(cfg_.dim); }
+  size_t head_size() const { return static_cast<size_t>(cfg_.head) * static_cast<size_t>(cfg_.head_in); }
 
   // The model file (format version, config, weights as float32; `exact`: float64, for checkpoints that
   // must resume bit for bit).
@@ -123,6 +133,8 @@ class AlignEncoder {
   void add_row(uint64_t id, double scale, Eigen::Ref<Eigen::VectorXd> out) const;  // out += scale * (r + delta)
   double row_dot(uint64_t id, const Eigen::VectorXd& v) const;                     // (r + delta) . v
   int vocab_row(uint64_t id) const;
+  // The frozen side's vector: W g with a head, g without.
+  Eigen::VectorXd frozen_vector(const FeatureBag& b) const;
 
   EncoderConfig cfg_;
   std::vector<uint64_t> vocab_ids_;
@@ -140,6 +152,7 @@ AlignEncoder load_align_encoder(const std::string& path, const std::string& meth
 struct EncoderGrad {
   Eigen::VectorXd dense;  // theta + mix
   std::unordered_map<int, Eigen::VectorXd> rows;
+  Eigen::VectorXd head;   // the head's weights (row-major), when the encoder has one
   void clear();
 };
 

@@ -51,9 +51,9 @@ int first_shown_line(const std::string& unfinished, int code_chars) {
 }
 
 CompletionPrompt completion_prompt(const Engine& e, const CursorContext& ctx, const std::vector<Hit>& hits,
-                                   const CompletionParams& p) {
+                                   const CompletionParams& p, const std::vector<std::string>& candidates) {
   static const PromptTemplate code_t = load_prompt("complete_code"), snippet_t = load_prompt("complete_snippet"),
-                              path_t = load_prompt("complete_path");
+                              path_t = load_prompt("complete_path"), cand_t = load_prompt("complete_candidates");
   const std::string c = marker(e, ctx.cursor.file);
   const std::string& path = e.view().files()[ctx.cursor.file].path;
   CompletionPrompt out;
@@ -73,6 +73,11 @@ CompletionPrompt completion_prompt(const Engine& e, const CursorContext& ctx, co
   }
   std::string context;
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) context += *it;  // the best nearest the code
+  if (!candidates.empty()) {
+    std::string code;
+    for (const auto& cand : candidates) code += (code.empty() ? "" : "\n" + c + "\n") + commented(cand, c);
+    context += render_text(cand_t.user, {{"c", c}, {"code", code}}, cand_t.name) + "\n";
+  }
   out.blocks = static_cast<int>(blocks.size());
   out.shown_from_line = first_shown_line(ctx.unfinished, p.code_chars);
   auto starts = line_starts(ctx.unfinished);

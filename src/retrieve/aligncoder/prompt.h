@@ -18,8 +18,10 @@ struct CompletionPrompt {
 };
 
 // Hits best first; as many as fit `context_chars` are shown, the best nearest the code (RepoCoder's order).
+// `candidates` (an enhanced query's candidate completions, for the perplexity reward of eq. 23-24) follow
+// the snippets as comments (prompts/complete_candidates.txt), outside the snippets' budget.
 CompletionPrompt completion_prompt(const Engine& e, const CursorContext& ctx, const std::vector<Hit>& hits,
-                                   const CompletionParams& p);
+                                   const CompletionParams& p, const std::vector<std::string>& candidates = {});
 // The first line of the unfinished code's last `code_chars` characters (whole lines; at least the last).
 int first_shown_line(const std::string& unfinished, int code_chars);
 // The text a hit stands for (its own text, else the snippet's or the lines of its file).
