@@ -16,6 +16,8 @@ namespace repoctx {
 struct CompletionBenchOptions {
   int tasks = 100;          // API + line tasks built and queried
   std::string model_path;   // AlignRetriever for the latency (empty = built-in)
+  int cold_runs = 10;       // cold `retrieve --file F --line N` processes timed
+  std::string db;           // the index they read (--db; empty: the default for the repository)
   AlignTrainOptions train;  // samples_per_epoch (3,000), threads (2)
 };
 

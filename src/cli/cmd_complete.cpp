@@ -464,6 +464,9 @@ void add_measures(CLI::App& app, Commands& out) {
   s->add_option("--samples", b->o.train.samples_per_epoch, "training samples (one epoch)")->capture_default_str();
   s->add_option("--train-threads", b->o.train.threads, "threads building samples")->capture_default_str();
   s->add_option("--model-file", b->o.model_path, "AlignRetriever model for the latency (default: built-in)");
+  s->add_option("--cold-runs", b->o.cold_runs, "cold `retrieve --file F --line N` processes to time")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   out.push_back({s, [b] {
                    auto eng = b->repo.repo.empty() ? nullptr : open_engine(b->repo, b->out);
                    EngineCache engines{b->out, {}};
@@ -471,6 +474,7 @@ void add_measures(CLI::App& app, Commands& out) {
                    for (const auto& r : b->train_repos) tr.push_back({fs::path(r).filename().string(), &engines(r)});
                    if (tr.empty()) tr.push_back({fs::path(b->repo.repo).filename().string(), eng.get()});
                    std::string root = fs::absolute(b->repo.repo).lexically_normal().string();
+                   b->o.db = b->repo.db;
                    auto rep = bench_completion(*eng, root, tr, b->o);
                    if (b->out.json)
                      print_json(rep);

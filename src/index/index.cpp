@@ -212,7 +212,10 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
     if (!plan.force && it != plan.existing.end() && it->second.size == static_cast<int64_t>(f.size) &&
         it->second.mtime_ns == f.mtime_ns) {
       ++st.unchanged;
-      if (it->second.module != plan.module_of(f)) plan.module_updates.emplace_back(it->second.id, plan.module_of(f));
+      // A Python file's module follows its path (a new __init__.py moves it); a Java file's is its package
+      // declaration, which only a re-parse changes.
+      if (f.language == Language::python && it->second.module != plan.module_of(f))
+        plan.module_updates.emplace_back(it->second.id, plan.module_of(f));
       continue;
     }
     plan.todo.push_back(i);
@@ -300,6 +303,14 @@ class IndexWriter {
     kill_after_ = kill_env ? std::strtoull(kill_env, nullptr, 10) : 0;
   }
 
+  // The module of a file whose content did not change: a Python file's follows its path, a Java file's is
+  // the package its last parse declared.
+  std::string kept_module(const WalkedFile& f) const {
+    auto it = plan_.existing.find(f.rel);
+    if (f.language == Language::python || it == plan_.existing.end()) return plan_.module_of(f);
+    return it->second.module;
+  }
+
   void add(FileResult& r) {
     const auto& f = plan_.walk.files[r.walk_index];
     if (r.failed) {
@@ -313,7 +324,7 @@ class IndexWriter {
       collect_ = nullptr;  // a row this run does not write
       touch_file_.bind(1, static_cast<int64_t>(f.size))
           .bind(2, f.mtime_ns)
-          .bind(3, plan_.module_of(f))
+          .bind(3, kept_module(f))
           .bind(4, f.rel)
           .exec();
       ++st_.touched;

@@ -273,6 +273,15 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
   for (const Import& im : imps) {
     if (im.scope != -1 || !im.star) continue;
     if (cut && file == cut->file && im.line >= cut->line) continue;
+    if (is_java(file)) {
+      // `import p.*`: the types of package p (on demand: after single-type imports and the file's package).
+      if (int e = package_type(import_module(file, im), name); e >= 0) {
+        r.kind = Resolution::Kind::entity;
+        r.entity = e;
+        return r;
+      }
+      continue;
+    }
     Value mod = module_value(import_module(file, im));
     if (mod.kind != Value::Kind::module) continue;
     Resolution inner = module_member_impl(mod.file, name, seen, cut);

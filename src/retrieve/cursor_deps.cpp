@@ -286,6 +286,24 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
         if (ents[i].parent_index < 0) offer(i, via_module, prefix + "." + ents[i].name, prefix);
     }
   }
+  // Java: the types of the file's package and of its on-demand imports (`import p.*`) are in scope by name;
+  // the members of those the code before the cursor mentions are reachable as Type.member.
+  MentionIndex mi(cc.unfinished);
+  if (fr.language == Language::java) {
+    std::vector<std::string> pkgs = {fr.module};
+    for (const Import& im : v.imports(file))
+      if (im.star && im.line < line && im.scope < 0) pkgs.push_back(im.module);
+    for (const auto& pkg : pkgs)
+      for (int f : v.files_in_module(pkg)) {
+        if (f == file) continue;
+        const FileRec& pf = v.files()[f];
+        for (int i = pf.first_entity; i < pf.first_entity + pf.n_entities; ++i)
+          if (ents[i].parent_index < 0 && is_type(ents[i].kind)) {
+            offer(i, via_module, ents[i].name, "");
+            if (stats_of(mi, ents[i].name, fn_start).count > 0) offer_members(i, via_class, ents[i].name);
+          }
+      }
+  }
   // The methods of the enclosing class's bases (other files).
   int cls = -1;
   for (int p = encl; p >= 0; p = ents[p].parent_index)
@@ -320,7 +338,6 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
     if (en.kind == EntityKind::method && en.parent_index >= 0) offer_members(en.parent_index, via_used, "");
   }
 
-  MentionIndex mi(cc.unfinished);
   std::vector<CursorCandidate> out;
   std::unordered_set<int> mentioned_files;
   for (auto& [ent, r] : raw) {

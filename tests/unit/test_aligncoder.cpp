@@ -298,6 +298,28 @@ TEST(AlignEncoder, TokenRoles) {
   EXPECT_EQ(role("LIMIT"), TokenRole::definition);  // `LIMIT = 3` at a line start
   EXPECT_EQ(code_tokens("f(LIMIT)").back().role, TokenRole::other);
   EXPECT_EQ(code_tokens("xy == 3").front().role, TokenRole::other);  // a comparison is no definition
+  // Java: a method or constructor declaration defines its name; a call, `new` and `return` do not.
+  auto java = code_tokens(
+      "public static List<String> splitAll(String s) throws IOException {\n"
+      "    int[] parts(int n);\n"
+      "    public Store(int n) {\n"
+      "        Items items = new Items(n);\n"
+      "        return helper(items) > limit(n) ? 1 : 0;\n"
+      "    }\n");
+  auto jrole = [&](const std::string& word) {
+    std::vector<uint64_t> ids;
+    tokenize_hashes(word, ids);
+    for (const auto& t : java)
+      if (t.id == ids.back() && t.whole) return t.role;
+    return TokenRole::other;
+  };
+  EXPECT_EQ(jrole("splitAll"), TokenRole::definition);
+  EXPECT_EQ(jrole("parts"), TokenRole::definition);  // abstract: `;` after the parameters
+  EXPECT_EQ(jrole("Store"), TokenRole::definition);  // a constructor after its modifier
+  EXPECT_EQ(jrole("Items"), TokenRole::other);       // the first Items is a type; role of the first occurrence
+  EXPECT_EQ(jrole("helper"), TokenRole::call);
+  EXPECT_EQ(jrole("limit"), TokenRole::call);        // after `>`, but no body follows
+  EXPECT_EQ(code_tokens("if ready(x):\n    go()\n")[1].role, TokenRole::call);  // Python stays as it was
 }
 
 // ----------------------------------------------------------------------------------------- metrics

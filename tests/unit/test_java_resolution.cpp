@@ -58,6 +58,11 @@ void write_shop(const TempDir& repo) {
              "public final class Strings {\n"
              "  public static String pad(String s, int n) { return s; }\n"
              "}\n");
+  repo.write("src/main/java/com/acme/ship/Parcel.java",
+             "package com.acme.ship;\n\n"
+             "public class Parcel {\n"
+             "  public static Parcel of(Order order) { return new Parcel(); }\n"
+             "}\n");
   repo.write("src/main/java/com/acme/service/Totals.java",
              "package com.acme.service;\n\n"
              "class Totals {\n"
@@ -69,7 +74,8 @@ void write_shop(const TempDir& repo) {
              "import com.acme.model.Order;\n"
              "import com.acme.model.User;\n"
              "import com.acme.util.Strings;\n"
-             "import static com.acme.util.Money.format;\n\n"
+             "import static com.acme.util.Money.format;\n"
+             "import com.acme.ship.*;\n\n"
              "public class OrderService {\n"
              "  public String receipt(User user, Order order) {\n"
              "    long total = 0;\n"
@@ -116,6 +122,25 @@ TEST_F(JavaResolution, SamePackageClassesAndStaticImportsResolve) {
   EXPECT_EQ(resolve("format"), "src/main/java/com/acme/util/Money.java::Money.format");
   // A name no file of the package defines stays unresolved.
   EXPECT_EQ(resolve("Missing"), "");
+}
+
+TEST_F(JavaResolution, WildcardImportsResolveTheirPackagesTypes) {
+  EXPECT_EQ(resolve("Parcel"), "src/main/java/com/acme/ship/Parcel.java::Parcel");
+  EXPECT_EQ(resolve("Parcel.of"), "src/main/java/com/acme/ship/Parcel.java::Parcel.of");
+}
+
+// A refresh that finds every file unchanged keeps each Java file's package as its module (a Python file's
+// module follows its path; a Java file's does not).
+TEST_F(JavaResolution, RefreshKeepsThePackages) {
+  IndexOptions o;
+  o.db_path = tmp_.str() + "/i.db";
+  o.progress = false;
+  build_index(repo_.str(), o);
+  eng_ = Engine::open(o.db_path);
+  service_ = *eng_->view().file_by_path("src/main/java/com/acme/service/OrderService.java");
+  EXPECT_EQ(eng_->view().files()[service_].module, "com.acme.service");
+  EXPECT_EQ(resolve("Totals"), "src/main/java/com/acme/service/Totals.java::Totals");
+  EXPECT_EQ(resolve("Parcel"), "src/main/java/com/acme/ship/Parcel.java::Parcel");
 }
 
 TEST_F(JavaResolution, DependencySnippetsListEveryImportedClass) {

@@ -45,6 +45,37 @@ bool defines_next(std::string_view w) {
   return w == "def" || w == "class" || w == "interface" || w == "enum" || w == "record";
 }
 
+// A Java method or constructor declaration: `Type name(...) {` (or `throws`, or `;` when abstract), the name
+// after a type, a generic's `>`, an array's `]` or a modifier; never after a keyword that starts an
+// expression (`return f(x) {` is no declaration, and neither is Python's `if f(x):`). `a` is where the
+// blanks before the name start, `open` the opening parenthesis.
+bool java_declares(std::string_view text, size_t a, size_t open) {
+  char before = a > 0 ? text[a - 1] : '\n';
+  if (word_char(before)) {
+    size_t k = a;
+    while (k > 0 && word_char(text[k - 1])) --k;
+    std::string_view prev = text.substr(k, a - k);
+    static const std::unordered_set<std::string_view> decl = {
+        "void",  "int",     "long",   "boolean", "double",    "float",        "char",   "byte",   "short",
+        "public", "private", "protected", "static", "final", "abstract", "synchronized", "native", "default"};
+    if (keywords().count(prev) && !decl.count(prev)) return false;
+  } else if (before != '>' && before != ']') {
+    return false;
+  }
+  int depth = 0;
+  size_t i = open;
+  for (; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    else if (text[i] == ')' && --depth == 0) break;
+    else if (text[i] == ';' || text[i] == '{' || text[i] == '}') return false;
+  }
+  if (i >= text.size()) return false;
+  ++i;
+  while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) ++i;
+  if (i >= text.size()) return false;
+  return text[i] == '{' || text[i] == ';' || text.substr(i, 6) == "throws";
+}
+
 // The role of the identifier run text[i, j).
 TokenRole role_of(std::string_view text, size_t i, size_t j) {
   std::string_view run = text.substr(i, j - i);
@@ -62,6 +93,7 @@ TokenRole role_of(std::string_view text, size_t i, size_t j) {
   }
   // `name = ...` at the start of a line: a module variable or a class attribute.
   if (before == '\n' && after == '=' && (b + 1 >= text.size() || text[b + 1] != '=')) return TokenRole::definition;
+  if (after == '(' && java_declares(text, a, b)) return TokenRole::definition;
   if (after == '(') return TokenRole::call;
   if (before == '.') return TokenRole::attribute;
   return TokenRole::other;
