@@ -242,10 +242,11 @@ def check_head_training(ck, binary, env, repo, work, model, task):
     import struct
     raw = base64.b64decode(j["head"])
     n_in = j["config"]["head_in"]
-    rows = [raw[i * 4 * n_in:(i + 1) * 4 * n_in] for i in range(8)]
+    rows = [struct.unpack(f"<{n_in}f", raw[i * 4 * n_in:(i + 1) * 4 * n_in]) for i in range(8)]
+    swapped = b"".join(struct.pack(f"<{n_in}f", *row) for row in reversed(rows[:4])) + \
+        b"".join(struct.pack(f"<{n_in}f", *(-x for x in row)) for row in rows[4:])
     flipped = dict(j)
-    flipped["head"] = base64.b64encode(b"".join(bytes(struct.pack("<f", -x) for x in struct.unpack(f"<{n_in}f", r))
-                                                if k % 2 else r for k, r in enumerate(reversed(rows)))).decode()
+    flipped["head"] = base64.b64encode(swapped).decode()
     other = os.path.join(work, "head-other.json")
     json.dump(flipped, open(other, "w"))
     def scores(path):

@@ -66,6 +66,8 @@ def main(c, args):
         os.symlink(repo, os.path.join(repos_dir, "colorama"))
         cceval = os.path.join(work, "cceval.jsonl")
         src = open(os.path.join(repo, "ansitowin32.py")).read().splitlines(keepends=True)
+        # The README's cursor (--line 120 --column 8) on a line of this file that has code past column 8.
+        cursor_line = next(i + 1 for i in range(100, len(src)) if src[i].startswith("        ") and src[i].strip())
         with open(cceval, "w") as f:
             for i, line_no in enumerate((60, 120)):
                 prompt = "".join(src[:line_no])
@@ -78,14 +80,28 @@ def main(c, args):
                 ("/usr/lib/python3/dist-packages/{sympy,astropy}", repo),
                 ("/usr/lib/python3/dist-packages/sympy", repo),
                 ("REPO...", repo), ("--val-repo OTHER", "--val-repo " + other), ("REPO", repo),
-                ("pkg/mod.py", "ansitowin32.py"), ("qwen2.5-coder-1.5b.gguf", model), ("model.gguf", model),
+                ("pkg/mod.py", "ansitowin32.py"), ("--line 120", f"--line {cursor_line}"), ("qwen2.5-coder-1.5b.gguf", model), ("model.gguf", model),
                 ("http://gpu1:8000/v1", srv.endpoint), ("deepseek-coder-1.3b-base", "tiny"),
                 ("cceval_python.jsonl", cceval), ("crosscodeeval_repos/", repos_dir + "/"),
                 ("--max 200", "--max 4"), ("--epochs 20", "--epochs 1"), ("--k 1..6", "--k 1..2"),
             ]
-            small_gen = ["--max-tokens", "8", "--param", "sample_tokens=8", "--param", "generation_tokens=8",
-                         "--samples", "2"]
-            small_train = ["--epochs", "1", "--samples", "24", "--val-samples", "12", "--candidates-per-query", "5"]
+            small_gen = {"--max-tokens": "8", "--samples": "2"}
+            small_train = {"--epochs": "1", "--samples": "24", "--val-samples": "12", "--candidates-per-query": "5",
+                           "--ctx": "8192"}
+            small_params = ["--param", "sample_tokens=8", "--param", "generation_tokens=8",
+                            "--param", "context_chars=1500", "--param", "code_chars=1500"]
+
+            def with_opts(argv, opts):
+                """argv with each option set to the small value: replaced where the README sets it."""
+                argv = list(argv)
+                for k, v in opts.items():
+                    if k == "--ctx" and "--model" not in argv:
+                        continue
+                    if k in argv:
+                        argv[argv.index(k) + 1] = v
+                    else:
+                        argv += [k, v]
+                return argv
             ran = set()
             for cmd in cmds:
                 text = cmd
@@ -100,9 +116,9 @@ def main(c, args):
                 if sub == "make-completion-tasks":
                     out_check = argv[argv.index("--out") + 1]
                 elif sub == "complete":
-                    argv += ["--max-tokens", "8", "--samples", "2", "--param", "sample_tokens=8"]
+                    argv = with_opts(argv, dict(small_gen, **{"--ctx": "8192"})) + small_params
                 elif sub == "complete-eval":
-                    argv += small_gen
+                    argv = with_opts(argv, small_gen) + small_params
                     out_check = argv[argv.index("--out") + 1]
                     if "--shard" in argv:  # the other half, for complete-table's second folder
                         other_half = list(argv)
@@ -111,9 +127,7 @@ def main(c, args):
                         p = run(binary, other_half, env=env, timeout=1200)
                         c.check(p.returncode == 0, "complete-eval's other shard runs", tail(p.stderr))
                 elif sub == "train-aligncoder":
-                    argv += small_train
-                    if "--model" in argv:
-                        argv += ["--ctx", "2048"]
+                    argv = with_opts(argv, small_train) + small_params[4:]
                     out_check = argv[argv.index("--out") + 1]
                 elif sub == "complete-table":
                     pass
