@@ -924,3 +924,60 @@ TEST(AlignTraining, PerplexityLabelsPickTheLowestPerplexityWithTheSampledCandida
   }
   EXPECT_GT(informative, 0) << "no sample had both kinds of snippet: the check checked nothing";
 }
+
+// RepoCoder as its paper defines it: windows of the other files (query_lines lines, sliding by half), scored
+// by the Jaccard index of alphanumeric token sets, best first; the second round's query is the unfinished
+// code with the first round's completion appended. The scores are recomputed here with an independent
+// tokenizer (std::regex-free: split on anything not [A-Za-z0-9]).
+TEST(RepoCoder, SlidingWindowsScoredByJaccardWithTheCompletionInTheSecondRound) {
+  TempDir repo, tmp;
+  write_training_fixture(repo);
+  auto e = index_repo(repo, tmp);
+  ScriptedBackend llm;
+  llm.answers["repocoder_generate"] = [](const GenerateRequest&) { return std::string("render_table(header, rows)"); };
+  Models m;
+  m.llm = &llm;
+  RetrieverOptions ro;
+  ro.completion.query_lines = 4;
+  auto r = make_retriever("repocoder", *e, m, ro);
+  int file = *e->view().file_by_path("shop/view1.py");
+  RetrievalQuery q;
+  q.cursor = make_cursor_context(*e, Cursor{file, 8, 4});
+  q.top_k = 5;
+  auto res = r->run(q);
+  ASSERT_FALSE(res.hits.empty());
+  ASSERT_EQ(res.trace["rounds"].size(), 2u);
+  EXPECT_EQ(res.trace["rounds"][0]["completion"], "render_table(header, rows)");
+  auto tokens = [](const std::string& s) {
+    std::set<std::string> out;
+    std::string w;
+    for (char c : s) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        w += c;
+      } else if (!w.empty()) {
+        out.insert(w);
+        w.clear();
+      }
+    }
+    if (!w.empty()) out.insert(w);
+    return out;
+  };
+  auto query = tokens(query_window(q.cursor->unfinished + "render_table(header, rows)", 4));
+  double last = 2;
+  for (const auto& h : res.hits) {
+    EXPECT_EQ(h.label, "window");
+    EXPECT_NE(h.file, file) << "the cursor's own file is never a result";
+    EXPECT_LE(h.end_line - h.start_line + 1, 4);
+    EXPECT_EQ((h.start_line - 1) % 2, 0) << "windows slide by half their length";
+    auto w = tokens(h.text);
+    size_t both = 0;
+    for (const auto& t : w) both += query.count(t);
+    double jac = static_cast<double>(both) / static_cast<double>(w.size() + query.size() - both);
+    EXPECT_NEAR(h.score, jac, 1e-12) << h.text;
+    EXPECT_LE(h.score, last);
+    last = h.score;
+  }
+  // The best window is the same code in a sibling view (RepoCoder finds similar code, not definitions).
+  EXPECT_EQ(e->view().files()[res.hits[0].file].path.rfind("shop/view", 0), 0u);
+  EXPECT_EQ(res.hits[0].start_line, 5);
+}
