@@ -9,10 +9,10 @@
 #include "eval/completion_tasks.h"
 #include "retrieve/retriever.h"
 #include "util/cancel.h"
+#include "util/error.h"
 #include "util/memory.h"
 #include "util/paths.h"
 #include "util/subprocess.h"
-#include "util/error.h"
 
 namespace repoctx {
 
@@ -102,18 +102,30 @@ json bench_cold_cli(const std::string& root, const std::string& db, const std::v
   for (size_t i = 0; i < tasks.size() && static_cast<int>(wall.size()) < runs; ++i) {
     throw_if_interrupted("nothing is kept");
     const auto& t = tasks[i];
-    std::vector<std::string> argv = {self, "retrieve", root, "--file", t.file, "--line", std::to_string(t.line),
-                                     "--column", std::to_string(t.column), "--no-refresh", "-k", "10", "-q"};
+    std::vector<std::string> argv = {self,
+                                     "retrieve",
+                                     root,
+                                     "--file",
+                                     t.file,
+                                     "--line",
+                                     std::to_string(t.line),
+                                     "--column",
+                                     std::to_string(t.column),
+                                     "--no-refresh",
+                                     "-k",
+                                     "10",
+                                     "-q"};
     if (!db.empty()) argv.insert(argv.begin() + 3, {"--db", db});
     auto r = run_process(argv);
     if (r.exit_code != 0)
-      throw Error(ExitCode::failure, fmt::format("retrieve --file {} --line {} exited {} in the cold benchmark",
-                                                 t.file, t.line, r.exit_code));
+      throw Error(ExitCode::failure, fmt::format("retrieve --file {} --line {} exited {} in the cold benchmark", t.file,
+                                                 t.line, r.exit_code));
     if (i == 0) continue;  // one untimed run first: the page cache
     wall.push_back(r.seconds * 1000);
     cpu.push_back(r.cpu_seconds * 1000);
   }
-  return {{"runs", wall.size()}, {"wall_p50_ms", median(wall)}, {"wall_p90_ms", p90(wall)}, {"cpu_p50_ms", median(cpu)}};
+  return {
+      {"runs", wall.size()}, {"wall_p50_ms", median(wall)}, {"wall_p90_ms", p90(wall)}, {"cpu_p50_ms", median(cpu)}};
 }
 
 }  // namespace
@@ -171,7 +183,8 @@ std::string completion_bench_text(const json& r) {
   const json& c = r["cold_cli"];
   s += fmt::format(
       "default cursor retrieval (context + cursor-deps), warm: p50 {:.2f} ms, p90 {:.2f} ms; cold CLI "
-      "(`retrieve --file F --line N --no-refresh`, {} processes): wall p50 {:.0f} ms, p90 {:.0f} ms, CPU p50 {:.0f} ms\n",
+      "(`retrieve --file F --line N --no-refresh`, {} processes): wall p50 {:.0f} ms, p90 {:.0f} ms, CPU p50 {:.0f} "
+      "ms\n",
       q["cursor_deps_p50_ms"].get<double>(), q["cursor_deps_p90_ms"].get<double>(), c["runs"].get<int>(),
       c["wall_p50_ms"].get<double>(), c["wall_p90_ms"].get<double>(), c["cpu_p50_ms"].get<double>());
   s += fmt::format(

@@ -158,12 +158,11 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   add_output_options(c, r->out);
   c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
   c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
-  c->add_option(
-      "-s,--strategy", r->strategy,
-      "retrieval strategy (see `repoctx strategies`); default: structural for --target, sparse for --query, "
-      "cursor-deps for a cursor (--file/--line: on held-out libraries its top 10 holds a definition the "
-      "next line calls for 84% of API tasks, MRR@10 0.48; the imports-recency heuristic 77% / 0.45, BM25's "
-      "aligncoder-snippets 27% / 0.12; docs/EVAL.md)");
+  c->add_option("-s,--strategy", r->strategy,
+                "retrieval strategy (see `repoctx strategies`); default: structural for --target, sparse for --query, "
+                "cursor-deps for a cursor (--file/--line: on held-out libraries its top 10 holds a definition the "
+                "next line calls for 84% of API tasks, MRR@10 0.48; the imports-recency heuristic 77% / 0.45, BM25's "
+                "aligncoder-snippets 27% / 0.12; docs/EVAL.md)");
   c->add_option("-k,--top-k", r->top_k, "number of results")->check(top_k_range())->capture_default_str();
   c->add_flag("--exclude-tests", r->exclude_tests,
               "leave test files (tests/, test_*.py, conftest.py) out of the results");

@@ -49,13 +49,13 @@ struct AlignTrainOptions {
   int val_samples = 1000;
   int patience = 2;
   uint64_t seed = 0;
-  int candidates_per_query = 10;            // n = |C|
-  std::string labels = "defines";           // defines | overlap | ppl
-  std::string query = "enhanced";           // enhanced (AlignCoder) | plain (RLCoder: the unfinished code only)
+  int candidates_per_query = 10;   // n = |C|
+  std::string labels = "defines";  // defines | overlap | ppl
+  std::string query = "enhanced";  // enhanced (AlignCoder) | plain (RLCoder: the unfinished code only)
   // oracle (the target itself) | sample (the LLM, k samples, as III-C trains). The CLI's default, "auto", is
   // sample when a model is configured and oracle otherwise (LLM-free training; docs/DEVIATIONS.md).
   std::string candidate_source = "oracle";
-  double candidate_rate = 0.5;              // share of samples whose enhanced query carries candidates
+  double candidate_rate = 0.5;  // share of samples whose enhanced query carries candidates
   int min_target_tokens = 16, max_target_tokens = 96;
   int threads = 2;       // sample construction (LLM labels and sampling use one)
   bool restart = false;  // ignore an existing checkpoint

@@ -56,7 +56,7 @@ struct MethodScore {
 struct RetrievalEvalReport {
   std::vector<MethodScore> overall;
   std::map<std::string, std::vector<MethodScore>> by_benchmark;
-  int tasks = 0, skipped = 0;  // tasks without definitions or with errors are skipped
+  int tasks = 0, skipped = 0;      // tasks without definitions or with errors are skipped
   std::vector<std::string> notes;  // what a row measures when it is not what its name says (no embedder, ...)
   nlohmann::json to_json() const;
   std::string table() const;  // Markdown

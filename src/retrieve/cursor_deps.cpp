@@ -208,9 +208,9 @@ struct Raw {
 
 const std::vector<std::string>& cursor_feature_names() {
   static const std::vector<std::string> n = {
-      "mentioned",     "inv_gap",  "fn_mentions", "prefix_mentions", "uses",        "fn_uses",
-      "owner_inv_gap", "owner_fn", "via_name",    "via_module",      "via_class",   "via_self",
-      "via_used",      "is_class", "is_method",   "neighbour",       "n_candidates", "recency_rank",
+      "mentioned",     "inv_gap",  "fn_mentions",      "prefix_mentions", "uses",         "fn_uses",
+      "owner_inv_gap", "owner_fn", "via_name",         "via_module",      "via_class",    "via_self",
+      "via_used",      "is_class", "is_method",        "neighbour",       "n_candidates", "recency_rank",
       "owner_rank",    "fn_rank",  "log_recency_rank", "log_inv_gap"};
   return n;
 }
@@ -392,7 +392,8 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
     vals.erase(std::unique(vals.begin(), vals.end()), vals.end());
     std::vector<int> r;
     for (const auto& c : out)
-      r.push_back(static_cast<int>(std::lower_bound(vals.begin(), vals.end(), key(c), std::greater<>()) - vals.begin()));
+      r.push_back(
+          static_cast<int>(std::lower_bound(vals.begin(), vals.end(), key(c), std::greater<>()) - vals.begin()));
     return r;
   };
   auto feat = [](const CursorCandidate& c, const char* n) {
@@ -424,8 +425,8 @@ namespace {
 // `scripts/fit_cursor_deps.py D` (L2 1; fitted without each of four groups of libraries, the held-out groups
 // score Hit@10 0.854 / MRR@10 0.549). Being mentioned, and mentioned recently, count most; a method reached
 // through a class counts least unless it is the enclosing class's own (`self.`).
-constexpr double kWeights[] = {3.455,  1.858, -0.577, -0.828, 1.190, 1.687,  1.612, 0.027,  0.645, 0.038, -0.091,
-                               2.119,  -1.312, -0.295, -2.534, 0.311, -0.000, 0.113, -0.561, -0.431, -0.328, 0.279};
+constexpr double kWeights[] = {3.455, 1.858,  -0.577, -0.828, 1.190, 1.687,  1.612, 0.027,  0.645,  0.038,  -0.091,
+                               2.119, -1.312, -0.295, -2.534, 0.311, -0.000, 0.113, -0.561, -0.431, -0.328, 0.279};
 
 double score_of(const CursorCandidate& c) {
   const auto& names = cursor_feature_names();

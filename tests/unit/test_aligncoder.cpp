@@ -318,7 +318,7 @@ TEST(AlignEncoder, TokenRoles) {
   EXPECT_EQ(jrole("Store"), TokenRole::definition);  // a constructor after its modifier
   EXPECT_EQ(jrole("Items"), TokenRole::other);       // the first Items is a type; role of the first occurrence
   EXPECT_EQ(jrole("helper"), TokenRole::call);
-  EXPECT_EQ(jrole("limit"), TokenRole::call);        // after `>`, but no body follows
+  EXPECT_EQ(jrole("limit"), TokenRole::call);                                   // after `>`, but no body follows
   EXPECT_EQ(code_tokens("if ready(x):\n    go()\n")[1].role, TokenRole::call);  // Python stays as it was
 }
 

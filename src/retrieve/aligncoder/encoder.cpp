@@ -56,8 +56,8 @@ bool java_declares(std::string_view text, size_t a, size_t open) {
     while (k > 0 && word_char(text[k - 1])) --k;
     std::string_view prev = text.substr(k, a - k);
     static const std::unordered_set<std::string_view> decl = {
-        "void",  "int",     "long",   "boolean", "double",    "float",        "char",   "byte",   "short",
-        "public", "private", "protected", "static", "final", "abstract", "synchronized", "native", "default"};
+        "void",   "int",     "long",      "boolean", "double", "float",    "char",         "byte",   "short",
+        "public", "private", "protected", "static",  "final",  "abstract", "synchronized", "native", "default"};
     if (keywords().count(prev) && !decl.count(prev)) return false;
   } else if (before != '>' && before != ']') {
     return false;
@@ -65,9 +65,12 @@ bool java_declares(std::string_view text, size_t a, size_t open) {
   int depth = 0;
   size_t i = open;
   for (; i < text.size(); ++i) {
-    if (text[i] == '(') ++depth;
-    else if (text[i] == ')' && --depth == 0) break;
-    else if (text[i] == ';' || text[i] == '{' || text[i] == '}') return false;
+    if (text[i] == '(')
+      ++depth;
+    else if (text[i] == ')' && --depth == 0)
+      break;
+    else if (text[i] == ';' || text[i] == '{' || text[i] == '}')
+      return false;
   }
   if (i >= text.size()) return false;
   ++i;
@@ -230,8 +233,8 @@ Eigen::VectorXd AlignEncoder::frozen_vector(const FeatureBag& b) const {
                                      " dimensions, the AlignRetriever's head was trained on " +
                                      std::to_string(cfg_.head_in) + ": configure the model it was trained with ('" +
                                      cfg_.embedder + "')");
-  Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> W(
-      p_.data() + head_offset(), cfg_.head, cfg_.head_in);
+  Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> W(p_.data() + head_offset(),
+                                                                                             cfg_.head, cfg_.head_in);
   return W * g.cast<double>();
 }
 
@@ -483,29 +486,29 @@ json AlignEncoder::to_json(bool exact) const {
   };
   std::string weights = encode(delta_offset(), head_offset() - delta_offset());
   json j = {{"format", "repoctx-align-encoder"},
-          {"format_version", kFormatVersion},
-          {"config",
-           {{"dim", cfg_.dim},
-            {"vocab", cfg_.vocab},
-            {"tau", cfg_.tau},
-            {"seed", cfg_.seed},
-            {"mix", cfg_.mix},
-            {"embedder", cfg_.embedder},
-            {"head", cfg_.head},
-            {"head_in", cfg_.head_in}}},
-          {"features",
-           {{"tokens", "util/text.h tokenize_code (sub-tokens and whole identifiers)"},
-            {"places", {"far", "code", "recent", "imported", "candidate", "document"}},
-            {"kinds", {"whole", "part"}},
-            {"roles", {"other", "definition", "call", "attribute", "keyword"}},
-            {"weight", "idf * log1p(sum exp(theta[place][kind][role]))"},
-            {"projection", "splitmix64 sign rows / sqrt(dim) + learned rows of the vocabulary"}}},
-          {"theta", theta},
-          {"theta_mix", p_[kSlots]},
-          {"vocabulary", base64_encode(vocab_ids_.data(), vocab_ids_.size() * sizeof(uint64_t))},
-          {"delta_dtype", exact ? "float64" : "float32"},
-          {"delta", weights},
-          {"provenance", provenance}};
+            {"format_version", kFormatVersion},
+            {"config",
+             {{"dim", cfg_.dim},
+              {"vocab", cfg_.vocab},
+              {"tau", cfg_.tau},
+              {"seed", cfg_.seed},
+              {"mix", cfg_.mix},
+              {"embedder", cfg_.embedder},
+              {"head", cfg_.head},
+              {"head_in", cfg_.head_in}}},
+            {"features",
+             {{"tokens", "util/text.h tokenize_code (sub-tokens and whole identifiers)"},
+              {"places", {"far", "code", "recent", "imported", "candidate", "document"}},
+              {"kinds", {"whole", "part"}},
+              {"roles", {"other", "definition", "call", "attribute", "keyword"}},
+              {"weight", "idf * log1p(sum exp(theta[place][kind][role]))"},
+              {"projection", "splitmix64 sign rows / sqrt(dim) + learned rows of the vocabulary"}}},
+            {"theta", theta},
+            {"theta_mix", p_[kSlots]},
+            {"vocabulary", base64_encode(vocab_ids_.data(), vocab_ids_.size() * sizeof(uint64_t))},
+            {"delta_dtype", exact ? "float64" : "float32"},
+            {"delta", weights},
+            {"provenance", provenance}};
   if (head_size() > 0) j["head"] = encode(head_offset(), head_size());  // row-major, delta_dtype
   return j;
 }
@@ -555,7 +558,8 @@ AlignEncoder AlignEncoder::from_json(const json& j, const std::string& origin) {
       enc.init_head(head_in);
       std::string hw = base64_decode(j.at("head").get<std::string>());
       size_t hn = enc.head_size();
-      if (hw.size() != hn * (f64 ? sizeof(double) : sizeof(float))) throw bad("the head's weights do not match its shape");
+      if (hw.size() != hn * (f64 ? sizeof(double) : sizeof(float)))
+        throw bad("the head's weights do not match its shape");
       if (f64) {
         std::memcpy(enc.p_.data() + enc.head_offset(), hw.data(), hw.size());
       } else {

@@ -152,7 +152,7 @@ AlignEncoder load_align_encoder(const std::string& path, const std::string& meth
 struct EncoderGrad {
   Eigen::VectorXd dense;  // theta + mix
   std::unordered_map<int, Eigen::VectorXd> rows;
-  Eigen::VectorXd head;   // the head's weights (row-major), when the encoder has one
+  Eigen::VectorXd head;  // the head's weights (row-major), when the encoder has one
   void clear();
 };
 

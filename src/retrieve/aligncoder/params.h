@@ -30,9 +30,9 @@ struct CompletionParams {
   int pool = 50;
   std::string model_path;          // AlignRetriever model file; empty = the built-in one
   std::string rlcoder_model_path;  // RLCoder's retriever (trained on the plain query); empty = the built-in one
-  double hybrid_weight = 0.5;  // ReACC: w * norm(BM25) + (1 - w) * norm(dense)
-  int iterations = 2;          // RepoCoder: retrieve-generate rounds
-  int generation_tokens = 64;  // RepoCoder's intermediate completions (greedy)
+  double hybrid_weight = 0.5;      // ReACC: w * norm(BM25) + (1 - w) * norm(dense)
+  int iterations = 2;              // RepoCoder: retrieve-generate rounds
+  int generation_tokens = 64;      // RepoCoder's intermediate completions (greedy)
   // Prompt budget in characters (~4 a token): retrieved context, then the unfinished code's tail.
   int context_chars = 6000;
   int code_chars = 6000;

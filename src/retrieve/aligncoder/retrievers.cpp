@@ -183,8 +183,9 @@ class ReaccRetriever : public Retriever {
       rank_items(e_, ctx, pool, q.top_k);
       r.hits = to_hits(e_, ctx, pool);
       r.trace = {{"method", "reacc"},
-                 {"dense", "none: no embedding model is configured (--embed-model / --embed-endpoint), so these are "
-                           "ReACC's BM25 half only"}};
+                 {"dense",
+                  "none: no embedding model is configured (--embed-model / --embed-endpoint), so these are "
+                  "ReACC's BM25 half only"}};
       return r;
     }
     std::vector<double> sparse, dense;
@@ -245,9 +246,12 @@ std::vector<uint64_t> token_set(std::string_view text) {
 double jaccard(const std::vector<uint64_t>& a, const std::vector<uint64_t>& b) {
   size_t i = 0, j = 0, both = 0;
   while (i < a.size() && j < b.size()) {
-    if (a[i] == b[j]) ++both, ++i, ++j;
-    else if (a[i] < b[j]) ++i;
-    else ++j;
+    if (a[i] == b[j])
+      ++both, ++i, ++j;
+    else if (a[i] < b[j])
+      ++i;
+    else
+      ++j;
   }
   size_t any = a.size() + b.size() - both;
   return any ? static_cast<double>(both) / static_cast<double>(any) : 0.0;
@@ -323,8 +327,8 @@ std::vector<Hit> repocoder_retrieve(const Engine& e, const CursorContext& ctx, c
 json hits_json(const Engine& e, const std::vector<Hit>& hits) {
   json a = json::array();
   for (const auto& h : hits)
-    a.push_back(fmt::format("{} {}:{}-{} {:.4f}", h.label, e.view().files()[h.file].path, h.start_line, h.end_line,
-                            h.score));
+    a.push_back(
+        fmt::format("{} {}:{}-{} {:.4f}", h.label, e.view().files()[h.file].path, h.start_line, h.end_line, h.score));
   return a;
 }
 
