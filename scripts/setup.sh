@@ -5,7 +5,7 @@
 #
 # 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
 #    groups `python` and `test` (libraries the tests run on, a Slurm cluster, headless Chromium, ripgrep)
-#    only with --python-libs.
+#    only with --python-libs; the group `npm` only when no npm is on PATH (a pristine Debian has none).
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
 #    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
 #    the MCP client SDK for tests and benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
@@ -43,6 +43,7 @@ apt_install() {
     local group="${line%%:*}" spec="${line#*:}"
     spec="$(echo "$spec" | xargs)"
     { [ "$group" = "python" ] || [ "$group" = "test" ]; } && [ "$python_libs" = 0 ] && continue
+    [ "$group" = "npm" ] && command -v npm >/dev/null 2>&1 && continue
     want+=("$spec")
   done < "$lock"
   for spec in "${want[@]}"; do

@@ -89,7 +89,7 @@ void add_agent_tools_bench(CLI::App& app, Commands& out) {
                  }});
 }
 
-// ---- bench-sandbox (issue 22): the sandbox's cost per test run, sandboxed vs unconfined in the same run.
+// ---- bench-sandbox: the sandbox's cost per test run, sandboxed vs unconfined in the same run.
 void add_sandbox_bench(CLI::App& app, Commands& out) {
   struct Bench {
     OutputOptions out;
@@ -120,7 +120,7 @@ void add_sandbox_bench(CLI::App& app, Commands& out) {
                  }});
 }
 
-// bench-syntax: the syntax check's cost per candidate (issue 18).
+// bench-syntax: the syntax check's cost per candidate.
 void add_syntax_bench(CLI::App& app, Commands& out) {
   struct Bench {
     RepoOptions repo;

@@ -89,7 +89,7 @@ struct TrainCmd {
   }
 };
 
-// ---- issue 19: leave-one-repository-out evaluation of the structural model
+// ---- leave-one-repository-out evaluation of the structural model
 // The ranker and its gradient-boosted trees' hyperparameters, shared by train-structural and eval-loro.
 void add_ranker_options(CLI::App* c, TrainOptions& to) {
   c->add_option("--ranker", to.ranker, "ranking model: linear (listwise/logistic) or gbdt (gradient-boosted trees)")
@@ -175,7 +175,7 @@ void add_loro_command(CLI::App& app, Commands& out) {
   add_model_options(c, l->models);
   out.push_back({c, [l] { return l->run(); }});
 }
-// ---- end issue 19
+// ---- end of the leave-one-repository-out evaluation
 
 struct Rq2Cmd {
   OutputOptions out;

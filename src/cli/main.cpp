@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 #include <string_view>
 
 #include "cli/commands.h"
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   mi_option_disable(mi_option_page_reset);
   // (Large OS pages: mimalloc_options_before_start above.)
   // Freed memory stays committed instead of going back to the OS: indexing reuses it for the next file's
-  // tree (sympy: half the page faults, ~4% less CPU, ~+35 MB peak RSS; docs/BENCHMARKS.md, issue 19).
+  // tree (sympy: half the page faults, ~4% less CPU, ~+35 MB peak RSS; docs/BENCHMARKS.md).
   mi_option_disable(mi_option_allow_decommit);
   g_argv.assign(argv, argv + argc);
   // The first Ctrl-C (or SIGTERM) asks every long loop to stop, keeping what is finished; a second one
@@ -73,6 +74,13 @@ int main(int argc, char** argv) {
   add_localize_commands(app, commands);  // context-retrieval study (cli/cmd_localize.cpp)
   add_complete_commands(app, commands);  // AlignCoder: cli/cmd_complete.cpp
   add_serve_commands(app, commands);     // serving: cli/cmd_serve.cpp
+  // Two faces of one program: the engine a coding assistant drives comes first in help, the research lab
+  // (measures, training, benchmarks, models) under its own heading.
+  static const std::set<std::string> engine = {"index",    "symbols",  "files", "snippets", "retrieve", "strategies",
+                                               "localize", "complete", "serve", "mcp",      "report"};
+  for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (!sub->get_group().empty())  // hidden ones stay hidden
+      sub->group(engine.count(sub->get_name()) ? "Engine" : "Research lab (evaluation, training, benchmarks, models)");
 
   try {
     app.parse(argc, argv);

@@ -38,7 +38,7 @@ struct AlignTrainOptions {
   int batch = 16;
   double lr = 0.01;
   double weight_decay = 1e-4;
-  // Generalisation to other repositories (docs/EVAL.md, issue 15): a proximal L2 pull of every parameter
+  // Generalisation to other repositories (docs/EVAL.md): a proximal L2 pull of every parameter
   // towards the untrained encoder (AdamState::l2_init; 0 = none, infinity = no change), each repository
   // drawn equally often (instead of each eligible file: a large library would dominate), and early stopping
   // on validation repositories (none of the training or test ones): the model file holds the epoch with the

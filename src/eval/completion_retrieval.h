@@ -1,4 +1,4 @@
-// LLM-free measure of completion retrieval (issue 15, docs/EVAL.md): the share of tasks whose top-k
+// LLM-free measure of completion retrieval (docs/EVAL.md): the share of tasks whose top-k
 // retrieved context contains a definition the ground-truth line calls (tasks built with definitions: API
 // tasks of build_completion_tasks). A base or in-file snippet contains a definition when the definition's
 // first line lies inside it; a dependency snippet, when it lists the definition's signature. 95% confidence

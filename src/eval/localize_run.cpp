@@ -266,7 +266,7 @@ struct Acc {
   }
 };
 
-// Ranked metrics (issue 19): macro averages of files P/F1@1, files R@5/R@10, entities P/R/F1@3 and R@10 over
+// Ranked metrics: macro averages of files P/F1@1, files R@5/R@10, entities P/R/F1@3 and R@10 over
 // the tasks whose rows carry rankings.
 struct RankAcc {
   int n = 0;

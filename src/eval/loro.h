@@ -1,4 +1,4 @@
-// Leave-one-repository-out evaluation of the `structural` strategy (issue 19): every repository's sampled
+// Leave-one-repository-out evaluation of the `structural` strategy: every repository's sampled
 // targets are extracted once (eval/train_structural.h); for each repository a model is fitted on all the
 // other repositories' samples and scored on the held-out one, next to LLM-free baselines run on the same
 // targets. Also reports the candidate pool's ceiling (share of the oracle the pool holds at all).

@@ -197,7 +197,7 @@ std::vector<StepPlan> procedural_plan(const Run& r, bool with_contexts) {
 
 // Eq. 6 per target step: the step enriched by its procedural contexts' descriptions, over the pool of
 // the files importable from the target's file (the `imports` strategy, in the paper's order: eq. 6 ranks
-// each step's own text, which the structural order of issue 19 would not).
+// each step's own text, which the structural order would not).
 void add_semantic_contexts(const Run& r, std::vector<StepPlan>& steps) {
   RetrieverOptions paper;
   paper.imports_order = "bm25";

@@ -1,7 +1,7 @@
 // `dense`: REPOCOD's DENSE baseline: entities ranked by the cosine of their document's embedding with
 // the query's (sentence-transformers/all-mpnet-base-v2 in ProjAgent; any embedding model here).
 // `hybrid`: ProjAgent eq. 6 over every entity: v = 0.5 * norm(BM25) + 0.5 * norm(dense). With a target it is
-// fused with the structural ranking by default (issue 19, hybrid_fusion; "none" = eq. 6 alone).
+// fused with the structural ranking by default (hybrid_fusion; "none" = eq. 6 alone).
 // Target hiding: the target and what its body defines are never candidates, BM25 statistics are those
 // of the repository without the body, and documents of enclosing functions are embedded without it.
 #include <unordered_map>
@@ -70,7 +70,7 @@ class DenseRetriever : public Retriever {
     for (const auto& sd : top_entities(e_, std::move(scored), fuse ? 0 : q.top_k))
       hits.push_back(entity_hit(e_, sd.doc, sd.score));
     if (!fuse) return hits;
-    // issue 19: with a target, the structural ranking fused with eq. 6's (hybrid_fusion).
+    // with a target, the structural ranking fused with eq. 6's (hybrid_fusion).
     RetrievalQuery all = q;
     all.context = ctx;
     all.top_k = 0;

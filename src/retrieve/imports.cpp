@@ -2,7 +2,7 @@
 // every accessible repository file; the pool holds their functions, classes and module-level constants
 // (the target file's own included), ranked by BM25 for the query. With a dense scorer the hybrid
 // v = 0.5 * norm(BM25) + 0.5 * norm(dense) of eq. 6 applies (see retrieve/bm25.h hybrid_scores).
-// By default (issue 19) the structural ranker orders the pool instead (imports_order=structural; the paper's
+// By default the structural ranker orders the pool instead (imports_order=structural; the paper's
 // order with imports_order=bm25): the pool, and so what the strategy can recall, stays the paper's.
 #include <unordered_set>
 
@@ -87,7 +87,7 @@ class ImportsRetriever : public Retriever {
   }
 
  private:
-  // issue 19 (imports_order=structural): the same pool, reordered: the pool symbols the structural ranker
+  // imports_order=structural: the same pool, reordered: the pool symbols the structural ranker
   // scores, in its order, then the pool's other symbols in the paper's order (`paper`, the whole pool).
   std::vector<Hit> structural_order(const RetrievalQuery& q, const std::shared_ptr<const TargetContext>& ctx,
                                     const std::vector<char>& allowed, const std::vector<Hit>& paper) {

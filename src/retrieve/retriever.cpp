@@ -110,7 +110,7 @@ const std::vector<RetrieverInfo>& retriever_registry() {
          "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
          "holds 500 tokens (--query: the request)",
          none, make_study_bm25, "BM25 score of the chunk", true},
-        // Localization of a request (issue 19): a file ranking, then an entity ranking.
+        // Localization of a request: a file ranking, then an entity ranking.
         {"files-bm25",
          "BM25 over whole files (path + content) for a request; entities: entity BM25 within the 5 best files", none,
          make_files_bm25, "BM25 score of the file / of the entity", true},
@@ -134,7 +134,7 @@ const RetrieverInfo& retriever_info(const std::string& name) {
 }
 
 void apply_retriever_param(RetrieverOptions& o, const std::string& name, const std::string& value) {
-  if (name == "imports_order" || name == "hybrid_fusion") {  // issue 19: the orders of imports and hybrid
+  if (name == "imports_order" || name == "hybrid_fusion") {  // the orders of imports and hybrid
     bool imports = name == "imports_order";
     bool ok = imports ? (value == "structural" || value == "bm25")
                       : (value == "structural-first" || value == "rrf" || value == "none");
@@ -147,7 +147,7 @@ void apply_retriever_param(RetrieverOptions& o, const std::string& name, const s
   }
   nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
   if (v.is_discarded()) v = value;
-  if (name == "structural_cascade_keep") {  // issue 17: RankCascade::keep of the structural strategy
+  if (name == "structural_cascade_keep") {  // RankCascade::keep of the structural strategy
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
       throw Error(ExitCode::usage,
                   "parameter structural_cascade_keep takes an integer >= 0 (0 = no cascade), got '" + value + "'");

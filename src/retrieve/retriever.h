@@ -66,11 +66,11 @@ struct RetrieverOptions {
   std::string corpus = "entities";  // sparse: "entities" or "snippets"
   bool pool_methods = false;        // imports: also rank methods of pool classes (the paper's pool has none)
   bool bm25_only = false;           // imports: ignore the embedder even when one is set
-  // issue 19: how `imports` orders its pool for a target (--param imports_order=): "structural" (the
+  // how `imports` orders its pool for a target (--param imports_order=): "structural" (the
   // structural ranker's order, then the pool's other symbols in the paper's order) or "bm25" (the paper's:
   // BM25, eq. 6 with an embedder). The pool is the same either way.
   std::string imports_order = "structural";
-  // issue 19: how `hybrid` ranks for a target (--param hybrid_fusion=): "structural-first" (the structural
+  // how `hybrid` ranks for a target (--param hybrid_fusion=): "structural-first" (the structural
   // ranking, then eq. 6's extras), "rrf" (reciprocal rank fusion of the two rankings, k = 60) or "none"
   // (eq. 6 alone, ProjAgent's). Without a target hybrid is eq. 6 whatever this says.
   std::string hybrid_fusion = "structural-first";
@@ -152,7 +152,7 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k);
 std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
                                     const std::function<bool(int)>& skip = {});
 Hit entity_hit(const Engine& e, int entity, double score);
-// issue 19: two entity rankings made one. "structural-first": the hits of `first` in its order, then those of
+// two entity rankings made one. "structural-first": the hits of `first` in its order, then those of
 // `second` it lacks, in theirs; score 1 / position. "rrf": reciprocal rank fusion, score sum of 1 / (60 + rank)
 // over the rankings that hold the entity (Cormack et al. 2009), ties by entity_before. A hit keeps the
 // features of both rankings, plus first_rank / second_rank where it has them. top_k <= 0: all.

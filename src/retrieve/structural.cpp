@@ -60,7 +60,7 @@ enum F : int {
   f_proximity,
   f_param_match,
   f_method_of_own_class_private,
-  // Per-target normalised evidence and interactions (issue 19: raw counts differ between repositories).
+  // Per-target normalised evidence and interactions (raw counts differ between repositories).
   f_vote_rel,
   f_vote_rank,
   f_vote_file,
@@ -77,14 +77,14 @@ enum F : int {
   f_popularity,
   f_popularity_rank,
   f_exception_class,
-  // Module co-use (issue 19, s5): which members of a module the repository uses, and uses together.
+  // Module co-use: which members of a module the repository uses, and uses together.
   f_module_share,
   f_module_member_rank,
   f_module_file_uses,
   f_module_couse,
   f_module_couse_log,
   f_file_imported,
-  // Same-file neighbours (issue 19, s7): the functions of the target's file most like it vote for what
+  // Same-file neighbours: the functions of the target's file most like it vote for what
   // they use (the global neighbours rarely include the target's own file's functions).
   f_local_vote,
   f_local_vote_rank,
@@ -471,7 +471,7 @@ class FeatureBuilder {
   const std::vector<int>& members_of(int cls) {
     return memo(members_, cls, [&] { return g_.class_members(cls); });
   }
-  // ---- module co-use (issue 19, s5): per engine, from the index only --------------------------------
+  // ---- module co-use: per engine, from the index only --------------------------------
   // users_of[c]: the functions (outermost callables) referencing entity c, ascending; module_users[f]: how
   // many functions reference any entity of file f. Queries remove the target's own function from both.
   struct ModuleCoUse {
@@ -1130,7 +1130,7 @@ struct CandidateBuild {
     rank_feature(f_file_usage, f_usage_rank, -1);
   }
 
-  // ---- module co-use (issue 19, s5) ----------------------------------------------------------------
+  // ---- module co-use ----------------------------------------------------------------
   // Evidence for a candidate from what the repository does with the other members of its defining file
   // ("module"): its share of the module's users, its rank among the module's members by use, how many
   // other members the target's file uses, and how often the functions that use those members also use
@@ -1261,7 +1261,7 @@ StructuralCandidates FeatureBuilder::build(const TargetContext& ctx, const std::
   b.neighbour_votes(e_.visible_bm25(), q);
   b.local_votes(e_.visible_bm25(), q);
   b.candidate_features(eb, q, eov, query);
-  b.module_couse_features();  // issue 19, s5
+  b.module_couse_features();
   return std::move(b.out);
 }
 

@@ -21,7 +21,7 @@
 
 namespace repoctx {
 
-// A shortcut for tree models when a pool is ranked (issue 17): every candidate goes through the model's first
+// A shortcut for tree models when a pool is ranked: every candidate goes through the model's first
 // trees (GbdtRanker::kCascadePrefixTrees), and only the `keep` best by that partial score through all of
 // them; the others are ranked after those, in the order of their partial scores. Scores of the kept
 // candidates are the full model's, bit for bit. keep = 0: every candidate through every tree.
@@ -57,7 +57,7 @@ class StructuralFeatures {
   std::unique_ptr<Impl> impl_;
 };
 
-// The one interface both structural rankers implement (issue 19): the linear model below and the
+// The one interface both structural rankers implement: the linear model below and the
 // gradient-boosted trees of retrieve/structural_gbdt.h. A model file says which it is ("ranker"); training
 // (eval/train_structural.h) and inference (the retriever, eval-loro) only see this interface.
 class StructuralRanker {

@@ -130,7 +130,7 @@ void GbdtTrainSet::add_row(const std::vector<double>& features, double relevance
 
 // XGBoost's predictor walks each tree node by node with a data-dependent branch per level; for a structural
 // request (~1,100 candidates x 200 trees of depth 6 on sympy) that was 40% of the request (perf,
-// docs/BENCHMARKS.md, issue 17), mostly mispredicted branches. Stored as complete binary trees of the
+// docs/BENCHMARKS.md), mostly mispredicted branches. Stored as complete binary trees of the
 // forest's depth (a leaf above the last level is copied into every leaf below it, the split nodes under it
 // are never decisive), a tree is walked without branches: node = 2 * node + 1 + (x >= threshold), the same
 // number of steps for every row. No packaged library compiles XGBoost trees (Treelite is not in Debian), so

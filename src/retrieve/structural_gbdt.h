@@ -1,4 +1,4 @@
-// The structural strategy's non-linear ranker (issue 19): gradient-boosted regression trees with a ranking
+// The structural strategy's non-linear ranker: gradient-boosted regression trees with a ranking
 // objective (LambdaMART: rank:ndcg, or rank:pairwise / rank:map) over the same candidate features as the
 // linear model. XGBoost's C API (Debian's libxgboost-dev) does the training and the prediction; the model
 // file holds XGBoost's own JSON model inside ours ({"ranker": "gbdt", "features", "params", "xgboost",
@@ -69,7 +69,7 @@ class GbdtRanker : public StructuralRanker {
   // The cascade (RankCascade) over the first kCascadePrefixTrees trees, on models of at least twice as many
   // trees that QuickScorer evaluates; else score_rows.
   std::vector<double> rank_rows(const std::vector<std::vector<double>>& rows, const RankCascade& c) const override;
-  // 20 of the shipped model's 200 (eleventh session): every distinct row of a pool (~900 on sympy) passes through
+  // 20 of the shipped model's 200: every distinct row of a pool (~900 on sympy) passes through
   // these, so they were half of the trees' cost at 40; LORO with 20 equals 40's to four places but for one
   // hypothesis target (R@20 0.8855 vs 0.8856, MRR 0.6658 both) and sympy's top 20 are the same for 500 targets
   // (docs/EVAL.md; 10 lost a little more: report folds' R@20 0.8733 vs 0.8736).

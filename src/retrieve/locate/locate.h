@@ -1,5 +1,5 @@
 // Localization of a request text (an issue, a commit message) without a model: which files and which
-// functions/classes a change for it edits (issue 19, item 2).
+// functions/classes a change for it edits.
 //
 //   files-bm25  Okapi BM25 over whole files (path + content): the file ranking; the entity ranking is
 //               entity BM25 restricted to the five best files. The reference the `locate` targets are set
