@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 build_only=0
 if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
 jobs="${REPOCTX_JOBS:-$(nproc)}"
-command -v clang++ >/dev/null || { echo "sanitize.sh: clang++ is missing (scripts/setup.sh --python-libs installs it)" >&2; exit 2; }
+command -v clang++ >/dev/null || { echo "sanitize.sh: clang++ is missing (scripts/setup.sh --test-tools installs it)" >&2; exit 2; }
 export CCACHE_BASEDIR="$PWD"
 # -g makes ccache hash the build folder; without this a fresh clone (CI) misses the cache for every object.
 # The cost: debug info of a cached object names the folder it was first built in.

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # repoctx setup: installs what is missing, never anything into the checkout.
 #
-#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs]
+#   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs] [--test-tools]
 #
 # 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
-#    groups `python` and `test` (libraries the tests run on, a Slurm cluster, headless Chromium, ripgrep)
-#    only with --python-libs; the group `npm` only when no npm is on PATH (a pristine Debian has none).
+#    group `python` (the Debian-packaged libraries the main job and the tests run on) only with --python-libs,
+#    the group `test` (a Slurm cluster, clang, headless Chromium, ripgrep) only with --test-tools, the group
+#    `npm` only when no npm is on PATH (a pristine Debian has none).
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
 #    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
-#    the MCP client SDK for tests and benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
-# 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused.
+#    with --test-tools the MCP client SDK for tests and benchmarks with its locked dependency tree under
+#    $REPOCTX_DEPS/node.
+# 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused
+#    (--no-llama: neither its source nor its build; the engine's commands do not need it).
 #
 # Re-running is cheap: every step checks a stamp file first. Exit codes: 0 ok, 2 bad usage,
 # 3 apt failed, 4 npm fetch/verify failed, 5 llama.cpp build failed.
@@ -20,12 +23,14 @@ DEPS="${REPOCTX_DEPS:-$HOME/.cache/repoctx}"
 do_apt=1
 do_llama=1
 python_libs=0
+test_tools=0
 for arg in "$@"; do
   case "$arg" in
     --no-apt) do_apt=0 ;;
     --no-llama) do_llama=0 ;;
     --python-libs) python_libs=1 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --test-tools) test_tools=1 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +47,8 @@ apt_install() {
     line="${line%%#*}"; [ -n "${line// }" ] || continue
     local group="${line%%:*}" spec="${line#*:}"
     spec="$(echo "$spec" | xargs)"
-    { [ "$group" = "python" ] || [ "$group" = "test" ]; } && [ "$python_libs" = 0 ] && continue
+    [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
+    [ "$group" = "test" ] && [ "$test_tools" = 0 ] && continue
     [ "$group" = "npm" ] && command -v npm >/dev/null 2>&1 && continue
     want+=("$spec")
   done < "$lock"
@@ -107,7 +113,8 @@ node_install() {  # name version integrity -> $DEPS/node/<lock folder>-<version>
 while read -r name ver integ; do
   case "$name" in
     ''|'#'*) continue ;;
-    @*) node_install "$name" "$ver" "$integ" ;;
+    node-llama-cpp) if [ "$do_llama" = 1 ]; then npm_fetch "$name" "$ver" "$integ"; fi ;;
+    @*) if [ "$test_tools" = 1 ]; then node_install "$name" "$ver" "$integ"; fi ;;
     *) npm_fetch "$name" "$ver" "$integ" ;;
   esac
 done < "$here/deps.lock"

@@ -4,7 +4,7 @@
 # runs every test with ctest. Exit status = ctest's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --python-libs
+scripts/setup.sh --python-libs --test-tools
 scripts/build.sh -DREPOCTX_BUILD_TESTS=ON
 cd build
 ctest --output-on-failure -j "${REPOCTX_TEST_JOBS:-2}" "$@"
