@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""scripts/check_layers.py passes on the real tree and fails on a deliberately upward include.
+"""scripts/check_layers.py passes on the real tree and fails on every way out of the declared graph.
 
     layer_check.py --checker scripts/check_layers.py --src src
 
-The failing case is a scratch copy of src/ where one early stage includes a later one: the checker must
-exit 1 and name the file, the line and both stages; a folder that is not a known stage must fail too.
+The failing cases are scratch copies of src/: an early stage including a later one, the server including the
+evaluation (a later stage in the old rank order, outside the graph now), the server's library linking the
+benchmarks, an edge nobody includes, and a folder that is not a known stage. Each must exit 1 naming what.
 """
 import argparse
 import pathlib
@@ -42,7 +43,36 @@ def main():
         out = p.stdout + p.stderr
         ck.check(p.returncode == 1, "an upward include fails (exit 1)", out)
         ck.check("index/repo_view.cpp:2" in out or "repo_view.cpp:" in out, "the file and line are named", out)
-        ck.check("'index' includes later stage 'retrieve'" in out, "both stages are named", out)
+        ck.check("stage 'index' includes 'retrieve'" in out, "both stages are named", out)
+        victim.write_text(text)
+
+        server = src / "server" / "http_server.cpp"
+        server_text = server.read_text()
+        server.write_text('#include "eval/runner.h"\n' + server_text)
+        p = run(a.checker, src)
+        out = p.stdout + p.stderr
+        ck.check(p.returncode == 1 and "stage 'server' includes 'eval'" in out,
+                 "the server including the evaluation fails", out)
+        server.write_text(server_text)
+
+        cmake = src / "CMakeLists.txt"
+        cmake_text = cmake.read_text()
+        ck.check("DEPENDS repoctx_api Boost::headers" in cmake_text, "the server's DEPENDS line is where expected")
+        cmake.write_text(cmake_text.replace("DEPENDS repoctx_api Boost::headers", "DEPENDS repoctx_bench Boost::headers"))
+        p = run(a.checker, src)
+        out = p.stdout + p.stderr
+        ck.check(p.returncode == 1 and "repoctx_server links ['bench']" in out, "the server linking bench fails", out)
+        cmake.write_text(cmake_text)
+
+        checker_copy = pathlib.Path(tmp) / "check_layers.py"
+        checker_copy.write_text(pathlib.Path(a.checker).read_text().replace('"server": ["api"]',
+                                                                            '"server": ["api", "eval"]'))
+        p = run(str(checker_copy), src)
+        out = p.stdout + p.stderr
+        ck.check(p.returncode == 1 and "server -> eval is used by no include" in out, "an idle edge fails", out)
+
+        p = run(a.checker, src)
+        ck.check(p.returncode == 0, "the restored copy passes again", p.stdout + p.stderr)
 
         victim.write_text(text)
         (src / "newstage").mkdir()
