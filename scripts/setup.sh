@@ -3,12 +3,14 @@
 #
 #   scripts/setup.sh [--no-apt] [--no-llama] [--python-libs] [--test-tools]
 #
-# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them; the
-#    group `python` (the Debian-packaged libraries the main job and the tests run on) only with --python-libs,
-#    the group `test` (a Slurm cluster, clang, headless Chromium, ripgrep) only with --test-tools, the group
-#    `npm` only when no npm is on PATH (a pristine Debian has none).
+# 1. Debian packages (apt), pinned to the versions in scripts/apt.lock when the mirror still has them, by
+#    group (apt.lock's head): always what the engine builds with and Flask (the main job's repository); `llama`
+#    unless --no-llama; `python` (the Debian-packaged libraries the tests run on) only with --python-libs;
+#    `test` (test frameworks, a Slurm cluster, clang, headless Chromium, ripgrep) and `npm` (when no npm is on
+#    PATH) only with --test-tools.
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
-#    integrity-checked against scripts/deps.lock, unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
+#    integrity-checked against scripts/deps.lock (fetched by `npm pack`, or from the registry by their
+#    published address when there is no npm), unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
 #    with --test-tools the MCP client SDK for tests and benchmarks with its locked dependency tree under
 #    $REPOCTX_DEPS/node.
 # 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused
@@ -30,7 +32,7 @@ for arg in "$@"; do
     --no-llama) do_llama=0 ;;
     --python-libs) python_libs=1 ;;
     --test-tools) test_tools=1 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +51,8 @@ apt_install() {
     spec="$(echo "$spec" | xargs)"
     [ "$group" = "python" ] && [ "$python_libs" = 0 ] && continue
     [ "$group" = "test" ] && [ "$test_tools" = 0 ] && continue
-    [ "$group" = "npm" ] && command -v npm >/dev/null 2>&1 && continue
+    [ "$group" = "llama" ] && [ "$do_llama" = 0 ] && continue
+    [ "$group" = "npm" ] && { [ "$test_tools" = 0 ] || command -v npm >/dev/null 2>&1; } && continue
     want+=("$spec")
   done < "$lock"
   for spec in "${want[@]}"; do
@@ -62,10 +65,13 @@ apt_install() {
   log "apt: installing ${missing[*]}"
   local SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq || { log "apt-get update failed: check network access to the Debian mirror"; exit 3; }
-  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${pinned[@]}"; then
+  # force-unsafe-io: dpkg skips its fsync per unpacked file (what Debian's container images set); installing a
+  # few hundred packages on a fresh machine takes a fraction of the time.
+  local opts=(-y --no-install-recommends -o Dpkg::Options::=--force-unsafe-io)
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install "${opts[@]}" "${pinned[@]}"; then
     # Debian mirrors keep only the newest point release of a suite; a pinned version can vanish.
     log "apt: pinned versions unavailable, installing the suite's current versions (see scripts/apt.lock)"
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}" \
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install "${opts[@]}" "${missing[@]}" \
       || { log "apt-get install failed for: ${missing[*]}"; exit 3; }
   fi
 }
@@ -77,8 +83,19 @@ npm_fetch() {  # name version integrity -> $DEPS/src/<name>-<version>/
   [ -f "$dest/.repoctx-ok" ] && return 0
   log "npm: fetching $name@$ver"
   local tmp; tmp="$(mktemp -d "$DEPS/tmp/npm.XXXXXX")"
-  (cd "$tmp" && npm pack --silent "$name@$ver" >/dev/null 2>"$tmp/err") \
-    || { cat "$tmp/err" >&2; log "npm pack $name@$ver failed: is the npm registry reachable?"; exit 4; }
+  if command -v npm >/dev/null 2>&1; then
+    (cd "$tmp" && npm pack --silent "$name@$ver" >/dev/null 2>"$tmp/err") \
+      || { cat "$tmp/err" >&2; log "npm pack $name@$ver failed: is the npm registry reachable?"; exit 4; }
+  else
+    # No npm (a pristine Debian): the tarball's published address on the registry, <name>/-/<base>-<ver>.tgz;
+    # the integrity check below is the same either way.
+    local registry="${npm_config_registry:-https://registry.npmjs.org}"
+    local url="${registry%/}/$name/-/${name##*/}-$ver.tgz"
+    python3 -c 'import sys, urllib.request, shutil
+with urllib.request.urlopen(sys.argv[1], timeout=120) as r, open(sys.argv[2], "wb") as f: shutil.copyfileobj(r, f)' \
+      "$url" "$tmp/package.tgz" 2>"$tmp/err" \
+      || { cat "$tmp/err" >&2; log "downloading $url failed: is the npm registry reachable?"; exit 4; }
+  fi
   local tgz; tgz="$(ls "$tmp"/*.tgz)"
   local got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
   if [ "$got" != "$integrity" ]; then
