@@ -438,7 +438,7 @@ TEST(AgentTools, TheTargetBodyIsHidden) {
 }
 
 TEST(AgentToolsFlask, ToolsOnARealRepository) {
-  if (!has_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!has_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   const Engine& e = *flask().engine;
   RepoTools t(e);
   auto r = t.ls("");
@@ -492,7 +492,7 @@ TEST(AgentToolsFlask, ToolsOnARealRepository) {
 }
 
 TEST(AgentToolsFlask, TheTargetBodyIsHiddenInARealRepository) {
-  if (!has_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!has_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   const Engine& e = *flask().engine;
   auto target = e.resolve_target("app.py::Flask.make_response");
   auto ctx = e.make_context(target);

@@ -212,7 +212,7 @@ TEST(RunLimited, WhatTheCommandStartedDiesWithAKilledRunner) {
 }
 
 TEST(Sandbox, ArgvConfinesAndARealRunWritesOnlyItsTree) {
-  if (find_program("bwrap").empty()) GTEST_SKIP() << "bubblewrap is not installed";
+  if (find_program("bwrap").empty()) GTEST_FAIL() << "bubblewrap is not installed (scripts/setup.sh installs it)";
   TempDir d;
   d.write("tree/a.txt", "a");
   SandboxConfig c;

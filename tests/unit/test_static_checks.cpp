@@ -49,14 +49,14 @@ bool has_kind(const std::vector<StaticFinding>& fs, const std::string& check) {
 }  // namespace
 
 TEST(StaticChecks, NoFindingOnFlasksRealBodies) {
-  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!have_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   auto rep = check_all_real_bodies(*flask().engine);
   EXPECT_GT(rep.functions, 300);
   for (const auto& [fn, f] : rep.findings) ADD_FAILURE() << fn << ":" << f.line << ": " << f.message;
 }
 
 TEST(StaticChecks, InjectedErrorsInRealFunctionsAreCaught) {
-  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!have_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   // (1) a method that does not exist on self; a method called with too many arguments.
   auto a = check_with("app.py::Flask.make_response", "self.make_responze(rv)");
   EXPECT_TRUE(has_kind(a, "method_call")) << (a.empty() ? "" : a[0].message);
@@ -90,7 +90,7 @@ TEST(StaticChecks, InjectedErrorsInRealFunctionsAreCaught) {
 }
 
 TEST(StaticChecks, VariableMethodCallsOnInferredReceivers) {
-  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!have_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   // (3) In Flask.make_config, `cfg = Config(...)` makes cfg a flask.config.Config (a dict subclass: the
   // builtin base is known), so its methods are checked like self's.
   const std::string t = "app.py::Flask.make_config";
@@ -141,7 +141,7 @@ TEST(StaticChecks, TypedLocalsComeOnlyFromSingleConstructorBindings) {
 }
 
 TEST(StaticChecks, CallsExpectedToFailAndClosures) {
-  if (!have_flask()) GTEST_SKIP() << "python3-flask is not installed";
+  if (!have_flask()) GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   // Only the lines inside a raises(...) block are exempt: a wrong call after the block is still reported.
   const std::string t = "helpers.py::send_file";
   EXPECT_FALSE(has_kind(check_with(t, "with raises(TypeError):\n        get_root_path()"), "function_call"));

@@ -216,7 +216,7 @@ TEST(StructuralImports, ImportUsesCountTheFirstBindingsNameOutsideTheHiddenBody)
 // give every feature exactly as each request alone on a fresh thread does.
 TEST(StructuralScratch, ReusedPerThreadScratchGivesTheFeaturesOfAFreshThread) {
   if (!std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"))
-    GTEST_SKIP() << "python3-flask is not installed";
+    GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   const Engine& big = *repoctx::testing::flask_index().engine;
   TempDir small_repo, tmp;
   write_repo(small_repo, kTargetFile);
@@ -261,7 +261,7 @@ TEST(StructuralScratch, ReusedPerThreadScratchGivesTheFeaturesOfAFreshThread) {
 // change which documents get the flags and the ranks.
 TEST(StructuralTiers, Bm25TiersAreTheFirstKOfTheFullOrder) {
   if (!std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"))
-    GTEST_SKIP() << "python3-flask is not installed";
+    GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
   const Engine& e = *repoctx::testing::flask_index().engine;
   const auto& names = structural_feature_names();
   auto index_of = [&](const std::string& n) {
