@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo="${1:-/usr/lib/python3/dist-packages/flask}"
 target="${2:-}"
-# Only what the engine needs: the Debian packages it builds with and the library it indexes, the pinned
+# Only what the engine needs: the Debian packages it builds with and Flask (the default repository), the pinned
 # tree-sitter sources; no llama.cpp (no model runs here) and none of the test tools.
-scripts/setup.sh --python-libs --no-llama >/dev/null
+scripts/setup.sh --no-llama >/dev/null
 scripts/build.sh --target repoctx -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF
 bin=build/bin/repoctx
 echo "== repoctx index $repo"
