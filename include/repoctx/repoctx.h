@@ -70,17 +70,27 @@ struct RefreshStats {
   bool reloaded = false;  // something changed and a new snapshot now serves
 };
 
+// Every field is declared once, with its meaning, range and choices, in api/json.cpp's retrieve_fields(): the
+// CLI's options, the HTTP and MCP schemas, the Python keywords and docs/PARAMETERS.md come from there.
 struct RetrieveParams {
-  std::string target;               // "path/to/file.py::Qualified.name": context for this function, its body hidden
-  std::string query;                // free text (instead of, or overriding, the target's signature and docstring)
-  std::string strategy = "sparse";  // see strategies()
+  std::string target;  // "path/to/file.py::Qualified.name": context for this function, its body hidden
+  std::string query;   // free text (instead of, or overriding, the target's signature and docstring)
+  // see strategies(); empty = structural for a target, cursor-deps for a cursor, sparse for a query
+  std::string strategy;
   int k = 20;
   bool with_text = false;           // each hit's source text
+  bool exclude_tests = false;       // leave test files out (the next hits take their places)
   std::string corpus = "entities";  // sparse: "entities" or "snippets"
   double k1 = 1.5, b = 0.75;        // BM25
   bool pool_methods = false;        // imports: also rank methods of pool classes
   bool bm25_only = false;           // imports: ignore the embedder
   std::string structural_model;     // structural: weights file; empty = the shipped model
+  std::string locate_model;         // locate: model file; empty = the built-in one
+  std::string model_file;           // aligncoder, rlcoder: AlignRetriever model; empty = the built-in one
+  // A completion cursor (cursor-deps, aligncoder and its baselines): the file being written, the cursor's
+  // line (1-based) and column (bytes); the text from the cursor on is treated as absent.
+  std::string file;
+  int line = 0, column = 0;
   // strategy parameters NAME -> VALUE, the names of the CLI's `retrieve --param` (procedural's, listed in its
   // trace's "params"; completion's; the study's; imports_order, hybrid_fusion), VALUE as JSON when it parses
   // (numbers, booleans), else a string.
@@ -124,6 +134,7 @@ struct LocalizeParams {
   std::string request;                  // the issue text or commit message
   std::string strategy = "study-bm25";  // see localize_strategies()
   bool with_text = false;               // each range's source text
+  std::string locate_model;             // locate: model file; empty = the built-in one
   // study parameters NAME -> VALUE (the CLI's --param: context_tokens, chunk_chars, ...; the names of
   // RetrieveParams::params are accepted too), VALUE as JSON when it parses, else a string
   std::map<std::string, std::string> params;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/requests.h"
 #include "generate/generator.h"
 #include "index/index.h"
 #include "llm/config.h"
@@ -237,40 +238,28 @@ int64_t Index::warm(const std::function<bool()>& should_stop) const {
   return warm_structural(*snap->engine, should_stop) ? snap->generation : 0;
 }
 
-RetrieveResult Index::retrieve(const RetrieveParams& p) const {
+RetrieveResult Index::retrieve(const RetrieveParams& request) const {
+  RetrieveParams p = request;
+  p.strategy = strategy_for(request);
   const RetrieverInfo& info = retriever_info(p.strategy);  // an unknown name fails before any work
-  if (p.k <= 0 || p.k > 10000) throw Error(ExitCode::usage, "k must be between 1 and 10000");
-  if (p.target.empty() && p.query.empty()) throw Error(ExitCode::usage, "give a target (path::Qual.name) or a query");
-  RetrieverOptions ro;
-  ro.bm25.k1 = p.k1;
-  ro.bm25.b = p.b;
-  ro.corpus = p.corpus;
-  ro.pool_methods = p.pool_methods;
-  ro.bm25_only = p.bm25_only;
-  ro.model_path = p.structural_model;
-  for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
+  RetrieverOptions ro = retriever_options(p);
   auto snap = impl_->current();
   const Engine& eng = *snap->engine;
-  RetrievalQuery q;
-  q.top_k = p.k;
-  q.text = p.query;
-  if (!p.target.empty()) {
-    q.target = eng.resolve_target(p.target);
-    q.context = std::make_shared<const TargetContext>(eng.make_context(*q.target));
-  }
+  RetrievalQuery q = retrieval_query(eng, p);
   RetrievalResult res;
-  if (info.needs.any()) {
+  ModelNeeds needs = retriever_needs(p.strategy, ro);
+  if (needs.any()) {
     std::lock_guard lk(impl_->model_mu);
-    Models models = impl_->llm_session().models(info.needs);
-    res = make_retriever(p.strategy, eng, models, ro)->run(q);
+    Models models = impl_->llm_session().models(needs);
+    res = run_retrieval(eng, *make_retriever(p.strategy, eng, models, ro), q, p);
   } else {
-    res = make_retriever(p.strategy, eng, Models{}, ro)->run(q);
+    res = run_retrieval(eng, *make_retriever(p.strategy, eng, Models{}, ro), q, p);
   }
   RetrieveResult out;
   out.strategy = p.strategy;
   out.score = info.score;
   if (q.target) out.target = eng.target_name(q.target->entity);
-  out.query = sanitize_utf8(query_text(eng, q, q.context.get()));
+  out.query = searched_text(eng, q, ro);
   int rank = 1;
   for (const auto& h : res.hits) out.hits.push_back(hit_of(eng, h, rank++, p.with_text, q.context.get()));
   for (const auto& st : res.plan) {
@@ -292,6 +281,7 @@ LocalizeResult Index::localize(const LocalizeParams& p) const {
   }
   if (trim(p.request).empty()) throw Error(ExitCode::usage, "give the request: an issue text or a commit message");
   RetrieverOptions ro;
+  ro.locate_model = p.locate_model;
   for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
   auto snap = impl_->current();
   const Engine& eng = *snap->engine;

@@ -187,17 +187,37 @@ const std::vector<Field<RetrieveParams>>& retrieve_fields() {
   static const std::vector<Field<P>> f = {
       {"target", kTargetDoc, &P::target},
       {"query", "free-text query (instead of, or overriding, the target's signature and docstring)", &P::query},
-      {"strategy", "retrieval strategy", &P::strategy, strategy_names()},
-      {"k", "number of results", &P::k, {}, 1, 10000},
+      Field<P>{"strategy",
+               "retrieval strategy (`repoctx strategies`); empty = structural for a target, cursor-deps for a "
+               "completion cursor, sparse for a query (the best measured for each, docs/EVAL.md)",
+               &P::strategy, strategy_names()}
+          .on_cli("-s,--strategy"),
+      Field<P>{"k", "number of results", &P::k, {}, 1, 10000}.on_cli("-k,--k,--top-k"),
       {"with_text", "include each result's source text", &P::with_text},
+      {"exclude_tests", "leave test files (tests/, test_*.py, conftest.py) out; the next results take their places",
+       &P::exclude_tests},
       {"corpus", "sparse: what BM25 ranks", &P::corpus, {"entities", "snippets"}},
       {"k1", "BM25 k1", &P::k1, {}, 0, 100},
       {"b", "BM25 b", &P::b, {}, 0, 1},
       {"pool_methods", "imports: also rank methods of pool classes", &P::pool_methods},
       {"bm25_only", "imports: rank by BM25 alone even with an embedding model", &P::bm25_only},
-      {"structural_model", "structural: weights file on the server (empty = the shipped model)", &P::structural_model},
-      {"params", kRetrieveParamsDoc, &P::params},
-      {"trace", "return the strategy's trace (procedural)", &P::trace},
+      {"structural_model", "structural: weights file (on the server's machine; empty = the shipped model)",
+       &P::structural_model},
+      {"locate_model", "locate: model file (on the server's machine; empty = the built-in one)", &P::locate_model},
+      {"model_file",
+       "aligncoder, rlcoder: AlignRetriever model file (on the server's machine; empty = the built-in one)",
+       &P::model_file},
+      {"file", "completion cursor: the file being written (path relative to the repository root)", &P::file},
+      {"line",
+       "completion cursor: its line (1-based); the text from the cursor on is treated as absent",
+       &P::line,
+       {},
+       0,
+       1e9},
+      {"column", "completion cursor: its column in bytes", &P::column, {}, 0, 1e6},
+      Field<P>{"params", kRetrieveParamsDoc, &P::params}.on_cli("--param"),
+      Field<P>{"trace", "return the strategy's trace (procedural, the study's agents)", &P::trace}.on_cli(
+          "-", "--trace FILE writes the trace to FILE"),
   };
   return f;
 }
@@ -208,15 +228,20 @@ const std::vector<Field<LocalizeParams>>& localize_fields() {
     std::vector<std::string> names;
     for (const auto& s : localize_strategies()) names.push_back(s.name);
     return std::vector<Field<P>>{
-        {"request", "the change request: an issue text or a commit message", &P::request},
-        {"strategy", "localization strategy (the context-retrieval study's; study-bm25 needs no model)", &P::strategy,
-         names},
+        Field<P>{"request", "the change request: an issue text or a commit message", &P::request}.on_cli(
+            "--request,--query"),
+        Field<P>{"strategy", "localization strategy (the context-retrieval study's; study-bm25 needs no model)",
+                 &P::strategy, names}
+            .on_cli("-s,--strategy"),
         {"with_text", "include each range's source text", &P::with_text},
-        {"params",
-         "study parameters NAME -> VALUE (context_tokens, chunk_chars, chunk_overlap, ...; a VALUE that parses as "
-         "JSON is taken as JSON)",
-         &P::params},
-        {"trace", "return the strategy's trace", &P::trace},
+        {"locate_model", "locate: model file (on the server's machine; empty = the built-in one)", &P::locate_model},
+        Field<P>{"params",
+                 "study parameters NAME -> VALUE (context_tokens, chunk_chars, chunk_overlap, ...; a VALUE that "
+                 "parses as JSON is taken as JSON)",
+                 &P::params}
+            .on_cli("--param"),
+        Field<P>{"trace", "return the strategy's trace", &P::trace}.on_cli("-",
+                                                                           "--trace FILE writes the trace to FILE"),
     };
   }();
   return f;

@@ -23,12 +23,33 @@ struct Field {
       std::variant<std::string P::*, int P::*, double P::*, bool P::*, std::map<std::string, std::string> P::*>;
   Field(std::string n, std::string d, Member m, std::vector<std::string> c = {}, double lo = -1e300, double hi = 1e300)
       : name(std::move(n)), description(std::move(d)), member(m), choices(std::move(c)), min(lo), max(hi) {}
+  // The CLI's spelling when it is not `--name` with dashes for underscores (CLI11's form, e.g. "-k,--k,--top-k":
+  // the first long name is the one documented, the others are kept spellings); "-" = not a CLI option, and
+  // `cli_note` then says what the CLI has instead.
+  Field& on_cli(std::string spelling, std::string note = {}) {
+    cli = std::move(spelling);
+    cli_note = std::move(note);
+    return *this;
+  }
   std::string name;
   std::string description;
   Member member;
   std::vector<std::string> choices;  // strings: the valid values (empty = any)
   double min, max;                   // numbers: the valid range
+  std::string cli;                   // empty = "--" + name with '_' -> '-'
+  std::string cli_note;
 };
+
+// The CLI's spelling of a field (Field::cli, or `--name` with dashes); empty when it is not a CLI option.
+template <class P>
+std::string cli_spelling(const Field<P>& f) {
+  if (f.cli == "-") return {};
+  if (!f.cli.empty()) return f.cli;
+  std::string s = "--" + f.name;
+  for (auto& c : s)
+    if (c == '_') c = '-';
+  return s;
+}
 
 // How deeply a request's JSON may nest. Requests need 3 levels; nlohmann's copy, dump and comparison
 // recurse once per level, so an unbounded depth would let one request exhaust a thread's stack.

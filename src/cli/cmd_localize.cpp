@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/field_options.h"
 #include "eval/lca_builder.h"
 #include "eval/localize.h"
 #include "eval/train_locate.h"
@@ -36,8 +37,9 @@ struct LocalizeCmd {
   RepoOptions repo;
   OutputOptions out;
   ModelOptions models;
-  std::string query, issue_file, commit, strategy = "study-bm25", trace_path;
-  std::vector<std::string> params;
+  api::LocalizeParams p;  // the options every surface shares (api::localize_fields)
+  // The command line's own: the request from a file, the repository at a commit, the trace written to a file.
+  std::string issue_file, commit, trace_path;
 
   // The repository at --commit, read from git objects (its tree written once into the cache, then indexed).
   std::unique_ptr<Engine> engine_at_commit() {
@@ -53,16 +55,15 @@ struct LocalizeCmd {
     return Engine::open(io.db_path);
   }
 
-  std::string locate_model;
-
   int run() {
     RetrieverOptions ro;
-    apply_params(ro, params);
-    ro.locate_model = locate_model;
+    ro.locate_model = p.locate_model;
+    for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
+    const std::string& strategy = p.strategy;
     const RetrieverInfo& info = retriever_info(strategy);
-    if (query.empty() == issue_file.empty())
-      throw Error(ExitCode::usage, "give the request as --query TEXT or --issue FILE");
-    std::string request = query.empty() ? read_text(issue_file, "issue file") : query;
+    if (p.request.empty() == issue_file.empty())
+      throw Error(ExitCode::usage, "give the request as --request TEXT or --issue FILE");
+    std::string request = p.request.empty() ? read_text(issue_file, "issue file") : p.request;
     auto eng = commit.empty() ? open_engine(repo, out) : engine_at_commit();
     ModelSet ms = open_models(models, info.needs);
     RetrievalQuery q;
@@ -76,7 +77,7 @@ struct LocalizeCmd {
       json j = {{"strategy", strategy}, {"context_tokens", tokens}, {"stop_reason", stop}};
       j["results"] = json::array();
       int rank = 1;
-      for (const auto& h : res.hits) j["results"].push_back(hit_json(*eng, h, rank++, false, nullptr));
+      for (const auto& h : res.hits) j["results"].push_back(hit_json(*eng, h, rank++, p.with_text, nullptr));
       j["llm_usage"] = res.usage.to_json();
       print_json(j);
       return 0;
@@ -85,6 +86,7 @@ struct LocalizeCmd {
     for (const auto& h : res.hits) {
       std::string where = h.entity >= 0 ? "  " + eng->view().entities()[h.entity].qualname : "";
       fmt::print("  {}:{}-{}{}\n", eng->view().files()[h.file].path, h.start_line, h.end_line, where);
+      if (p.with_text) fmt::print("{}\n\n", hit_json(*eng, h, 0, true, nullptr)["text"].get<std::string>());
     }
     return 0;
   }
@@ -189,15 +191,11 @@ void add_localize(CLI::App& app, Commands& out) {
   auto* c = app.add_subcommand("localize", "context-retrieval study: gather the context a request needs");
   add_repo_options(c, l->repo);
   add_output_options(c, l->out);
-  c->add_option("--query", l->query, "the request (an issue, a commit message)");
+  // The shared parameters (api::localize_fields: the same names, ranges and meanings as HTTP, MCP and Python).
+  add_field_options(c, l->p, api::localize_fields(), "Localization");
   c->add_option("--issue", l->issue_file, "a file holding the request");
   c->add_option("--commit", l->commit, "read REPO (a git repository) at this commit from git objects, no checkout");
-  c->add_option("-s,--strategy", l->strategy, "study-bm25, react-{bm25,acr}-{cl,tc,sr}, acr (see `repoctx strategies`)")
-      ->capture_default_str();
   c->add_option("--trace", l->trace_path, "write the trace (every agent step, stop reason, context) to this file");
-  c->add_option("--param", l->params,
-                "NAME=VALUE (repeatable): context_tokens=500, max_turns=60, ... (the trace's params)");
-  c->add_option("--locate-model", l->locate_model, "locate: model file (default: the built-in models/locate.json)");
   add_model_options(c, l->models);
   out.push_back({c, [l] { return l->run(); }});
 }

@@ -4,8 +4,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "api/requests.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/field_options.h"
 #include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
 #include "util/error.h"
@@ -21,52 +23,29 @@ struct RetrieveCmd {
   RepoOptions repo;
   OutputOptions out;
   ModelOptions models;
-  std::string target, query, strategy;
-  int top_k = 20;
-  bool with_text = false, exclude_tests = false;
-  RetrieverOptions ro;
-  std::vector<std::string> params;
-  std::string benchmark_targets_file;
-
-  // A completion cursor (AlignCoder and its baselines): --file F --line N [--column C].
-  std::string file;
-  int line = 0, column = 0;
-  std::string completion;  // --completion: a given candidate completion (an oracle) for aligncoder
+  api::RetrieveParams p;  // the options every surface shares (api::retrieve_fields)
+  // The command line's own: research inputs (an oracle completion, a benchmark's other targets, RQ2 pairs) and
+  // the trace written to a file.
+  std::string trace_path, rq2_pairs_path, completion, benchmark_targets_file;
 
   int run() {
-    apply_params(ro, params);
-    // The best measured strategy for each kind of query (docs/EVAL.md): structural ranks what a function's
-    // scope reaches; a free-text query has no scope, and BM25 serves it.
-    // A completion cursor gets cursor-deps: the definitions the code before it reaches, ranked by how it mentions
-    // them, then BM25's snippets (held-out Hit@10 0.78 against aligncoder-snippets' 0.27, docs/EVAL.md).
-    if (strategy.empty()) strategy = !target.empty() ? "structural" : !file.empty() ? "cursor-deps" : "sparse";
+    const std::string strategy = api::strategy_for(p);
+    p.strategy = strategy;
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
+    RetrieverOptions ro = api::retriever_options(p);
+    ro.trace_path = trace_path;
+    ro.rq2_pairs_path = rq2_pairs_path;
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, retriever_needs(strategy, ro));
-    RetrievalQuery q;
-    q.top_k = top_k;
-    q.text = query;
-    if (!target.empty()) q.target = eng->resolve_target(target);
-    if (!file.empty()) {
-      auto f = eng->view().file_by_path(file);
-      if (!f) throw Error(ExitCode::not_found, "file '" + file + "' is not in the index");
-      if (line < 1) throw Error(ExitCode::usage, "--file needs --line N (1-based)");
-      q.cursor = make_cursor_context(*eng, Cursor{*f, line, column});
-    }
+    RetrievalQuery q = api::retrieval_query(*eng, p);
     if (!completion.empty()) q.completions = {completion};
-    if (!q.target && q.text.empty() && !q.cursor)
-      throw Error(ExitCode::usage, "give --target path::Qual.name, --query TEXT or a cursor (--file F --line N)");
-    if (q.target) q.context = std::make_shared<const TargetContext>(eng->make_context(*q.target));
     if (!benchmark_targets_file.empty())
       for (const auto& spec : read_target_specs(benchmark_targets_file))
         q.benchmark_targets.push_back(eng->resolve_target(spec).entity);
     auto retriever = make_retriever(strategy, *eng, ms.models, ro);
-    auto result =
-        exclude_tests
-            ? run_filtered(*retriever, q,
-                           [&](const Hit& h) { return h.file >= 0 && is_test_path(eng->view().files()[h.file].path); })
-            : retriever->run(q);
+    auto result = api::run_retrieval(*eng, *retriever, q, p);
     const TargetContext* ctx = q.context.get();
+    const bool with_text = p.with_text;
     // An empty result says why (procedural: "no grounded context step: ...").
     if (result.hits.empty() && !result.empty_reason.empty()) log_warn("no result: {}", result.empty_reason);
     if (out.json) {
@@ -74,9 +53,7 @@ struct RetrieveCmd {
       j["strategy"] = strategy;
       j["score"] = info.score;
       if (q.target) j["target"] = eng->target_name(q.target->entity);
-      j["query"] =
-          sanitize_utf8(q.cursor && q.text.empty() ? query_window(q.cursor->unfinished, ro.completion.query_lines)
-                                                   : query_text(*eng, q, ctx));
+      j["query"] = api::searched_text(*eng, q, ro);
       j["results"] = json::array();
       int rank = 1;
       for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
@@ -156,42 +133,13 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
   auto* c = app.add_subcommand("retrieve", "retrieve context for a target function (its body hidden) or a query");
   add_repo_options(c, r->repo);
   add_output_options(c, r->out);
-  c->add_option("--target", r->target, "path/to/file.py::Qualified.name");
-  c->add_option("--query", r->query, "free-text query (instead of, or overriding, the target's signature+docstring)");
-  c->add_option("-s,--strategy", r->strategy,
-                "retrieval strategy (see `repoctx strategies`); default: structural for --target, sparse for --query, "
-                "cursor-deps for a cursor (--file/--line: on held-out libraries its top 10 holds a definition the "
-                "next line calls for 84% of API tasks, MRR@10 0.48; the imports-recency heuristic 77% / 0.45, BM25's "
-                "aligncoder-snippets 27% / 0.12; docs/EVAL.md)");
-  c->add_option("-k,--top-k", r->top_k, "number of results")->check(top_k_range())->capture_default_str();
-  c->add_flag("--exclude-tests", r->exclude_tests,
-              "leave test files (tests/, test_*.py, conftest.py) out of the results");
-  c->add_flag("--with-text", r->with_text, "include each result's text")->group("Output");
-  const char* g = "Strategy";
-  c->add_option("--corpus", r->ro.corpus, "sparse: entities or snippets")->capture_default_str()->group(g);
-  c->add_option("--k1", r->ro.bm25.k1, "BM25 k1")->capture_default_str()->group(g);
-  c->add_option("--b", r->ro.bm25.b, "BM25 b")->capture_default_str()->group(g);
-  c->add_flag("--pool-methods", r->ro.pool_methods, "imports: also rank methods of pool classes")->group(g);
-  c->add_flag("--bm25-only", r->ro.bm25_only, "imports: rank the pool by BM25 alone even with an embedding model")
+  // The shared parameters (api::retrieve_fields: the same names, ranges and meanings as HTTP, MCP and Python).
+  add_field_options(c, r->p, api::retrieve_fields(), "Retrieval");
+  const char* g = "Research inputs";
+  c->add_option("--trace", r->trace_path, "procedural, the study's agents: write the JSON trace to this file")
       ->group(g);
-  c->add_option("--structural-model", r->ro.model_path, "structural: weights file (default: the shipped model)")
-      ->group(g);
-  c->add_option("--locate-model", r->ro.locate_model, "locate: model file (default: the built-in one)")->group(g);
-  c->add_option("--trace", r->ro.trace_path, "procedural: write the JSON trace of every stage to this file")->group(g);
-  c->add_option("--rq2-pairs", r->ro.rq2_pairs_path,
+  c->add_option("--rq2-pairs", r->rq2_pairs_path,
                 "procedural: append (target step, context step, similarity to each seed) pairs (JSONL)")
-      ->group(g);
-  c->add_option("--param", r->params,
-                "procedural, completion, imports and hybrid: NAME=VALUE (repeatable), e.g. seed_threshold=0.75, "
-                "expand_tau=0.65, agent=false (all: the trace's \"params\"); samples=4, candidates=none, pool=50, "
-                "dependency_snippets=1; imports_order=structural|bm25, hybrid_fusion=structural-first|rrf|none")
-      ->group(g);
-  g = "Completion cursor";
-  c->add_option("--file", r->file, "completion strategies: the file being written (relative path)")->group(g);
-  c->add_option("--line", r->line, "cursor line (1-based); the text from the cursor on is treated as absent")->group(g);
-  c->add_option("--column", r->column, "cursor column in bytes")->capture_default_str()->group(g);
-  c->add_option("--model-file", r->ro.completion.model_path,
-                "aligncoder/rlcoder: AlignRetriever model (default: the built-in one)")
       ->group(g);
   c->add_option("--completion", r->completion, "aligncoder: a candidate completion to enhance the query with")
       ->group(g);

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/json.h"
+#include "api/requests.h"
 #include "retrieve/retriever.h"
 #include "server/warmer.h"
 #include "util/cancel.h"
@@ -395,14 +396,14 @@ void HttpServer::add_routes() {
     Served& s = pick(body, req);
     auto p = params_of(body, api::retrieve_fields());
     opt_.models.resolve(p);
-    if (retriever_info(p.strategy).needs.any())
+    if (retriever_info(api::strategy_for(p)).needs.any())
       return jobs_.run([&s, p] { return api::to_json(s.index->retrieve(p)); }, opt_.request_timeout_s);
     return api::to_json(s.index->retrieve(p));
   });
   route("/v1/localize", "POST", [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
     auto p = params_of(body, api::localize_fields());
-    opt_.models.resolve(p.params);
+    opt_.models.resolve(p);
     if (retriever_info(p.strategy).needs.any())
       return jobs_.run([&s, p] { return api::to_json(s.index->localize(p)); }, opt_.request_timeout_s);
     return api::to_json(s.index->localize(p));

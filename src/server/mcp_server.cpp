@@ -197,6 +197,12 @@ json McpServer::tools() const {
   retrieve["properties"]["structural_model"]["enum"] = opt_.models.structural_names();
   retrieve["properties"]["structural_model"]["description"] =
       "structural: the ranking model, by the names this server loaded at start (builtin = the shipped one)";
+  retrieve["properties"]["model_file"]["enum"] = opt_.models.aligncoder_names();
+  retrieve["properties"]["model_file"]["description"] =
+      "aligncoder, rlcoder: the AlignRetriever model, by the names this server loaded at start (builtin = the "
+      "built-in one, untrained = the ablation without training)";
+  retrieve["properties"]["locate_model"]["enum"] = json::array({"builtin"});
+  retrieve["properties"]["locate_model"]["description"] = "locate: the model (a server serves the built-in one)";
   // Only the strategies this server can run: those needing a model are listed when one is configured.
   json usable = json::array();
   for (const auto& r : retriever_registry())
@@ -221,6 +227,8 @@ json McpServer::tools() const {
                      api::params_schema(api::retrieve_fields(), {"target"}, omit)));
   }
   json localize = api::params_schema(api::localize_fields(), {"request"}, {"trace"});
+  localize["properties"]["locate_model"]["enum"] = json::array({"builtin"});
+  localize["properties"]["locate_model"]["description"] = "locate: the model (a server serves the built-in one)";
   json usable_localize = json::array();
   for (const auto& r : retriever_registry())
     if (r.localizes && (has_llm_ || !r.needs.any())) usable_localize.push_back(r.name);
@@ -264,7 +272,7 @@ json McpServer::call_tool(const std::string& name, const json& args) {
   }
   if (name == "localize") {
     auto p = api::params_from_json(args, api::localize_fields());
-    opt_.models.resolve(p.params);
+    opt_.models.resolve(p);
     api::LocalizeResult r = index_.localize(p);
     return text_result(localize_text(r), api::to_json(r));
   }

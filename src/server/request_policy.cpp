@@ -90,7 +90,23 @@ std::vector<std::string> ServerModels::aligncoder_names() const {
 void ServerModels::resolve(api::RetrieveParams& p) const {
   p.structural_model =
       file_of(structural, p.structural_model, "structural_model", "--structural-model", /*untrained=*/false);
+  p.model_file = file_of(aligncoder, p.model_file, "model_file", "--align-model", /*untrained=*/true);
+  p.locate_model = builtin_locate_model(p.locate_model);
   resolve(p.params);
+}
+
+void ServerModels::resolve(api::LocalizeParams& p) const {
+  p.locate_model = builtin_locate_model(p.locate_model);
+  resolve(p.params);
+}
+
+std::string ServerModels::builtin_locate_model(const std::string& name) {
+  if (name.empty() || name == kBuiltin) return "";
+  bool looks_like_path = name.find('/') != std::string::npos || name.find('.') != std::string::npos;
+  throw Error(ExitCode::usage,
+              fmt::format("locate_model '{}' {}; a server serves the built-in locate model (builtin)", name,
+                          looks_like_path ? "names a file on the server, which a request may not do"
+                                          : "is not a model this server has"));
 }
 
 void ServerModels::resolve(std::map<std::string, std::string>& strategy_params) const {

@@ -28,8 +28,12 @@ struct ServerModels {
 
   // Rewrites the model names a request gives (RetrieveParams::structural_model, the strategy parameter
   // model_path) into the files loaded at start. Throws Error(usage) for a name not loaded.
+  // RetrieveParams::model_file and locate_model too: model_file by the --align-model names, locate_model only
+  // "builtin" (or empty).
   void resolve(api::RetrieveParams& p) const;
+  void resolve(api::LocalizeParams& p) const;
   void resolve(std::map<std::string, std::string>& strategy_params) const;
+  static std::string builtin_locate_model(const std::string& name);
 };
 
 }  // namespace repoctx

@@ -317,7 +317,7 @@ def main():
                          ["complete-eval", os.path.join(tmp, "none.jsonl"), "--out", os.path.join(tmp, "ce"),
                           "-k", k],
                          ["complete-retrieval-eval", os.path.join(tmp, "none.jsonl"), "-k", k]):
-                expect(argv, 2, [r"--top-k|--top-files", r"\b1\b.*10000"], f"{argv[0]} {argv[-2]} {k}")
+                expect(argv, 2, [r"--k\b|--top-k|--top-files", r"\b1\b.*10000"], f"{argv[0]} {argv[-2]} {k}")
         ck.check(not os.path.exists(os.path.join(tmp, "ce")), "complete-eval -k 0 created no results folder")
         # The watcher's polling interval: zero, negative, not a number or infinite would poll in a busy loop
         # or never; refused before any index is loaded.
