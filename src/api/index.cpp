@@ -15,7 +15,7 @@
 #include "retrieve/aligncoder_snippets.h"
 #include "retrieve/procedural/agent_tools.h"
 #include "retrieve/retriever.h"
-#include "retrieve/structural.h"
+#include "retrieve/structural/structural.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "retrieve/structural.h"
-#include "retrieve/structural_gbdt.h"
+#include "retrieve/structural/gbdt.h"
+#include "retrieve/structural/structural.h"
 
 namespace repoctx {
 

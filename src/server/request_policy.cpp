@@ -3,7 +3,7 @@
 #include <fmt/core.h>
 
 #include "retrieve/aligncoder/encoder.h"
-#include "retrieve/structural.h"
+#include "retrieve/structural/structural.h"
 #include "util/error.h"
 
 namespace repoctx {

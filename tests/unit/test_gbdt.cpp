@@ -1,4 +1,4 @@
-// The structural strategy's gradient-boosted ranker (retrieve/structural_gbdt.h, issue 19): it must learn
+// The structural strategy's gradient-boosted ranker (retrieve/structural/gbdt.h, issue 19): it must learn
 // what a linear model cannot, and its model file must give back the very same scores.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "eval/loro.h"
-#include "retrieve/structural_gbdt.h"
+#include "retrieve/structural/gbdt.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/temp_dir.h"

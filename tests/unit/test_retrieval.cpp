@@ -8,7 +8,7 @@
 #include "indexed_repo.h"
 #include "report_repo.h"
 #include "retrieve/retriever.h"
-#include "retrieve/structural.h"
+#include "retrieve/structural/structural.h"
 #include "scripted_backend.h"
 #include "util/error.h"
 

@@ -16,7 +16,7 @@
 #include "index/index.h"
 #include "indexed_repo.h"
 #include "retrieve/retriever.h"
-#include "retrieve/structural.h"
+#include "retrieve/structural/structural.h"
 
 using namespace repoctx;
 using repoctx::testing::TempDir;

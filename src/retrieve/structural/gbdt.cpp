@@ -1,4 +1,4 @@
-#include "retrieve/structural_gbdt.h"
+#include "retrieve/structural/gbdt.h"
 
 #include <fmt/core.h>
 #include <xgboost/c_api.h>

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "retrieve/structural.h"
+#include "retrieve/structural/structural.h"
 
 namespace repoctx {
 

@@ -7,7 +7,7 @@
 // neighbour functions, usage by the rest of its file and class, imports used nowhere else in the file, and
 // module co-use (which members of the candidate's module the repository uses, and uses together with those
 // the target's file uses; the target's own function counted without its hidden body).
-// A ranker over these features orders them: a linear model, or gradient-boosted trees (structural_gbdt.h);
+// A ranker over these features orders them: a linear model, or gradient-boosted trees (structural/gbdt.h);
 // either is data (models/structural.json is the shipped one, models/structural_linear.json the linear one),
 // trained by `repoctx train-structural` on other repositories than the ones it is evaluated on.
 #pragma once
@@ -58,7 +58,7 @@ class StructuralFeatures {
 };
 
 // The one interface both structural rankers implement: the linear model below and the
-// gradient-boosted trees of retrieve/structural_gbdt.h. A model file says which it is ("ranker"); training
+// gradient-boosted trees of retrieve/structural/gbdt.h. A model file says which it is ("ranker"); training
 // (eval/train_structural.h) and inference (the retriever, eval-loro) only see this interface.
 class StructuralRanker {
  public:
