@@ -87,6 +87,63 @@ void time_study_tools(const Engine& e, const BenchToolsOptions& o, const std::ve
   });
 }
 
+// The repository's folders ("" = root), sorted.
+std::vector<std::string> repo_dirs(const std::vector<FileRec>& files) {
+  std::vector<std::string> dirs = {""};
+  for (const auto& f : files) {
+    auto slash = f.path.rfind('/');
+    if (slash != std::string::npos) dirs.push_back(f.path.substr(0, slash));
+  }
+  std::sort(dirs.begin(), dirs.end());
+  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  return dirs;
+}
+
+// grep's patterns: fixed names of functions (what the agent searches most), and regexes, alternating.
+std::vector<json> grep_patterns(const std::vector<EntityRec>& ents, const std::vector<int>& callables, int calls,
+                                std::mt19937& rng) {
+  auto pick = [&](const std::vector<int>& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
+  std::vector<json> patterns;
+  for (int i = 0; i < calls; ++i) {
+    const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
+    std::string last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
+    if (i % 2 == 0)
+      patterns.push_back({{"pattern", last + "("}, {"fixed", true}});
+    else
+      patterns.push_back({{"pattern", "def \\w*" + last.substr(0, std::max<size_t>(3, last.size() / 2)) + "\\w*\\("},
+                          {"fixed", false}});
+  }
+  return patterns;
+}
+
+// The Python reference's grep over the same patterns (`gms`: grep's own times, for the speedup).
+void time_reference_grep(const Engine& e, const BenchToolsOptions& o, const std::vector<json>& patterns,
+                         const std::vector<double>& gms, std::mt19937& rng, json& out) {
+  const std::string& script = o.reference_script;
+  auto tmp = std::filesystem::temp_directory_path() / ("repoctx-bench-tools-" + std::to_string(rng()));
+  std::filesystem::create_directories(tmp);
+  {
+    std::ofstream fl(tmp / "files.txt");
+    for (const auto& f : e.view().files()) fl << f.path << "\n";
+    std::ofstream(tmp / "patterns.json") << json(patterns).dump();
+  }
+  // argv, no shell: the repository path may hold any character (x';touch y;'z is a valid folder name).
+  std::vector<std::string> argv = {o.python, script, e.view().root(), (tmp / "files.txt").string(),
+                                   (tmp / "patterns.json").string()};
+  std::string text;
+  int rc = run_capture(argv, text);
+  std::filesystem::remove_all(tmp);
+  std::string cmd = join_command(argv) + " (exit " + std::to_string(rc) + ")";
+  json ref = json::parse(text, nullptr, false);
+  if (ref.is_object() && ref.contains("ms")) {
+    auto rms = ref["ms"].get<std::vector<double>>();
+    out["reference_grep"] = {{"p50_ms", pct(rms, 0.5)}, {"p99_ms", pct(rms, 0.99)}};
+    out["grep_speedup_p50"] = pct(rms, 0.5) / std::max(1e-9, pct(gms, 0.5));
+  } else {
+    out["reference_grep"] = {{"error", "the Python reference did not run: " + cmd}};
+  }
+}
+
 }  // namespace
 
 json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
@@ -100,13 +157,7 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
       callables.push_back(static_cast<int>(i));
   if (callables.empty()) throw Error(ExitCode::bad_input, "bench-agent-tools: the index holds no function");
   auto pick = [&](const std::vector<int>& v) { return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)]; };
-  std::vector<std::string> dirs = {""};
-  for (const auto& f : files) {
-    auto slash = f.path.rfind('/');
-    if (slash != std::string::npos) dirs.push_back(f.path.substr(0, slash));
-  }
-  std::sort(dirs.begin(), dirs.end());
-  dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+  const std::vector<std::string> dirs = repo_dirs(files);
 
   json out = {
       {"repo", e.view().root()}, {"files", files.size()}, {"functions", callables.size()}, {"tools", json::object()}};
@@ -137,17 +188,7 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
     return tools.search_func(last.substr(0, std::max<size_t>(3, last.size() / 2)));
   });
   time_study_tools(e, o, callables, rng, out);
-  // grep: fixed names of functions (what the agent searches most), and regexes.
-  std::vector<json> patterns;
-  for (int i = 0; i < o.calls; ++i) {
-    const auto& q = ents[static_cast<size_t>(pick(callables))].qualname;
-    std::string last = q.substr(q.rfind('.') == std::string::npos ? 0 : q.rfind('.') + 1);
-    if (i % 2 == 0)
-      patterns.push_back({{"pattern", last + "("}, {"fixed", true}});
-    else
-      patterns.push_back({{"pattern", "def \\w*" + last.substr(0, std::max<size_t>(3, last.size() / 2)) + "\\w*\\("},
-                          {"fixed", false}});
-  }
+  const std::vector<json> patterns = grep_patterns(ents, callables, o.calls, rng);
   std::vector<double> gms;
   std::vector<size_t> gchars;
   for (const auto& p : patterns) {
@@ -157,31 +198,7 @@ json run_bench_agent_tools(const Engine& e, const BenchToolsOptions& o) {
     gchars.push_back(r.text().size());
   }
   out["tools"]["grep (whole repository)"] = summary(gms, gchars);
-  if (o.reference) {
-    const std::string& script = o.reference_script;
-    auto tmp = std::filesystem::temp_directory_path() / ("repoctx-bench-tools-" + std::to_string(rng()));
-    std::filesystem::create_directories(tmp);
-    {
-      std::ofstream fl(tmp / "files.txt");
-      for (const auto& f : files) fl << f.path << "\n";
-      std::ofstream(tmp / "patterns.json") << json(patterns).dump();
-    }
-    // argv, no shell: the repository path may hold any character (x';touch y;'z is a valid folder name).
-    std::vector<std::string> argv = {o.python, script, e.view().root(), (tmp / "files.txt").string(),
-                                     (tmp / "patterns.json").string()};
-    std::string text;
-    int rc = run_capture(argv, text);
-    std::filesystem::remove_all(tmp);
-    std::string cmd = join_command(argv) + " (exit " + std::to_string(rc) + ")";
-    json ref = json::parse(text, nullptr, false);
-    if (ref.is_object() && ref.contains("ms")) {
-      auto rms = ref["ms"].get<std::vector<double>>();
-      out["reference_grep"] = {{"p50_ms", pct(rms, 0.5)}, {"p99_ms", pct(rms, 0.99)}};
-      out["grep_speedup_p50"] = pct(rms, 0.5) / std::max(1e-9, pct(gms, 0.5));
-    } else {
-      out["reference_grep"] = {{"error", "the Python reference did not run: " + cmd}};
-    }
-  }
+  if (o.reference) time_reference_grep(e, o, patterns, gms, rng, out);
   return out;
 }
 

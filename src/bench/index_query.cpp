@@ -192,18 +192,9 @@ void measure_full_index(const BenchOptions& o, const fs::path& tmp, json& rep) {
                       {"index_share_of_bound", (mb / index_s) / (parse_mb_s * workers)}};
 }
 
-}  // namespace
-
-json run_bench(const BenchOptions& o) {
-  TempDir scratch("repoctx-bench-");
-  const fs::path& tmp = scratch.path();
-  json rep;
-  rep["repo"] = o.repo;
-  std::string threads = std::to_string(o.threads);
-
-  measure_full_index(o, tmp, rep);
-
-  // 2. Queries: signature + docstring of the first documented functions, in path order.
+// 2. Queries: signature + docstring of the first documented functions, in path order, timed on the index of
+//    step 1 and written to `qpath` for the reference. Fills rep["repoctx"]'s query figures and rep["queries"].
+void measure_queries(const BenchOptions& o, const fs::path& tmp, const std::string& qpath, json& rep) {
   std::string db0 = (tmp / "index0.db").string();
   auto t_load = std::chrono::steady_clock::now();
   auto eng = Engine::open(db0);
@@ -214,7 +205,6 @@ json run_bench(const BenchOptions& o) {
     if (static_cast<int>(queries.size()) >= o.queries) break;
     if (is_callable(e.kind) && !e.docstring.empty()) queries.push_back(e.signature + "\n" + e.docstring);
   }
-  std::string qpath = (tmp / "queries.jsonl").string();
   {
     std::ofstream qf(qpath);
     for (const auto& q : queries)
@@ -237,65 +227,80 @@ json run_bench(const BenchOptions& o) {
   rep["repoctx"]["query_p50_ms"] = percentile(lat, 0.5);
   rep["repoctx"]["query_p99_ms"] = percentile(lat, 0.99);
   rep["queries"] = queries.size();
+}
 
-  // 3. The reference, same repository, same queries.
-  if (!o.reference.empty()) {
-    log_info("bench: reference implementation ({}), this takes a while", o.reference);
-    auto rr = run_child({o.python, o.reference, o.repo, "--db", (tmp / "ref.sqlite").string(), "--queries", qpath,
-                         "--k", "20", "--json"},
-                        (tmp / "ref.json").string());
-    json rj = json::parse(rr.out);
-    rep["reference"] = {{"files", rj["files"]},
-                        {"bytes", rj["bytes"]},
-                        {"entities", rj["entities"]},
-                        {"index_s", rj["index_seconds"]},
-                        {"wall_s", rr.seconds},
-                        {"files_per_s", rj["files_per_s"]},
-                        {"mb_per_s", rj["mb_per_s"]},
-                        {"peak_rss_mb", rj.value("peak_rss_mb", rr.peak_rss_mb)},
-                        {"query_p50_ms", rj["query_p50_ms"]},
-                        {"query_p99_ms", rj["query_p99_ms"]}};
-    rep["speedup_index"] = rj["index_seconds"].get<double>() / rep["repoctx"]["index_s"].get<double>();
-    rep["speedup_query_p50"] =
-        rj["query_p50_ms"].get<double>() / std::max(1e-9, rep["repoctx"]["query_p50_ms"].get<double>());
-  }
+// 3. The reference, same repository, same queries (`qpath`). Fills rep["reference"] and the speedups.
+void measure_reference(const BenchOptions& o, const fs::path& tmp, const std::string& qpath, json& rep) {
+  log_info("bench: reference implementation ({}), this takes a while", o.reference);
+  auto rr = run_child(
+      {o.python, o.reference, o.repo, "--db", (tmp / "ref.sqlite").string(), "--queries", qpath, "--k", "20", "--json"},
+      (tmp / "ref.json").string());
+  json rj = json::parse(rr.out);
+  rep["reference"] = {{"files", rj["files"]},
+                      {"bytes", rj["bytes"]},
+                      {"entities", rj["entities"]},
+                      {"index_s", rj["index_seconds"]},
+                      {"wall_s", rr.seconds},
+                      {"files_per_s", rj["files_per_s"]},
+                      {"mb_per_s", rj["mb_per_s"]},
+                      {"peak_rss_mb", rj.value("peak_rss_mb", rr.peak_rss_mb)},
+                      {"query_p50_ms", rj["query_p50_ms"]},
+                      {"query_p99_ms", rj["query_p99_ms"]}};
+  rep["speedup_index"] = rj["index_seconds"].get<double>() / rep["repoctx"]["index_s"].get<double>();
+  rep["speedup_query_p50"] =
+      rj["query_p50_ms"].get<double>() / std::max(1e-9, rep["repoctx"]["query_p50_ms"].get<double>());
+}
 
-  // 4. Re-index after changing one file, on a copy of the repository.
-  if (o.reindex) {
-    fs::path copy = tmp / "copy";
-    fs::copy(o.repo, copy, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-    std::string db = (tmp / "copy.db").string();
-    auto full = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
-                           "--json", "-q", "--threads", threads},
-                          (tmp / "copy.json").string());
-    // The median-sized Python file gets a new function.
-    std::vector<fs::path> pys;
-    for (auto& ent : fs::recursive_directory_iterator(copy))
-      if (ent.is_regular_file() && ent.path().extension() == ".py") pys.push_back(ent.path());
-    std::sort(pys.begin(), pys.end(),
-              [](const fs::path& a, const fs::path& b) { return fs::file_size(a) < fs::file_size(b); });
-    fs::path victim = pys[pys.size() / 2];
-    // `repeat` changes of that file (a new function each time), each re-indexed; the median is reported,
-    // against the median full index of step 1.
-    std::vector<double> inc_times;
-    json incj;
-    for (int i = 0; i < std::max(1, o.repeat); ++i) {
-      std::ofstream(victim, std::ios::app) << "\n\ndef repoctx_bench_added_" << i << "(x):\n    return x + 1\n";
-      auto inc = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
-                            "--json", "-q", "--threads", threads},
-                           (tmp / "inc.json").string());
-      incj = json::parse(inc.out);
-      inc_times.push_back(inc.seconds);
-    }
-    double one = percentile(inc_times, 0.5), full_s = rep["repoctx"]["index_s"].get<double>();
-    rep["reindex"] = {{"full_s", full_s},
-                      {"copy_full_s", full.seconds},
-                      {"one_file_s", one},
-                      {"one_file_runs_s", inc_times},
-                      {"ratio", one / full_s},
-                      {"parsed", incj["parsed"]},
-                      {"changed_file", fs::relative(victim, copy).string()}};
+// 4. Re-index after changing one file, on a copy of the repository. Fills rep["reindex"].
+void measure_reindex(const BenchOptions& o, const fs::path& tmp, json& rep) {
+  std::string threads = std::to_string(o.threads);
+  fs::path copy = tmp / "copy";
+  fs::copy(o.repo, copy, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  std::string db = (tmp / "copy.db").string();
+  auto full = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
+                         "--json", "-q", "--threads", threads},
+                        (tmp / "copy.json").string());
+  // The median-sized Python file gets a new function.
+  std::vector<fs::path> pys;
+  for (auto& ent : fs::recursive_directory_iterator(copy))
+    if (ent.is_regular_file() && ent.path().extension() == ".py") pys.push_back(ent.path());
+  std::sort(pys.begin(), pys.end(),
+            [](const fs::path& a, const fs::path& b) { return fs::file_size(a) < fs::file_size(b); });
+  fs::path victim = pys[pys.size() / 2];
+  // `repeat` changes of that file (a new function each time), each re-indexed; the median is reported,
+  // against the median full index of step 1.
+  std::vector<double> inc_times;
+  json incj;
+  for (int i = 0; i < std::max(1, o.repeat); ++i) {
+    std::ofstream(victim, std::ios::app) << "\n\ndef repoctx_bench_added_" << i << "(x):\n    return x + 1\n";
+    auto inc = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
+                          "--json", "-q", "--threads", threads},
+                         (tmp / "inc.json").string());
+    incj = json::parse(inc.out);
+    inc_times.push_back(inc.seconds);
   }
+  double one = percentile(inc_times, 0.5), full_s = rep["repoctx"]["index_s"].get<double>();
+  rep["reindex"] = {{"full_s", full_s},
+                    {"copy_full_s", full.seconds},
+                    {"one_file_s", one},
+                    {"one_file_runs_s", inc_times},
+                    {"ratio", one / full_s},
+                    {"parsed", incj["parsed"]},
+                    {"changed_file", fs::relative(victim, copy).string()}};
+}
+
+}  // namespace
+
+json run_bench(const BenchOptions& o) {
+  TempDir scratch("repoctx-bench-");
+  const fs::path& tmp = scratch.path();
+  json rep;
+  rep["repo"] = o.repo;
+  measure_full_index(o, tmp, rep);
+  const std::string qpath = (tmp / "queries.jsonl").string();
+  measure_queries(o, tmp, qpath, rep);
+  if (!o.reference.empty()) measure_reference(o, tmp, qpath, rep);
+  if (o.reindex) measure_reindex(o, tmp, rep);
   rep["python_bytes"] = dir_bytes(o.repo);
   return rep;
 }

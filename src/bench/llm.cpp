@@ -109,6 +109,105 @@ int pick_port() {
   return 20000 + static_cast<int>(getpid() % 20000);
 }
 
+// Starts llama-server on `model_path` with `slots` parallel slots, its output into `log`.
+void start_server(Server& s, const BenchLlmOptions& o, const std::string& model_path, int slots,
+                  const std::string& log) {
+  std::vector<std::string> args = {o.server_bin,
+                                   "-m",
+                                   model_path,
+                                   "--host",
+                                   "127.0.0.1",
+                                   "--port",
+                                   std::to_string(s.port),
+                                   "-c",
+                                   std::to_string(512 * slots),
+                                   "-np",
+                                   std::to_string(slots),
+                                   "-t",
+                                   std::to_string(o.threads > 0 ? o.threads : 2),
+                                   "--no-webui"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  if (posix_spawn(&s.pid, argv[0], &fa, nullptr, argv.data(), environ) != 0)
+    throw Error(ExitCode::not_found, "cannot start llama-server '" + o.server_bin + "'");
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+// Waits (up to a minute) for the server to answer a one-token completion.
+void wait_for_server(const OpenAiOptions& oo, const std::string& log) {
+  bool up = false;
+  for (int i = 0; i < 300 && !up; ++i) {
+    try {
+      auto probe = make_openai_backend(oo);
+      GenerateRequest r;
+      r.prompt = "hi";
+      r.max_tokens = 1;
+      probe->generate(r);  // raw completion: see below
+      up = true;
+    } catch (...) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  }
+  if (!up) throw Error(ExitCode::llm, "llama-server did not come up (log: " + log + ")");
+}
+
+// Completion throughput at each concurrency: requests per second and completion tokens per second.
+json server_throughput(OpenAiOptions oo, const std::vector<int>& concurrency) {
+  json th = json::array();
+  for (int c : concurrency) {
+    oo.concurrency = c;
+    auto b = make_openai_backend(oo);
+    std::vector<GenerateRequest> rs;
+    for (int i = 0; i < std::max(16, 2 * c); ++i) {
+      // Raw completions: llama-server's chat parser rejects a random model's output when a token cut
+      // in the middle of a UTF-8 sequence ends it; /v1/completions does not parse.
+      GenerateRequest r;
+      r.prompt = "request " + std::to_string(i) + ": describe a step";
+      r.max_tokens = 32;
+      r.seed = static_cast<uint64_t>(i);
+      rs.push_back(r);
+    }
+    double t0 = now_s();
+    auto out = b->generate_many(rs);
+    double dt = now_s() - t0;
+    int tokens = 0;
+    for (const auto& r : out) tokens += r.choices[0].completion_tokens;
+    th.push_back({{"concurrency", c},
+                  {"requests", rs.size()},
+                  {"seconds", dt},
+                  {"requests_per_s", rs.size() / dt},
+                  {"completion_tok_per_s", tokens / dt}});
+  }
+  return th;
+}
+
+// llama-server through the OpenAI backend. The server gets the tiny model biased to ASCII tokens
+// (llama-server rejects replies that end inside a UTF-8 sequence, which a random model's byte tokens often
+// produce).
+json bench_openai_server(const BenchLlmOptions& o, const fs::path& tmp, const TestModelSpec& tiny) {
+  TestModelSpec tiny_ascii = tiny;
+  tiny_ascii.out_path = (tmp / "tiny-ascii.gguf").string();
+  tiny_ascii.ascii_only = true;
+  write_test_model(tiny_ascii);
+  Server s;
+  s.port = pick_port();
+  int slots = *std::max_element(o.concurrency.begin(), o.concurrency.end());
+  std::string log = (tmp / "server.log").string();
+  start_server(s, o, tiny_ascii.out_path, slots, log);
+  OpenAiOptions oo;
+  oo.endpoints = {"http://127.0.0.1:" + std::to_string(s.port) + "/v1"};
+  oo.model = "tiny";
+  oo.retries = 0;
+  wait_for_server(oo, log);
+  json th = server_throughput(oo, o.concurrency);
+  return {{"model", "tiny"}, {"slots", slots}, {"runs", th}};
+}
+
 }  // namespace
 
 json run_bench_llm(const BenchLlmOptions& o) {
@@ -129,87 +228,7 @@ json run_bench_llm(const BenchLlmOptions& o) {
     write_test_model(big);
     rep["qwen2.5-0.5b-shaped"] = bench_llama(big.out_path, o);
   }
-  if (!o.server_bin.empty()) {
-    // The server gets the tiny model biased to ASCII tokens (llama-server rejects replies that end
-    // inside a UTF-8 sequence, which a random model's byte tokens often produce).
-    TestModelSpec tiny_ascii = tiny;
-    tiny_ascii.out_path = (tmp / "tiny-ascii.gguf").string();
-    tiny_ascii.ascii_only = true;
-    write_test_model(tiny_ascii);
-    Server s;
-    s.port = pick_port();
-    int slots = *std::max_element(o.concurrency.begin(), o.concurrency.end());
-    std::vector<std::string> args = {o.server_bin,
-                                     "-m",
-                                     tiny_ascii.out_path,
-                                     "--host",
-                                     "127.0.0.1",
-                                     "--port",
-                                     std::to_string(s.port),
-                                     "-c",
-                                     std::to_string(512 * slots),
-                                     "-np",
-                                     std::to_string(slots),
-                                     "-t",
-                                     std::to_string(o.threads > 0 ? o.threads : 2),
-                                     "--no-webui"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    std::string log = (tmp / "server.log").string();
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (posix_spawn(&s.pid, argv[0], &fa, nullptr, argv.data(), environ) != 0)
-      throw Error(ExitCode::not_found, "cannot start llama-server '" + o.server_bin + "'");
-    posix_spawn_file_actions_destroy(&fa);
-    OpenAiOptions oo;
-    oo.endpoints = {"http://127.0.0.1:" + std::to_string(s.port) + "/v1"};
-    oo.model = "tiny";
-    oo.retries = 0;
-    // Wait for the server.
-    bool up = false;
-    for (int i = 0; i < 300 && !up; ++i) {
-      try {
-        auto probe = make_openai_backend(oo);
-        GenerateRequest r;
-        r.prompt = "hi";
-        r.max_tokens = 1;
-        probe->generate(r);  // raw completion: see below
-        up = true;
-      } catch (...) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-    }
-    if (!up) throw Error(ExitCode::llm, "llama-server did not come up (log: " + log + ")");
-    json th = json::array();
-    for (int c : o.concurrency) {
-      oo.concurrency = c;
-      auto b = make_openai_backend(oo);
-      std::vector<GenerateRequest> rs;
-      for (int i = 0; i < std::max(16, 2 * c); ++i) {
-        // Raw completions: llama-server's chat parser rejects a random model's output when a token cut
-        // in the middle of a UTF-8 sequence ends it; /v1/completions does not parse.
-        GenerateRequest r;
-        r.prompt = "request " + std::to_string(i) + ": describe a step";
-        r.max_tokens = 32;
-        r.seed = static_cast<uint64_t>(i);
-        rs.push_back(r);
-      }
-      double t0 = now_s();
-      auto out = b->generate_many(rs);
-      double dt = now_s() - t0;
-      int tokens = 0;
-      for (const auto& r : out) tokens += r.choices[0].completion_tokens;
-      th.push_back({{"concurrency", c},
-                    {"requests", rs.size()},
-                    {"seconds", dt},
-                    {"requests_per_s", rs.size() / dt},
-                    {"completion_tok_per_s", tokens / dt}});
-    }
-    rep["openai_llama_server"] = {{"model", "tiny"}, {"slots", slots}, {"runs", th}};
-  }
+  if (!o.server_bin.empty()) rep["openai_llama_server"] = bench_openai_server(o, tmp, tiny);
   return rep;
 }
 

@@ -122,12 +122,10 @@ json internal_subspace(const std::string& gguf) {
           {"float32_w_mb", static_cast<double>(info.rows) * static_cast<double>(info.cols) * 4 / 1048576.0}};
 }
 
-json run_bench_projection(const BenchProjectionOptions& o) {
-  TempDir scratch("repoctx-bench-proj-");
-  const fs::path& tmp = scratch.path();
-  json rep;
-  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  // 1. Subspace computation.
+namespace {
+
+// 1. Subspace computation: a random f16 W per shape, each solved in a child process.
+json bench_subspace(const BenchProjectionOptions& o, const fs::path& tmp) {
   struct Shape {
     const char* name;
     int64_t rows, cols;
@@ -144,15 +142,13 @@ json run_bench_projection(const BenchProjectionOptions& o) {
     sub.push_back(j);
     fs::remove(path);
   }
-  rep["subspace"] = sub;
+  return sub;
+}
 
-  // 2. Flat search throughput against memory bandwidth.
-  log_info("bench-projection: memory read bandwidth ({} threads)", threads);
-  double bw = memory_read_gbps(threads);
-  rep["memory_read_gbps"] = bw;
+// 2. Flat search throughput against memory bandwidth `bw`; the vectors and queries drawn from `nd` and `rng`.
+json bench_flat_search(const BenchProjectionOptions& o, double bw, std::mt19937_64& rng,
+                       std::normal_distribution<float>& nd) {
   json search = json::array();
-  std::mt19937_64 rng(7);
-  std::normal_distribution<float> nd;
   for (int width : o.widths) {
     for (size_t n : o.vectors) {
       log_info("bench-projection: flat search, {} vectors x {} dims", n, width);
@@ -179,51 +175,68 @@ json run_bench_projection(const BenchProjectionOptions& o) {
                         {"fraction_of_bandwidth", gbps / bw}});
     }
   }
-  rep["flat_search"] = search;
+  return search;
+}
 
-  // 3. HNSW. Uniform random vectors in 256 dimensions have no neighbourhood structure (the worst case
-  // for any graph index); steps cluster, so the data here is a mixture of 500 Gaussian clusters.
-  {
-    const size_t n = o.hnsw_vectors;
-    const int width = o.widths.back();
-    log_info("bench-projection: hnsw on {} clustered vectors x {} dims", n, width);
-    auto flat = make_vector_store("flat", width);
-    auto hnsw = make_vector_store("hnsw", width);
-    std::vector<std::vector<float>> centres(500, std::vector<float>(static_cast<size_t>(width)));
-    for (auto& c : centres)
-      for (auto& x : c) x = nd(rng);
-    std::vector<std::vector<float>> data(n, std::vector<float>(static_cast<size_t>(width)));
-    for (size_t i = 0; i < n; ++i)
-      for (size_t j = 0; j < data[i].size(); ++j) data[i][j] = centres[i % centres.size()][j] + 0.5f * nd(rng);
-    for (size_t i = 0; i < n; ++i) flat->add(static_cast<int64_t>(i), data[i].data());
-    double t0 = now_s();
-    for (size_t i = 0; i < n; ++i) hnsw->add(static_cast<int64_t>(i), data[i].data());
-    double build = now_s() - t0;
-    double recall = 0, t_flat = 0, t_hnsw = 0;
-    const int nq = 200;
-    for (int q = 0; q < nq; ++q) {
-      // Queries near stored vectors, as a step's neighbours are.
-      std::vector<float> qv = data[static_cast<size_t>(q) * 97 % n];
-      for (auto& x : qv) x += 0.3f * nd(rng);
-      double a = now_s();
-      auto e = flat->search(qv.data(), 10);
-      double b = now_s();
-      auto h = hnsw->search(qv.data(), 10);
-      double c = now_s();
-      t_flat += b - a;
-      t_hnsw += c - b;
-      int hit = 0;
-      for (const auto& x : h)
-        for (const auto& y : e) hit += x.first == y.first;
-      recall += hit / 10.0;
-    }
-    rep["hnsw"] = {{"vectors", n},
-                   {"dims", width},
-                   {"build_s", build},
-                   {"recall_at_10", recall / nq},
-                   {"flat_qps", nq / t_flat},
-                   {"hnsw_qps", nq / t_hnsw}};
+// 3. HNSW. Uniform random vectors in 256 dimensions have no neighbourhood structure (the worst case
+// for any graph index); steps cluster, so the data here is a mixture of 500 Gaussian clusters.
+json bench_hnsw(const BenchProjectionOptions& o, std::mt19937_64& rng, std::normal_distribution<float>& nd) {
+  const size_t n = o.hnsw_vectors;
+  const int width = o.widths.back();
+  log_info("bench-projection: hnsw on {} clustered vectors x {} dims", n, width);
+  auto flat = make_vector_store("flat", width);
+  auto hnsw = make_vector_store("hnsw", width);
+  std::vector<std::vector<float>> centres(500, std::vector<float>(static_cast<size_t>(width)));
+  for (auto& c : centres)
+    for (auto& x : c) x = nd(rng);
+  std::vector<std::vector<float>> data(n, std::vector<float>(static_cast<size_t>(width)));
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < data[i].size(); ++j) data[i][j] = centres[i % centres.size()][j] + 0.5f * nd(rng);
+  for (size_t i = 0; i < n; ++i) flat->add(static_cast<int64_t>(i), data[i].data());
+  double t0 = now_s();
+  for (size_t i = 0; i < n; ++i) hnsw->add(static_cast<int64_t>(i), data[i].data());
+  double build = now_s() - t0;
+  double recall = 0, t_flat = 0, t_hnsw = 0;
+  const int nq = 200;
+  for (int q = 0; q < nq; ++q) {
+    // Queries near stored vectors, as a step's neighbours are.
+    std::vector<float> qv = data[static_cast<size_t>(q) * 97 % n];
+    for (auto& x : qv) x += 0.3f * nd(rng);
+    double a = now_s();
+    auto e = flat->search(qv.data(), 10);
+    double b = now_s();
+    auto h = hnsw->search(qv.data(), 10);
+    double c = now_s();
+    t_flat += b - a;
+    t_hnsw += c - b;
+    int hit = 0;
+    for (const auto& x : h)
+      for (const auto& y : e) hit += x.first == y.first;
+    recall += hit / 10.0;
   }
+  return {{"vectors", n},
+          {"dims", width},
+          {"build_s", build},
+          {"recall_at_10", recall / nq},
+          {"flat_qps", nq / t_flat},
+          {"hnsw_qps", nq / t_hnsw}};
+}
+
+}  // namespace
+
+json run_bench_projection(const BenchProjectionOptions& o) {
+  TempDir scratch("repoctx-bench-proj-");
+  const fs::path& tmp = scratch.path();
+  json rep;
+  int threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  rep["subspace"] = bench_subspace(o, tmp);
+  log_info("bench-projection: memory read bandwidth ({} threads)", threads);
+  double bw = memory_read_gbps(threads);
+  rep["memory_read_gbps"] = bw;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> nd;
+  rep["flat_search"] = bench_flat_search(o, bw, rng, nd);
+  rep["hnsw"] = bench_hnsw(o, rng, nd);
   return rep;
 }
 

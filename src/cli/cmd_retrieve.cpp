@@ -126,9 +126,7 @@ struct SelectCmd {
   }
 };
 
-}  // namespace
-
-void add_retrieve_commands(CLI::App& app, Commands& out) {
+void add_retrieve_command(CLI::App& app, Commands& out) {
   auto r = std::make_shared<RetrieveCmd>();
   auto* c = app.add_subcommand("retrieve", "retrieve context for a target function (its body hidden) or a query");
   add_repo_options(c, r->repo);
@@ -148,8 +146,10 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
       ->group(g);
   add_model_options(c, r->models);
   out.push_back({c, [r] { return r->run(); }});
+}
 
-  c = app.add_subcommand("strategies", "list retrieval strategies");
+void add_strategies_command(CLI::App& app, Commands& out) {
+  auto* c = app.add_subcommand("strategies", "list retrieval strategies");
   auto so = std::make_shared<OutputOptions>();
   add_output_options(c, *so);
   out.push_back({c, [so] {
@@ -169,16 +169,26 @@ void add_retrieve_commands(CLI::App& app, Commands& out) {
                    if (so->json) print_json(arr);
                    return 0;
                  }});
+}
 
+void add_select_command(CLI::App& app, Commands& out) {
   auto s = std::make_shared<SelectCmd>();
-  c = app.add_subcommand("select-functions",
-                         "ProjAgent 4.1: rank files by target functions and pick context functions");
+  auto* c = app.add_subcommand("select-functions",
+                               "ProjAgent 4.1: rank files by target functions and pick context functions");
   add_repo_options(c, s->repo);
   add_output_options(c, s->out);
   c->add_option("--target", s->targets, "a target function path::Qual.name (repeatable)");
   c->add_option("--targets-file", s->targets_file, "file with one target per line");
   c->add_option("--top-files", s->top_files, "files to select")->check(top_k_range())->capture_default_str();
   out.push_back({c, [s] { return s->run(); }});
+}
+
+}  // namespace
+
+void add_retrieve_commands(CLI::App& app, Commands& out) {
+  add_retrieve_command(app, out);
+  add_strategies_command(app, out);
+  add_select_command(app, out);
 }
 
 }  // namespace repoctx

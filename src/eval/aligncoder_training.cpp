@@ -468,6 +468,56 @@ bool validate_epoch(const AlignEncoder& enc, Validation& v, int epoch, EpochRepo
   return false;
 }
 
+// The checkpoint `ckpt` (made with fingerprint `fp`) read into the encoder, the optimizer and the early
+// stopping state; returns the epochs it has done.
+int resume_checkpoint(const std::string& ckpt, const json& fp, bool with_validation, AlignEncoder& enc, AdamState& adam,
+                      Validation& val) {
+  std::ifstream in(ckpt);
+  json j = json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("fingerprint"))
+    throw Error(ExitCode::bad_input, "checkpoint '" + ckpt + "' is damaged: remove it or pass --restart");
+  if (j["fingerprint"] != fp)
+    throw Error(ExitCode::usage, "checkpoint '" + ckpt +
+                                     "' was made with other options or repositories: re-run with the same ones to "
+                                     "resume, or pass --restart");
+  enc = AlignEncoder::from_json(j.at("model"), ckpt);
+  adam = AdamState::from_json(j.at("adam"));
+  const int start = j.at("epochs_done").get<int>();
+  if (with_validation) val.from_json(j.at("validation"));
+  return start;
+}
+
+// A fresh encoder's vocabulary (the repositories' frequent tokens) and, over an embedding model, its head.
+void init_encoder(AlignEncoder& enc, const EncoderConfig& ec, const std::vector<TrainingRepo>& repos,
+                  const AlignTrainOptions& o, const Models& models) {
+  enc.set_vocabulary(frequent_tokens(repos, o.encoder.vocab));
+  if (ec.mix && ec.head > 0) {
+    // The head's input is the embedding model's dimension: one short embedding (cached) tells it.
+    EmbedRequest r;
+    r.texts = {"def f():\n    return 0\n"};
+    r.task = EmbedTask::document;
+    r.purpose = "aligncoder_head_shape";
+    auto v = models.need_embedder("the AlignRetriever's head").embed(r).vectors;
+    enc.init_head(v.empty() ? 0 : static_cast<int>(v.front().size()));
+  }
+}
+
+// After epoch `epoch` (0-based): the encoder's provenance, the checkpoint, then (when `save`) the model file.
+// The checkpoint first, then the model: an interruption between them leaves a resumable state.
+void write_epoch(AlignEncoder& enc, const AdamState& adam, const Validation& val, bool with_validation,
+                 const AlignTrainOptions& o, const json& fp, const std::string& ckpt, int epoch, const EpochReport& ep,
+                 bool save) {
+  json prov = {{"trained_on", fp["repos"]}, {"epochs", epoch + 1}, {"options", fp}, {"last_epoch", ep.loss}};
+  if (with_validation) prov["validation"] = val.to_json();
+  if (!o.command.empty()) prov["command"] = o.command;
+  enc.provenance = prov;
+  json state = {
+      {"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}};
+  if (with_validation) state["validation"] = val.to_json();
+  write_json_atomic(ckpt, state);
+  if (save) enc.save(o.out_path, prov);
+}
+
 }  // namespace
 
 TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models,
@@ -491,31 +541,11 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
   Validation val;
   int start = 0;
   if (!o.restart && fs::exists(ckpt)) {
-    std::ifstream in(ckpt);
-    json j = json::parse(in, nullptr, false);
-    if (j.is_discarded() || !j.contains("fingerprint"))
-      throw Error(ExitCode::bad_input, "checkpoint '" + ckpt + "' is damaged: remove it or pass --restart");
-    if (j["fingerprint"] != fp)
-      throw Error(ExitCode::usage, "checkpoint '" + ckpt +
-                                       "' was made with other options or repositories: re-run with the same ones to "
-                                       "resume, or pass --restart");
-    enc = AlignEncoder::from_json(j.at("model"), ckpt);
-    adam = AdamState::from_json(j.at("adam"));
-    start = j.at("epochs_done").get<int>();
-    if (!validation.empty()) val.from_json(j.at("validation"));
+    start = resume_checkpoint(ckpt, fp, !validation.empty(), enc, adam, val);
     report.resumed_from = start;
     log_info("resuming from {} after epoch {}", ckpt, start);
   } else {
-    enc.set_vocabulary(frequent_tokens(repos, o.encoder.vocab));
-    if (ec.mix && ec.head > 0) {
-      // The head's input is the embedding model's dimension: one short embedding (cached) tells it.
-      EmbedRequest r;
-      r.texts = {"def f():\n    return 0\n"};
-      r.task = EmbedTask::document;
-      r.purpose = "aligncoder_head_shape";
-      auto v = models.need_embedder("the AlignRetriever's head").embed(r).vectors;
-      enc.init_head(v.empty() ? 0 : static_cast<int>(v.front().size()));
-    }
+    init_encoder(enc, ec, repos, o, models);
   }
   if (!validation.empty()) {
     val.samples = validation_samples(validation, o, models);
@@ -548,16 +578,7 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
     ep.build_seconds = std::chrono::duration<double>(t1 - t0).count();
     ep.train_seconds = std::chrono::duration<double>(t2 - t1).count();
     bool save = validation.empty() || validate_epoch(enc, val, epoch + 1, ep);
-    json prov = {{"trained_on", fp["repos"]}, {"epochs", epoch + 1}, {"options", fp}, {"last_epoch", ep.loss}};
-    if (!validation.empty()) prov["validation"] = val.to_json();
-    if (!o.command.empty()) prov["command"] = o.command;
-    enc.provenance = prov;
-    // The checkpoint first, then the model: an interruption between them leaves a resumable state.
-    json state = {
-        {"fingerprint", fp}, {"epochs_done", epoch + 1}, {"model", enc.to_json(true)}, {"adam", adam.to_json()}};
-    if (!validation.empty()) state["validation"] = val.to_json();
-    write_json_atomic(ckpt, state);
-    if (save) enc.save(o.out_path, prov);
+    write_epoch(enc, adam, val, !validation.empty(), o, fp, ckpt, epoch, ep, save);
     log_info(
         "epoch {}/{}: loss {:.4f}, label ranked first {:.1f}%, {} samples ({} skipped), build {:.1f} s, train {:.1f} s",
         epoch + 1, o.epochs, ep.loss, 100 * ep.top1, ep.samples, ep.skipped, ep.build_seconds, ep.train_seconds);

@@ -123,22 +123,75 @@ std::vector<MethodScore> score_group(const std::vector<std::string>& methods, co
   return out;
 }
 
-}  // namespace
-
-RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTask>& tasks,
-                                                  const RetrievalEvalOptions& o, const Models& models,
-                                                  const std::function<Engine&(const std::string&)>& engine_for) {
+// The methods' variants; a model file that cannot be read fails the run here, not every task one by one,
+// and so does a method whose model this build lacks (aligncoder and rlcoder each have their own).
+std::vector<Variant> checked_variants(const RetrievalEvalOptions& o) {
   std::vector<Variant> variants;
   for (const auto& m : o.methods) variants.push_back(variant_of(m));
-  // A model file that cannot be read fails the run here, not every task one by one.
   for (const auto& v : variants)
     if (!v.model_path.empty() && v.model_path != "untrained") load_align_encoder(v.model_path);
-  // And so does a method whose model this build lacks (aligncoder and rlcoder each have their own).
   for (const auto& v : variants)
     if (v.model_path.empty()) {
       if (v.strategy == "aligncoder") load_align_encoder(o.retriever.completion.model_path, "aligncoder");
       if (v.strategy == "rlcoder") load_align_encoder(o.retriever.completion.rlcoder_model_path, "rlcoder");
     }
+  return variants;
+}
+
+// Variant `v`'s query for task `t` at cursor `ctx`: the oracles see the ground-truth line.
+RetrievalQuery variant_query(const Variant& v, const std::shared_ptr<const CursorContext>& ctx, const CompletionTask& t,
+                             int top_k, int query_lines) {
+  RetrievalQuery q;
+  q.cursor = ctx;
+  q.top_k = top_k;
+  if (v.oracle && v.strategy == "aligncoder") q.completions = {t.ground_truth};
+  if (v.oracle && v.strategy != "aligncoder")
+    q.text = query_window(ctx->unfinished, query_lines) + "\n" + t.ground_truth;
+  return q;
+}
+
+// The 1-based rank of the first of `hits` (within top_k) that contains one of `defs`, 0 when none does; with
+// `dump`, every hit that has features is written to it as a JSON line.
+int first_definition_rank(const Engine& e, const CompletionTask& t, const std::string& method,
+                          const std::vector<Hit>& hits, const std::vector<int>& defs, int top_k, std::ofstream* dump) {
+  int first = 0;
+  for (size_t k = 0; k < hits.size(); ++k) {
+    bool contains = false;
+    for (int d : defs) contains = contains || hit_contains(e, hits[k], d);
+    if (contains && first == 0 && (top_k <= 0 || static_cast<int>(k) < top_k)) first = static_cast<int>(k) + 1;
+    if (dump && !hits[k].features.empty())
+      *dump << json{{"task", t.id},
+                    {"benchmark", t.benchmark},
+                    {"method", method},
+                    {"rank", k + 1},
+                    {"label", hits[k].label},
+                    {"contains", contains},
+                    {"features", hits[k].features}}
+                   .dump()
+            << "\n";
+  }
+  return first;
+}
+
+// The scores of the tasks of each benchmark apart (group[i]: task row i's benchmark).
+void score_benchmarks(RetrievalEvalReport& rep, const RetrievalEvalOptions& o, const std::vector<std::vector<int>>& ok,
+                      const std::vector<std::vector<double>>& ms, const std::vector<std::string>& group, size_t base) {
+  std::map<std::string, std::vector<size_t>> rows;
+  for (size_t i = 0; i < group.size(); ++i) rows[group[i]].push_back(i);
+  for (const auto& [b, idx] : rows) {
+    std::vector<std::vector<int>> gok;
+    std::vector<std::vector<double>> gms;
+    for (size_t i : idx) gok.push_back(ok[i]), gms.push_back(ms[i]);
+    rep.by_benchmark[b] = score_group(o.methods, gok, gms, base, o.bootstrap, o.seed);
+  }
+}
+
+}  // namespace
+
+RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTask>& tasks,
+                                                  const RetrievalEvalOptions& o, const Models& models,
+                                                  const std::function<Engine&(const std::string&)>& engine_for) {
+  const std::vector<Variant> variants = checked_variants(o);
   auto base_it = std::find(o.methods.begin(), o.methods.end(), o.baseline);
   if (base_it == o.methods.end())
     throw Error(ExitCode::usage, "the baseline '" + o.baseline + "' is not among --methods");
@@ -182,33 +235,11 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
           if (!variants[m].model_path.empty()) vo.completion.model_path = variants[m].model_path;
           r = make_retriever(variants[m].strategy, e, models, vo);
         }
-        RetrievalQuery q;
-        q.cursor = ctx;
-        q.top_k = o.top_k;
-        if (variants[m].oracle && variants[m].strategy == "aligncoder") q.completions = {t.ground_truth};
-        if (variants[m].oracle && variants[m].strategy != "aligncoder")
-          q.text = query_window(ctx->unfinished, ro.completion.query_lines) + "\n" + t.ground_truth;
+        RetrievalQuery q = variant_query(variants[m], ctx, t, o.top_k, ro.completion.query_lines);
         auto t0 = std::chrono::steady_clock::now();
         auto hits = r->retrieve(q);
         lat.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        int first = 0;
-        for (size_t k = 0; k < hits.size(); ++k) {
-          bool contains = false;
-          for (int d : defs) contains = contains || hit_contains(e, hits[k], d);
-          if (contains && first == 0 && (o.top_k <= 0 || static_cast<int>(k) < o.top_k))
-            first = static_cast<int>(k) + 1;
-          if (dump && !hits[k].features.empty())
-            *dump << json{{"task", t.id},
-                          {"benchmark", t.benchmark},
-                          {"method", o.methods[m]},
-                          {"rank", k + 1},
-                          {"label", hits[k].label},
-                          {"contains", contains},
-                          {"features", hits[k].features}}
-                         .dump()
-                  << "\n";
-        }
-        row.push_back(first);
+        row.push_back(first_definition_rank(e, t, o.methods[m], hits, defs, o.top_k, dump.get()));
       }
       ok.push_back(std::move(row));
       ms.push_back(std::move(lat));
@@ -222,14 +253,7 @@ RetrievalEvalReport run_completion_retrieval_eval(const std::vector<CompletionTa
   prog.finish();
   rep.tasks = static_cast<int>(ok.size());
   rep.overall = score_group(o.methods, ok, ms, base, o.bootstrap, o.seed);
-  std::map<std::string, std::vector<size_t>> rows;
-  for (size_t i = 0; i < group.size(); ++i) rows[group[i]].push_back(i);
-  for (const auto& [b, idx] : rows) {
-    std::vector<std::vector<int>> gok;
-    std::vector<std::vector<double>> gms;
-    for (size_t i : idx) gok.push_back(ok[i]), gms.push_back(ms[i]);
-    rep.by_benchmark[b] = score_group(o.methods, gok, gms, base, o.bootstrap, o.seed);
-  }
+  score_benchmarks(rep, o, ok, ms, group, base);
   return rep;
 }
 

@@ -873,120 +873,156 @@ void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, 
 // ------------------------------------------------------------------ RepoView's side of the image
 // (here rather than in repo_view.cpp: everything about the image format is in this file).
 
+namespace {
+
+Error damaged_image() {
+  return Error(ExitCode::bad_input, "the query image is damaged (an index out of range)");
+}
+
+// Where a file's records are: this image, or (an update's image) its base.
+const QueryImage& records_of(const QueryImage& img, const QueryImage* base, const image::File& r) {
+  if (r.origin < 0 || !base) return img;
+  return *base;
+}
+
+// A file's record as the image holds it (entity and snippet numbers still the image's).
+FileRec file_rec(const QueryImage& img, const image::File& r) {
+  FileRec f;
+  f.id = r.id;
+  f.path = img.str(r.path);
+  f.module = img.str(r.module);
+  f.package = img.str(r.package);
+  f.hash = img.str(r.hash);
+  f.language = static_cast<Language>(r.language);
+  f.line_count = r.line_count;
+  f.n_errors = r.n_errors;
+  f.first_entity = r.first_entity;
+  f.n_entities = r.n_entities;
+  f.first_snippet = r.first_snippet;
+  f.n_snippets = r.n_snippets;
+  return f;
+}
+
+// An image's imports by file (rows are laid out file by file): [begin, end) per file.
+std::vector<std::pair<size_t, size_t>> import_ranges(const QueryImage& im) {
+  std::vector<std::pair<size_t, size_t>> ranges(im.files().size(), {0, 0});
+  for (size_t i = 0; i < im.imports().size(); ++i) {
+    int32_t f = im.imports()[i].file;
+    if (f < 0 || static_cast<size_t>(f) >= ranges.size()) throw damaged_image();
+    if (ranges[f].second == 0) ranges[f].first = i;
+    ranges[f].second = i + 1;
+  }
+  return ranges;
+}
+
+// The entities and snippets of the image's files, every file's rows checked to lie in its records.
+std::pair<size_t, size_t> count_rows(const QueryImage& img, const QueryImage* base) {
+  size_t n_ents = 0, n_snips = 0;
+  for (const auto& r : img.files()) {
+    const QueryImage& src = records_of(img, base, r);
+    if (r.first_entity < 0 || r.n_entities < 0 || r.first_snippet < 0 || r.n_snippets < 0 ||
+        static_cast<uint64_t>(r.first_entity) + r.n_entities > src.entities().size() ||
+        static_cast<uint64_t>(r.first_snippet) + r.n_snippets > src.snippets().size())
+      throw damaged_image();
+    n_ents += static_cast<size_t>(r.n_entities);
+    n_snips += static_cast<size_t>(r.n_snippets);
+  }
+  return {n_ents, n_snips};
+}
+
+// The strings first .. first + n of the image's string lists.
+std::vector<std::string> string_list(const QueryImage& src, uint32_t first, uint32_t n) {
+  const auto& sl = src.strlist();
+  if (static_cast<uint64_t>(first) + n > sl.size()) throw damaged_image();
+  std::vector<std::string> out;
+  for (uint32_t i = 0; i < n; ++i) out.emplace_back(src.str(sl[first + i]));
+  return out;
+}
+
+// Entity `r` of file `fi`, whose entities start at `first_entity` in the view (of `total_ents`).
+EntityRec entity_rec(const QueryImage& src, const image::Entity& r, int fi, int first_entity, int64_t total_ents) {
+  EntityRec e;
+  e.id = r.id;
+  e.file = fi;
+  e.ord = r.ord;
+  e.parent = r.parent;
+  e.name = src.str(r.name);
+  e.qualname = src.str(r.qualname);
+  e.kind = static_cast<EntityKind>(r.kind);
+  e.start_line = r.start_line;
+  e.end_line = r.end_line;
+  e.decorated_start_line = r.decorated_start_line;
+  e.header_end_line = r.header_end_line;
+  e.doc_start_line = r.doc_start_line;
+  e.doc_end_line = r.doc_end_line;
+  e.body_start_line = r.body_start_line;
+  e.body_end_line = r.body_end_line;
+  e.start_byte = r.start_byte;
+  e.end_byte = r.end_byte;
+  e.body_start_byte = r.body_start_byte;
+  e.signature = src.str(r.signature);
+  e.docstring = src.str(r.docstring);
+  e.decorators = string_list(src, r.decorators, r.n_decorators);
+  e.bases = string_list(src, r.bases, r.n_bases);
+  if (static_cast<uint64_t>(r.params) + r.n_params > src.params().size()) throw damaged_image();
+  for (uint32_t i = 0; i < r.n_params; ++i) {
+    const auto& p = src.params()[r.params + i];
+    Parameter pa;
+    pa.name = src.str(p.name);
+    pa.annotation = src.str(p.annotation);
+    pa.kind = static_cast<Parameter::Kind>(p.kind);
+    pa.has_default = p.has_default != 0;
+    e.params.push_back(std::move(pa));
+  }
+  e.is_async = r.is_async != 0;
+  e.doc_len = r.doc_len;
+  e.parent_index = e.parent >= 0 ? first_entity + e.parent : -1;
+  if (e.parent_index >= total_ents) throw damaged_image();
+  return e;
+}
+
+Import import_rec(const QueryImage& src, const image::Import& r) {
+  Import im;
+  im.line = r.line;
+  im.scope = r.scope;
+  im.module = src.str(r.module);
+  im.level = r.level;
+  im.name = src.str(r.name);
+  im.alias = src.str(r.alias);
+  im.star = r.star != 0;
+  im.conditional = r.conditional != 0;
+  return im;
+}
+
+}  // namespace
+
 bool RepoView::load_image(const std::string& token) {
   auto img = QueryImage::open(db_path_, token);
   if (!img) return false;
-  auto bad = [] { return Error(ExitCode::bad_input, "the query image is damaged (an index out of range)"); };
   try {
     files_.reserve(img->files().size());
     by_path_.reserve(img->files().size());
     by_module_.reserve(img->files().size());
-    // Where each file's records are: this image, or (an update's image) its base.
     const QueryImage* base = img->base();
-    auto source = [&](const image::File& r) -> const QueryImage& {
-      if (r.origin < 0 || !base) return *img;
-      return *base;
-    };
-    for (const auto& r : img->files()) {
-      FileRec f;
-      f.id = r.id;
-      f.path = img->str(r.path);
-      f.module = img->str(r.module);
-      f.package = img->str(r.package);
-      f.hash = img->str(r.hash);
-      f.language = static_cast<Language>(r.language);
-      f.line_count = r.line_count;
-      f.n_errors = r.n_errors;
-      f.first_entity = r.first_entity;
-      f.n_entities = r.n_entities;
-      f.first_snippet = r.first_snippet;
-      f.n_snippets = r.n_snippets;
-      files_.push_back(std::move(f));
-    }
+    for (const auto& r : img->files()) files_.push_back(file_rec(*img, r));
     index_files();
     const int n_files = static_cast<int>(files_.size());
-    // Each image's imports by file (rows are laid out file by file).
-    auto import_ranges = [&](const QueryImage& im) {
-      std::vector<std::pair<size_t, size_t>> ranges(im.files().size(), {0, 0});
-      for (size_t i = 0; i < im.imports().size(); ++i) {
-        int32_t f = im.imports()[i].file;
-        if (f < 0 || static_cast<size_t>(f) >= ranges.size()) throw bad();
-        if (ranges[f].second == 0) ranges[f].first = i;
-        ranges[f].second = i + 1;
-      }
-      return ranges;
-    };
     const auto own_imports = import_ranges(*img);
     const auto base_imports = base ? import_ranges(*base) : std::vector<std::pair<size_t, size_t>>{};
-    size_t n_ents = 0, n_snips = 0;
-    for (const auto& r : img->files()) {
-      const QueryImage& src = source(r);
-      if (r.first_entity < 0 || r.n_entities < 0 || r.first_snippet < 0 || r.n_snippets < 0 ||
-          static_cast<uint64_t>(r.first_entity) + r.n_entities > src.entities().size() ||
-          static_cast<uint64_t>(r.first_snippet) + r.n_snippets > src.snippets().size())
-        throw bad();
-      n_ents += static_cast<size_t>(r.n_entities);
-      n_snips += static_cast<size_t>(r.n_snippets);
-    }
+    const auto [n_ents, n_snips] = count_rows(*img, base);
     const auto total_ents = static_cast<int64_t>(n_ents);
     entities_.reserve(n_ents);
     snippets_.reserve(n_snips);
     imports_.resize(files_.size());
     for (int fi = 0; fi < n_files; ++fi) {
       const image::File& fr = img->files()[fi];
-      const QueryImage& src = source(fr);
-      const auto& sl = src.strlist();
-      auto strings = [&](uint32_t first, uint32_t n) {
-        if (static_cast<uint64_t>(first) + n > sl.size()) throw bad();
-        std::vector<std::string> out;
-        for (uint32_t i = 0; i < n; ++i) out.emplace_back(src.str(sl[first + i]));
-        return out;
-      };
+      const QueryImage& src = records_of(*img, base, fr);
       FileRec& f = files_[fi];
       // Numbered in the current layout (a file without rows keeps first_* = 0, as the view leaves it).
       f.first_entity = f.n_entities ? static_cast<int>(entities_.size()) : 0;
       f.first_snippet = f.n_snippets ? static_cast<int>(snippets_.size()) : 0;
-      for (int k = fr.first_entity; k < fr.first_entity + fr.n_entities; ++k) {
-        const image::Entity& r = src.entities()[k];
-        EntityRec e;
-        e.id = r.id;
-        e.file = fi;
-        e.ord = r.ord;
-        e.parent = r.parent;
-        e.name = src.str(r.name);
-        e.qualname = src.str(r.qualname);
-        e.kind = static_cast<EntityKind>(r.kind);
-        e.start_line = r.start_line;
-        e.end_line = r.end_line;
-        e.decorated_start_line = r.decorated_start_line;
-        e.header_end_line = r.header_end_line;
-        e.doc_start_line = r.doc_start_line;
-        e.doc_end_line = r.doc_end_line;
-        e.body_start_line = r.body_start_line;
-        e.body_end_line = r.body_end_line;
-        e.start_byte = r.start_byte;
-        e.end_byte = r.end_byte;
-        e.body_start_byte = r.body_start_byte;
-        e.signature = src.str(r.signature);
-        e.docstring = src.str(r.docstring);
-        e.decorators = strings(r.decorators, r.n_decorators);
-        e.bases = strings(r.bases, r.n_bases);
-        if (static_cast<uint64_t>(r.params) + r.n_params > src.params().size()) throw bad();
-        for (uint32_t i = 0; i < r.n_params; ++i) {
-          const auto& p = src.params()[r.params + i];
-          Parameter pa;
-          pa.name = src.str(p.name);
-          pa.annotation = src.str(p.annotation);
-          pa.kind = static_cast<Parameter::Kind>(p.kind);
-          pa.has_default = p.has_default != 0;
-          e.params.push_back(std::move(pa));
-        }
-        e.is_async = r.is_async != 0;
-        e.doc_len = r.doc_len;
-        e.parent_index = e.parent >= 0 ? f.first_entity + e.parent : -1;
-        if (e.parent_index >= total_ents) throw bad();
-        entities_.push_back(std::move(e));
-      }
+      for (int k = fr.first_entity; k < fr.first_entity + fr.n_entities; ++k)
+        entities_.push_back(entity_rec(src, src.entities()[k], fi, f.first_entity, total_ents));
       for (int k = fr.first_snippet; k < fr.first_snippet + fr.n_snippets; ++k) {
         const image::Snippet& r = src.snippets()[k];
         snippets_.push_back(SnippetRec{fi, r.ord, r.start_line, r.end_line, r.doc_len});
@@ -995,23 +1031,12 @@ bool RepoView::load_image(const std::string& token) {
       const size_t key = own ? static_cast<size_t>(fi) : static_cast<size_t>(fr.origin);
       const auto& ranges = own ? own_imports : base_imports;
       if (key < ranges.size())
-        for (size_t i = ranges[key].first; i < ranges[key].second; ++i) {
-          const image::Import& r = src.imports()[i];
-          Import im;
-          im.line = r.line;
-          im.scope = r.scope;
-          im.module = src.str(r.module);
-          im.level = r.level;
-          im.name = src.str(r.name);
-          im.alias = src.str(r.alias);
-          im.star = r.star != 0;
-          im.conditional = r.conditional != 0;
-          imports_[fi].push_back(std::move(im));
-        }
+        for (size_t i = ranges[key].first; i < ranges[key].second; ++i)
+          imports_[fi].push_back(import_rec(src, src.imports()[i]));
     }
     if (entities_.size() != img->entity_postings().doc_len.size() ||
         snippets_.size() != img->snippet_postings().doc_len.size())
-      throw bad();
+      throw damaged_image();
   } catch (const Error& e) {
     log_warn("{} ('{}'); loading through SQL", e.what(), db_path_);
     files_.clear();

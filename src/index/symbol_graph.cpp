@@ -207,11 +207,7 @@ Resolution SymbolGraph::module_member(int file, const std::string& name, const F
   return r;
 }
 
-Resolution SymbolGraph::module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen,
-                                           const FileCut* cut) const {
-  Resolution r;
-  std::string key = std::to_string(file) + '\x1f' + name;
-  if (!seen.insert(key).second) return r;  // import cycle
+int SymbolGraph::top_level_before(int file, const std::string& name, const FileCut* cut) const {
   int top = top_level(file, name);
   if (top >= 0 && cut_away(cut, top)) {  // the last definition before the cut, if any
     const FileRec& f = v_.files()[file];
@@ -220,7 +216,44 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
     for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)
       if (ents[i].parent_index < 0 && ents[i].name == name && !cut_away(cut, i)) top = i;
   }
-  if (int e = top; e >= 0) {
+  return top;
+}
+
+Resolution SymbolGraph::named_import_member(int file, const Import& im, std::unordered_set<std::string>& seen,
+                                            const FileCut* cut) const {
+  Resolution r;
+  if (is_java(file)) return import_target(file, im);
+  Value val;
+  if (im.name.empty()) {
+    val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.'))) : module_value(im.module);
+  } else {
+    std::string target = import_module(file, im);
+    Value mod = module_value(target);
+    if (mod.kind == Value::Kind::module) {
+      Resolution inner = module_member_impl(mod.file, im.name, seen, cut);
+      if (inner.kind != Resolution::Kind::none) return inner;
+    }
+    Value sub = module_value(target + "." + im.name);
+    if (sub.kind == Value::Kind::module)
+      val = sub;
+    else if (mod.kind == Value::Kind::external)
+      val.kind = Value::Kind::external;
+  }
+  if (val.kind == Value::Kind::module) {
+    r.kind = Resolution::Kind::module;
+    r.file = val.file;
+  } else if (val.kind == Value::Kind::external) {
+    r.kind = Resolution::Kind::external;
+  }
+  return r;
+}
+
+Resolution SymbolGraph::module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen,
+                                           const FileCut* cut) const {
+  Resolution r;
+  std::string key = std::to_string(file) + '\x1f' + name;
+  if (!seen.insert(key).second) return r;  // import cycle
+  if (int e = top_level_before(file, name, cut); e >= 0) {
     r.kind = Resolution::Kind::entity;
     r.entity = e;
     return r;
@@ -239,36 +272,8 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
     if (im.scope != -1 || im.star) continue;
     if (im.bound_name() != name) continue;
     if (cut && file == cut->file && im.line >= cut->line) continue;
-    if (is_java(file)) {
-      Resolution jr = import_target(file, im);
-      if (jr.kind != Resolution::Kind::none) return jr;
-      continue;
-    }
-    Value val;
-    if (im.name.empty()) {
-      val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.'))) : module_value(im.module);
-    } else {
-      std::string target = import_module(file, im);
-      Value mod = module_value(target);
-      if (mod.kind == Value::Kind::module) {
-        Resolution inner = module_member_impl(mod.file, im.name, seen, cut);
-        if (inner.kind != Resolution::Kind::none) return inner;
-      }
-      Value sub = module_value(target + "." + im.name);
-      if (sub.kind == Value::Kind::module)
-        val = sub;
-      else if (mod.kind == Value::Kind::external)
-        val.kind = Value::Kind::external;
-    }
-    if (val.kind == Value::Kind::module) {
-      r.kind = Resolution::Kind::module;
-      r.file = val.file;
-      return r;
-    }
-    if (val.kind == Value::Kind::external) {
-      r.kind = Resolution::Kind::external;
-      return r;
-    }
+    Resolution ir = named_import_member(file, im, seen, cut);
+    if (ir.kind != Resolution::Kind::none) return ir;
   }
   for (const Import& im : imps) {
     if (im.scope != -1 || !im.star) continue;

@@ -100,6 +100,11 @@ class SymbolGraph {
   Value module_value(const std::string& module) const;
   Resolution module_member_impl(int file, const std::string& name, std::unordered_set<std::string>& seen,
                                 const FileCut* cut) const;
+  // module_member_impl's steps: the module's last top-level definition `name` before the cut (-1: none);
+  // what a non-star, module-level import binding the name resolves to (kind none: nothing, look further).
+  int top_level_before(int file, const std::string& name, const FileCut* cut) const;
+  Resolution named_import_member(int file, const Import& im, std::unordered_set<std::string>& seen,
+                                 const FileCut* cut) const;
   bool cut_away(const FileCut* cut, int entity) const;
   Value from_resolution(const Resolution& r) const;
   Value resolve_import_binding(int file, const Import& im, const std::string& bound,

@@ -257,69 +257,14 @@ class Extractor {
       case j_interface_declaration:
       case j_enum_declaration:
       case j_record_declaration:
-      case j_annotation_type_declaration: {
-        TSNode name = field(n, g_.f_name);
-        if (ts_node_is_null(name)) return;
-        bool is_interface = k == j_interface_declaration || k == j_annotation_type_declaration;
-        EntityKind ek = is_interface ? EntityKind::interface : EntityKind::klass;
-        int idx = add_entity(n, ek, std::string(text(name)), parent, prefix);
-        auto add_types = [&](TSNode holder) {
-          if (ts_node_is_null(holder)) return;
-          ts::for_each_child(holder, true, [&](TSNode c) {
-            if (kind(c) == j_type_list)
-              ts::for_each_child(c, true, [&](TSNode t) { out_.entities[idx].bases.push_back(compact(text(t))); });
-            else
-              out_.entities[idx].bases.push_back(compact(text(c)));
-          });
-        };
-        add_types(field(n, g_.f_superclass));
-        add_types(field(n, g_.f_interfaces));
-        ts::for_each_child(n, true, [&](TSNode c) {
-          if (kind(c) == j_extends_interfaces) add_types(c);
-        });
-        std::string inner = out_.entities[idx].qualname + ".";
-        TSNode body = field(n, g_.f_body);
-        if (ts_node_is_null(body)) return;
-        ts::for_each_child(body, true, [&](TSNode m) {
-          if (kind(m) == j_enum_body_declarations)
-            ts::for_each_child(m, true, [&](TSNode mm) { visit_member(mm, idx, inner); });
-          else if (kind(m) == j_enum_constant) {
-            TSNode nm = field(m, g_.f_name);
-            if (!ts_node_is_null(nm)) add_entity(m, EntityKind::field, std::string(text(nm)), idx, inner);
-          } else
-            visit_member(m, idx, inner);
-        });
+      case j_annotation_type_declaration:
+        visit_type_declaration(n, k, parent, prefix);
         return;
-      }
       case j_method_declaration:
       case j_constructor_declaration:
-      case j_compact_constructor_declaration: {
-        TSNode name = field(n, g_.f_name);
-        if (ts_node_is_null(name)) return;
-        EntityKind ek = k == j_method_declaration ? EntityKind::method : EntityKind::constructor;
-        int idx = add_entity(n, ek, std::string(text(name)), parent, prefix);
-        TSNode params = field(n, g_.f_parameters);
-        if (!ts_node_is_null(params)) {
-          ts::for_each_child(params, true, [&](TSNode p) {
-            Parameter prm;
-            if (kind(p) == j_spread_parameter) {
-              prm.kind = Parameter::var_positional;
-              ts::for_each_child(p, true, [&](TSNode c) {
-                if (kind(c) == j_variable_declarator) prm.name = std::string(text(field(c, g_.f_name)));
-              });
-            } else if (kind(p) == j_formal_parameter) {
-              prm.name = std::string(text(field(p, g_.f_name)));
-              prm.annotation = compact(text(field(p, g_.f_type)));
-            } else {
-              return;
-            }
-            out_.entities[idx].params.push_back(std::move(prm));
-          });
-        }
-        TSNode body = field(n, g_.f_body);
-        if (!ts_node_is_null(body)) scan(body, idx);
+      case j_compact_constructor_declaration:
+        visit_callable(n, k, parent, prefix);
         return;
-      }
       case j_field_declaration:
       case j_constant_declaration:
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
@@ -333,6 +278,69 @@ class Extractor {
       default:
         return;
     }
+  }
+
+  // A class, interface, enum, record or annotation type (node kind `k`): its bases, then its members.
+  void visit_type_declaration(TSNode n, int k, int parent, const std::string& prefix) {
+    TSNode name = field(n, g_.f_name);
+    if (ts_node_is_null(name)) return;
+    bool is_interface = k == j_interface_declaration || k == j_annotation_type_declaration;
+    EntityKind ek = is_interface ? EntityKind::interface : EntityKind::klass;
+    int idx = add_entity(n, ek, std::string(text(name)), parent, prefix);
+    auto add_types = [&](TSNode holder) {
+      if (ts_node_is_null(holder)) return;
+      ts::for_each_child(holder, true, [&](TSNode c) {
+        if (kind(c) == j_type_list)
+          ts::for_each_child(c, true, [&](TSNode t) { out_.entities[idx].bases.push_back(compact(text(t))); });
+        else
+          out_.entities[idx].bases.push_back(compact(text(c)));
+      });
+    };
+    add_types(field(n, g_.f_superclass));
+    add_types(field(n, g_.f_interfaces));
+    ts::for_each_child(n, true, [&](TSNode c) {
+      if (kind(c) == j_extends_interfaces) add_types(c);
+    });
+    std::string inner = out_.entities[idx].qualname + ".";
+    TSNode body = field(n, g_.f_body);
+    if (ts_node_is_null(body)) return;
+    ts::for_each_child(body, true, [&](TSNode m) {
+      if (kind(m) == j_enum_body_declarations)
+        ts::for_each_child(m, true, [&](TSNode mm) { visit_member(mm, idx, inner); });
+      else if (kind(m) == j_enum_constant) {
+        TSNode nm = field(m, g_.f_name);
+        if (!ts_node_is_null(nm)) add_entity(m, EntityKind::field, std::string(text(nm)), idx, inner);
+      } else
+        visit_member(m, idx, inner);
+    });
+  }
+
+  // A method or constructor (node kind `k`): its parameters, then the references in its body.
+  void visit_callable(TSNode n, int k, int parent, const std::string& prefix) {
+    TSNode name = field(n, g_.f_name);
+    if (ts_node_is_null(name)) return;
+    EntityKind ek = k == j_method_declaration ? EntityKind::method : EntityKind::constructor;
+    int idx = add_entity(n, ek, std::string(text(name)), parent, prefix);
+    TSNode params = field(n, g_.f_parameters);
+    if (!ts_node_is_null(params)) {
+      ts::for_each_child(params, true, [&](TSNode p) {
+        Parameter prm;
+        if (kind(p) == j_spread_parameter) {
+          prm.kind = Parameter::var_positional;
+          ts::for_each_child(p, true, [&](TSNode c) {
+            if (kind(c) == j_variable_declarator) prm.name = std::string(text(field(c, g_.f_name)));
+          });
+        } else if (kind(p) == j_formal_parameter) {
+          prm.name = std::string(text(field(p, g_.f_name)));
+          prm.annotation = compact(text(field(p, g_.f_type)));
+        } else {
+          return;
+        }
+        out_.entities[idx].params.push_back(std::move(prm));
+      });
+    }
+    TSNode body = field(n, g_.f_body);
+    if (!ts_node_is_null(body)) scan(body, idx);
   }
 
   // "a.b.c" for field-access chains rooted at a name, this or super; a scoped identifier as written.

@@ -185,6 +185,122 @@ void keep_k_with_ties(std::vector<ScoredDoc>& all, size_t k) {
   std::erase_if(all, [&](const ScoredDoc& d) { return d.score < kth; });
 }
 
+// A query term of the MaxScore loop: its postings, its weight, and the largest contribution it can make.
+struct BoundTerm {
+  std::span<const Posting> list;
+  double w, ub;
+};
+
+// The prepared query's terms that have postings, highest bound first, into `terms`; false when a weight is
+// not positive (the bounds need every contribution positive).
+bool bound_terms(const Bm25Index::Prepared& pq, const PostingsView& v, const std::vector<double>& bound, double kp1,
+                 std::vector<BoundTerm>& terms) {
+  for (const auto& [term, w] : pq.weights) {
+    auto it = std::lower_bound(v.terms.begin(), v.terms.end(), term,
+                               [](const PostingTerm& t, uint64_t x) { return t.term < x; });
+    if (it == v.terms.end() || it->term != term) continue;
+    if (!(w > 0)) return false;
+    // The margin covers rounding: the bound is another product than the contributions'.
+    const double g = bound[static_cast<size_t>(it - v.terms.begin())];
+    terms.push_back({v.postings.subspan(it->offset, it->count), w, w * kp1 * g * (1.0 + 1e-9)});
+  }
+  std::sort(terms.begin(), terms.end(), [](const BoundTerm& a, const BoundTerm& b) { return a.ub > b.ub; });
+  return true;
+}
+
+// One top_k query's MaxScore pass over the per-thread partial sums `acc` (zero outside `touched`).
+struct MaxScore {
+  const Bm25Index& index;
+  const Bm25Index::Prepared& pq;
+  const PostingsView& v;
+  const std::vector<BoundTerm>& terms;
+  const std::vector<double>& rest;  // rest[i]: the bounds of terms i.. together
+  std::vector<double>& acc;
+  std::vector<uint32_t>& touched;
+  const std::vector<char>& skip;
+  const size_t n_ids, k;
+  const double c1, c2, kp1;
+  const std::function<bool(int)>& keep;
+  // theta: the k-th best exact score among documents found so far (a lower bound of the final k-th).
+  double theta = -std::numeric_limits<double>::infinity();
+
+  double exact(uint32_t d) const { return Bm25Index::score_prepared(pq, index.doc_terms(static_cast<int>(d))); }
+
+  void refresh_theta() {
+    std::vector<std::pair<double, uint32_t>> best;
+    best.reserve(touched.size());
+    for (uint32_t d : touched)
+      if (!skip[d]) best.emplace_back(acc[d], d);
+    const size_t look = std::min(best.size(), 2 * k);
+    std::partial_sort(best.begin(), best.begin() + static_cast<long>(look), best.end(), std::greater<>());
+    std::vector<double> found;
+    for (size_t j = 0; j < look && found.size() < k; ++j)
+      if (keep(static_cast<int>(best[j].second))) found.push_back(exact(best[j].second));
+    if (found.size() < k) return;
+    theta = std::max(theta, *std::min_element(found.begin(), found.end()));
+  }
+
+  // Reads whole lists, term by term, until the terms left could not lift a document they alone contain to
+  // theta; theta is refreshed from the best partial sums after terms 1, 2, 4, 8, ... Returns the first
+  // term not read.
+  size_t read_lists() {
+    size_t i = 0;
+    for (size_t next_refresh = 1; i < terms.size(); ++i) {
+      if (rest[i] < theta) break;
+      for (const Posting& po : terms[i].list) {
+        const uint32_t d = po.doc;
+        if (d >= n_ids || skip[d]) continue;
+        const double tf = static_cast<double>(po.tf);
+        if (acc[d] == 0.0) touched.push_back(d);
+        acc[d] += terms[i].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v.doc_len[d]));
+      }
+      if (i + 1 < terms.size() && (i + 1 == next_refresh || (theta < 0 && touched.size() >= k))) {
+        refresh_theta();
+        if (i + 1 == next_refresh) next_refresh *= 2;
+      }
+    }
+    return i;
+  }
+
+  // The documents found that the terms from `from` on could still lift to theta.
+  std::vector<uint32_t> candidates(size_t from) const {
+    std::vector<uint32_t> cand;
+    for (uint32_t d : touched)
+      if ((acc[d] + rest[from]) * (1.0 + 1e-9) >= theta && keep(static_cast<int>(d))) cand.push_back(d);
+    return cand;
+  }
+
+  // Adds the terms from `from` on to the sums of the documents `open` marks (a byte per posting to test, no
+  // arithmetic for the others).
+  void finish_open(size_t from, const std::vector<char>& open) {
+    for (size_t j = from; j < terms.size(); ++j)
+      for (const Posting& po : terms[j].list) {
+        const uint32_t d = po.doc;
+        if (d >= n_ids || !open[d]) continue;
+        const double tf = static_cast<double>(po.tf);
+        acc[d] += terms[j].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v.doc_len[d]));
+      }
+  }
+
+  // acc holds each candidate's whole sum, in another order than score_all's: the k-th best of them is the
+  // answer's up to rounding, and the candidates within a margin of it are scored exactly.
+  std::vector<ScoredDoc> select_exact(const std::vector<uint32_t>& cand) const {
+    std::vector<double> sums;
+    sums.reserve(cand.size());
+    for (uint32_t d : cand) sums.push_back(acc[d]);
+    double cut = -std::numeric_limits<double>::infinity();
+    if (sums.size() > k) {
+      std::nth_element(sums.begin(), sums.begin() + static_cast<long>(k - 1), sums.end(), std::greater<>());
+      cut = sums[k - 1] * (1.0 - 1e-9);
+    }
+    std::vector<ScoredDoc> out;
+    for (uint32_t d : cand)
+      if (acc[d] >= cut) out.push_back({static_cast<int>(d), exact(d)});
+    keep_k_with_ties(out, k);
+    return out;
+  }
+};
+
 }  // namespace
 
 std::vector<ScoredDoc> Bm25Index::top_k(const std::vector<std::pair<uint64_t, uint32_t>>& q, const Bm25Params& p,
@@ -205,23 +321,10 @@ std::vector<ScoredDoc> Bm25Index::top_k(const std::vector<std::pair<uint64_t, ui
   // Exact scores of single documents: prepare() weighs the terms as score_all does and score_prepared sums
   // them in the same (query) order with the same formula, so its score is score_all's bit for bit.
   const Prepared pq = prepare(q, p, ov);
-  struct Term {
-    std::span<const Posting> list;
-    double w, ub;
-  };
-  std::vector<Term> terms;
-  for (const auto& [term, w] : pq.weights) {
-    auto it = std::lower_bound(v_.terms.begin(), v_.terms.end(), term,
-                               [](const PostingTerm& t, uint64_t v) { return t.term < v; });
-    if (it == v_.terms.end() || it->term != term) continue;
-    if (!(w > 0)) return select(score_all(q, p, ov));  // the bounds need every contribution positive
-    // The margin covers rounding: the bound is another product than the contributions'.
-    const double g = bound_[static_cast<size_t>(it - v_.terms.begin())];
-    terms.push_back({v_.postings.subspan(it->offset, it->count), w, w * kp1 * g * (1.0 + 1e-9)});
-  }
-  std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.ub > b.ub; });
+  std::vector<BoundTerm> terms;
+  if (!bound_terms(pq, v_, bound_, kp1, terms)) return select(score_all(q, p, ov));
   const size_t m = terms.size();
-  std::vector<double> rest(m + 1, 0.0);  // rest[i]: the bounds of terms i.. together
+  std::vector<double> rest(m + 1, 0.0);
   for (size_t i = m; i-- > 0;) rest[i] = rest[i + 1] + terms[i].ub;
 
   thread_local std::vector<double> acc;  // partial sums, in bound order (not score_all's: never returned)
@@ -237,45 +340,13 @@ std::vector<ScoredDoc> Bm25Index::top_k(const std::vector<std::pair<uint64_t, ui
   } clear;
   SkipMarks marks(skip, n_ids, ov);
 
-  // theta: the k-th best exact score among documents found so far (a lower bound of the final k-th);
-  // refreshed from the best partial sums after terms 1, 2, 4, 8, ...
-  double theta = -std::numeric_limits<double>::infinity();
-  auto exact = [&](uint32_t d) { return score_prepared(pq, doc(static_cast<int>(d))); };
-  auto refresh_theta = [&] {
-    std::vector<std::pair<double, uint32_t>> best;
-    best.reserve(touched.size());
-    for (uint32_t d : touched)
-      if (!skip[d]) best.emplace_back(acc[d], d);
-    const size_t look = std::min(best.size(), 2 * k);
-    std::partial_sort(best.begin(), best.begin() + static_cast<long>(look), best.end(), std::greater<>());
-    std::vector<double> found;
-    for (size_t j = 0; j < look && found.size() < k; ++j)
-      if (keep(static_cast<int>(best[j].second))) found.push_back(exact(best[j].second));
-    if (found.size() < k) return;
-    theta = std::max(theta, *std::min_element(found.begin(), found.end()));
-  };
-  size_t i = 0;
-  for (size_t next_refresh = 1; i < m; ++i) {
-    if (rest[i] < theta) break;  // a document only the terms left contain cannot reach theta
-    for (const Posting& po : terms[i].list) {
-      const uint32_t d = po.doc;
-      if (d >= n_ids || skip[d]) continue;
-      const double tf = static_cast<double>(po.tf);
-      if (acc[d] == 0.0) touched.push_back(d);
-      acc[d] += terms[i].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[d]));
-    }
-    if (i + 1 < m && (i + 1 == next_refresh || (theta < 0 && touched.size() >= k))) {
-      refresh_theta();
-      if (i + 1 == next_refresh) next_refresh *= 2;
-    }
-  }
+  MaxScore ms{*this, pq, v_, terms, rest, acc, touched, skip, n_ids, k, c1, c2, kp1, keep};
+  const size_t i = ms.read_lists();
   // The documents found that the terms left could still lift to theta are finished with those terms'
-  // lists, read for them alone (a byte per posting to test, no arithmetic for the others).
+  // lists, read for them alone.
   thread_local std::vector<char> open;
   if (open.size() < n_ids) open.assign(n_ids, 0);
-  std::vector<uint32_t> cand;
-  for (uint32_t d : touched)
-    if ((acc[d] + rest[i]) * (1.0 + 1e-9) >= theta && keep(static_cast<int>(d))) cand.push_back(d);
+  std::vector<uint32_t> cand = ms.candidates(i);
   struct Close {
     const std::vector<uint32_t>& c;
     ~Close() {
@@ -283,29 +354,9 @@ std::vector<ScoredDoc> Bm25Index::top_k(const std::vector<std::pair<uint64_t, ui
     }
   } close{cand};
   for (uint32_t d : cand) open[d] = 1;
-  for (size_t j = i; j < m; ++j)
-    for (const Posting& po : terms[j].list) {
-      const uint32_t d = po.doc;
-      if (d >= n_ids || !open[d]) continue;
-      const double tf = static_cast<double>(po.tf);
-      acc[d] += terms[j].w * tf * kp1 / (tf + c1 + c2 * static_cast<double>(v_.doc_len[d]));
-    }
-  // acc now holds each candidate's whole sum, in another order than score_all's: the k-th best of them
-  // is the answer's up to rounding, and the candidates within a margin of it are scored exactly.
+  ms.finish_open(i, open);
   if (cand.empty()) return {};
-  std::vector<double> sums;
-  sums.reserve(cand.size());
-  for (uint32_t d : cand) sums.push_back(acc[d]);
-  double cut = -std::numeric_limits<double>::infinity();
-  if (sums.size() > k) {
-    std::nth_element(sums.begin(), sums.begin() + static_cast<long>(k - 1), sums.end(), std::greater<>());
-    cut = sums[k - 1] * (1.0 - 1e-9);
-  }
-  std::vector<ScoredDoc> out;
-  for (uint32_t d : cand)
-    if (acc[d] >= cut) out.push_back({static_cast<int>(d), exact(d)});
-  keep_k_with_ties(out, k);
-  return out;
+  return ms.select_exact(cand);
 }
 
 double Bm25Index::score_doc(const std::vector<std::pair<uint64_t, uint32_t>>& q, const TermVec& doc,

@@ -32,29 +32,40 @@ bool ident_char(char c) {
   return ident_start(c) || (c >= '0' && c <= '9');
 }
 
+// The end of the Python string literal whose opening quote is at `at` (a triple-quoted one when the quote is
+// tripled): the offset past its closing quotes, or, for a one-line literal left open, the offset of the newline
+// that ends it (n at the end of `s`). `line` counts the newlines the literal holds, escaped ones included;
+// with `count_open_end`, also the newline ending an unclosed one-line literal. mentions_of passes true and
+// then counts that newline again when its own loop reads it: the mention lines the fitted weights were
+// trained on are counted so, and logical_lines (false) counts it once.
+inline size_t skip_py_string(const std::string& s, size_t at, int& line, bool count_open_end) {
+  const size_t n = s.size();
+  const char q = s[at];
+  const bool triple = at + 2 < n && s[at + 1] == q && s[at + 2] == q;
+  size_t j = at + (triple ? 3 : 1);
+  while (j < n) {
+    if (s[j] == '\\') {
+      if (j + 1 < n && s[j + 1] == '\n') ++line;
+      j += 2;
+      continue;
+    }
+    if (s[j] == '\n') {
+      if (!triple) {
+        if (count_open_end) ++line;
+        return j;
+      }
+      ++line;
+    }
+    if (s[j] == q && (!triple || (j + 2 < n && s[j + 1] == q && s[j + 2] == q))) return j + (triple ? 3 : 1);
+    ++j;
+  }
+  return n;
+}
+
 std::vector<Mention> mentions_of(const std::string& s) {
   std::vector<Mention> out;
   int line = 1;
   size_t i = 0, n = s.size();
-  auto skip_string = [&](size_t at) {  // at: the opening quote; returns the offset past the literal
-    char q = s[at];
-    bool triple = at + 2 < n && s[at + 1] == q && s[at + 2] == q;
-    size_t j = at + (triple ? 3 : 1);
-    while (j < n) {
-      if (s[j] == '\\') {
-        if (j + 1 < n && s[j + 1] == '\n') ++line;
-        j += 2;
-        continue;
-      }
-      if (s[j] == '\n') {
-        ++line;
-        if (!triple) return j;
-      }
-      if (s[j] == q && (!triple || (j + 2 < n && s[j + 1] == q && s[j + 2] == q))) return j + (triple ? 3 : 1);
-      ++j;
-    }
-    return n;
-  };
   while (i < n) {
     char c = s[i];
     if (c == '\n') {
@@ -62,13 +73,13 @@ std::vector<Mention> mentions_of(const std::string& s) {
     } else if (c == '#') {
       while (i < n && s[i] != '\n') ++i;
     } else if (c == '"' || c == '\'') {
-      i = skip_string(i);
+      i = skip_py_string(s, i, line, true);
     } else if (ident_start(c)) {
       size_t b = i;
       while (i < n && ident_char(s[i])) ++i;
       // String prefixes (r"", b'', f"", rb"" ...).
       if (i < n && (s[i] == '"' || s[i] == '\'') && i - b <= 2) {
-        i = skip_string(i);
+        i = skip_py_string(s, i, line, true);
         continue;
       }
       while (i + 1 < n && s[i] == '.' && ident_start(s[i + 1])) {
@@ -162,25 +173,7 @@ std::vector<std::pair<int, int>> logical_lines(const std::string& s) {
       if (c == '#') {
         while (i < n && s[i] != '\n') ++i;
       } else if (c == '"' || c == '\'') {
-        bool triple = i + 2 < n && s[i + 1] == c && s[i + 2] == c;
-        size_t j = i + (triple ? 3 : 1);
-        while (j < n) {
-          if (s[j] == '\\') {
-            if (j + 1 < n && s[j + 1] == '\n') ++line;
-            j += 2;
-            continue;
-          }
-          if (s[j] == '\n') {
-            if (!triple) break;
-            ++line;
-          }
-          if (s[j] == c && (!triple || (j + 2 < n && s[j + 1] == c && s[j + 2] == c))) {
-            j += triple ? 3 : 1;
-            break;
-          }
-          ++j;
-        }
-        i = std::min(j, n);
+        i = skip_py_string(s, i, line, false);
       } else if (c == '\\' && i + 1 < n && s[i + 1] == '\n') {
         continued = true;
         ++i;
@@ -215,47 +208,59 @@ const std::vector<std::string>& cursor_feature_names() {
   return n;
 }
 
-std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorContext& cc) {
-  const RepoView& v = e.view();
-  const SymbolGraph& g = e.graph();
-  const auto& ents = v.entities();
-  const int file = cc.cursor.file, line = cc.cursor.line;
-  const FileRec& fr = v.files()[file];
-  // The file as a copy cut at the cursor holds it: its definitions starting on the cursor's line or later,
-  // and its imports and references there, are absent.
-  const FileCut cut{file, line};
-  // The innermost definition and function around the cursor, from the code before it alone: definitions
-  // starting before the cursor's line whose body no later logical line (the cursor's own, when code
-  // precedes the cursor on it) has closed by dedenting to the definition's indentation. The index's end
-  // lines come from the whole file and are not used.
+namespace {
+
+// The innermost definition and function around the cursor (entity indices, -1 for none).
+struct Enclosing {
   int encl = -1, fn = -1;
-  if (fr.language == Language::python) {
-    std::vector<std::pair<int, int>> open;  // (entity, indentation)
-    int next = fr.first_entity, end = fr.first_entity + fr.n_entities;
-    for (const auto& [ln, indent] : logical_lines(cc.unfinished)) {
-      while (!open.empty() && open.back().second >= indent) open.pop_back();
-      while (next < end && ents[next].start_line < ln) ++next;
-      for (; next < end && ents[next].start_line == ln; ++next)
-        if (ln < line) open.emplace_back(next, indent);
-    }
-    for (const auto& [i, indent] : open) {
-      encl = i;
-      if (is_callable(ents[i].kind)) fn = i;
-    }
-  } else {
-    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
-      const EntityRec& en = ents[i];
-      if (en.start_line < line && en.end_line >= line) {
-        if (encl < 0 || en.start_line >= ents[encl].start_line) encl = i;
-        if (is_callable(en.kind) && (fn < 0 || en.start_line >= ents[fn].start_line)) fn = i;
-      }
+};
+
+// Python: from the code before the cursor alone: definitions starting before the cursor's line whose body no
+// later logical line (the cursor's own, when code precedes the cursor on it) has closed by dedenting to the
+// definition's indentation. The index's end lines come from the whole file and are not used.
+Enclosing python_enclosing(const std::vector<EntityRec>& ents, const FileRec& fr, const std::string& unfinished,
+                           int line) {
+  Enclosing out;
+  std::vector<std::pair<int, int>> open;  // (entity, indentation)
+  int next = fr.first_entity, end = fr.first_entity + fr.n_entities;
+  for (const auto& [ln, indent] : logical_lines(unfinished)) {
+    while (!open.empty() && open.back().second >= indent) open.pop_back();
+    while (next < end && ents[next].start_line < ln) ++next;
+    for (; next < end && ents[next].start_line == ln; ++next)
+      if (ln < line) open.emplace_back(next, indent);
+  }
+  for (const auto& [i, indent] : open) {
+    out.encl = i;
+    if (is_callable(ents[i].kind)) out.fn = i;
+  }
+  return out;
+}
+
+// Other languages: the definitions whose indexed lines span the cursor's line, the latest starting one.
+Enclosing spanning_enclosing(const std::vector<EntityRec>& ents, const FileRec& fr, int line) {
+  Enclosing out;
+  for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i) {
+    const EntityRec& en = ents[i];
+    if (en.start_line < line && en.end_line >= line) {
+      if (out.encl < 0 || en.start_line >= ents[out.encl].start_line) out.encl = i;
+      if (is_callable(en.kind) && (out.fn < 0 || en.start_line >= ents[out.fn].start_line)) out.fn = i;
     }
   }
-  size_t fn_start = fn >= 0 ? ents[fn].start_byte : cc.unfinished.size();
-  if (fn_start > cc.unfinished.size()) fn_start = cc.unfinished.size();
+  return out;
+}
 
+// The definitions of other files a cursor may reach, gathered with every way the code may refer to them.
+struct Offers {
+  const RepoView& v;
+  const SymbolGraph& g;
+  const std::vector<EntityRec>& ents;
+  int file;
   std::unordered_map<int, Raw> raw;
-  auto offer = [&](int ent, Via via, const std::string& ref, const std::string& owner) {
+
+  Offers(const RepoView& view, const SymbolGraph& graph, int cursor_file)
+      : v(view), g(graph), ents(view.entities()), file(cursor_file) {}
+
+  void offer(int ent, Via via, const std::string& ref, const std::string& owner) {
     if (ent < 0 || ents[ent].file == file) return;
     EntityKind k = ents[ent].kind;
     if (!is_callable(k) && !is_type(k)) return;
@@ -264,127 +269,145 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
     if (std::find(r.refs.begin(), r.refs.end(), ref) == r.refs.end()) r.refs.push_back(ref);
     if (!owner.empty() && std::find(r.owners.begin(), r.owners.end(), owner) == r.owners.end())
       r.owners.push_back(owner);
-  };
-  auto offer_members = [&](int cls, Via via, const std::string& owner) {
+  }
+  void offer_members(int cls, Via via, const std::string& owner) {
     for (int m : g.class_members(cls))
       if (is_callable(ents[m].kind)) offer(m, via, (via == via_self ? "self." : ".") + ents[m].name, owner);
-  };
+  }
+};
 
-  // Imports before the cursor, at module level or in a scope around the cursor.
-  for (const Import& im : v.imports(file)) {
+// Imports before the cursor, at module level or in a scope around the cursor.
+void offer_imports(Offers& o, const FileRec& fr, int line, int encl) {
+  const auto& ents = o.ents;
+  for (const Import& im : o.v.imports(o.file)) {
     if (im.star || im.line >= line) continue;
-    if (im.scope >= 0 && (encl < 0 || !v.is_within(encl, fr.first_entity + im.scope))) continue;
-    Resolution r = g.import_target(file, im);
+    if (im.scope >= 0 && (encl < 0 || !o.v.is_within(encl, fr.first_entity + im.scope))) continue;
+    Resolution r = o.g.import_target(o.file, im);
     std::string bound = im.bound_name();
     if (r.kind == Resolution::Kind::entity) {
-      offer(r.entity, via_name, bound, "");
-      if (is_type(ents[r.entity].kind)) offer_members(r.entity, via_class, bound);
-    } else if (r.kind == Resolution::Kind::module && r.file >= 0 && r.file != file) {
+      o.offer(r.entity, via_name, bound, "");
+      if (is_type(ents[r.entity].kind)) o.offer_members(r.entity, via_class, bound);
+    } else if (r.kind == Resolution::Kind::module && r.file >= 0 && r.file != o.file) {
       std::string prefix = im.alias.empty() && im.name.empty() ? im.module : bound;
-      const FileRec& mf = v.files()[r.file];
+      const FileRec& mf = o.v.files()[r.file];
       for (int i = mf.first_entity; i < mf.first_entity + mf.n_entities; ++i)
-        if (ents[i].parent_index < 0) offer(i, via_module, prefix + "." + ents[i].name, prefix);
+        if (ents[i].parent_index < 0) o.offer(i, via_module, prefix + "." + ents[i].name, prefix);
     }
   }
-  // Java: the types of the file's package and of its on-demand imports (`import p.*`) are in scope by name;
-  // the members of those the code before the cursor mentions are reachable as Type.member.
-  MentionIndex mi(cc.unfinished);
-  if (fr.language == Language::java) {
-    std::vector<std::string> pkgs = {fr.module};
-    for (const Import& im : v.imports(file))
-      if (im.star && im.line < line && im.scope < 0) pkgs.push_back(im.module);
-    for (const auto& pkg : pkgs)
-      for (int f : v.files_in_module(pkg)) {
-        if (f == file) continue;
-        const FileRec& pf = v.files()[f];
-        for (int i = pf.first_entity; i < pf.first_entity + pf.n_entities; ++i)
-          if (ents[i].parent_index < 0 && is_type(ents[i].kind)) {
-            offer(i, via_module, ents[i].name, "");
-            if (stats_of(mi, ents[i].name, fn_start).count > 0) offer_members(i, via_class, ents[i].name);
-          }
-      }
-  }
-  // The methods of the enclosing class's bases (other files).
+}
+
+// Java: the types of the file's package and of its on-demand imports (`import p.*`) are in scope by name;
+// the members of those the code before the cursor mentions are reachable as Type.member.
+void offer_java_package_types(Offers& o, const FileRec& fr, int line, const MentionIndex& mi, size_t fn_start) {
+  const auto& ents = o.ents;
+  std::vector<std::string> pkgs = {fr.module};
+  for (const Import& im : o.v.imports(o.file))
+    if (im.star && im.line < line && im.scope < 0) pkgs.push_back(im.module);
+  for (const auto& pkg : pkgs)
+    for (int f : o.v.files_in_module(pkg)) {
+      if (f == o.file) continue;
+      const FileRec& pf = o.v.files()[f];
+      for (int i = pf.first_entity; i < pf.first_entity + pf.n_entities; ++i)
+        if (ents[i].parent_index < 0 && is_type(ents[i].kind)) {
+          o.offer(i, via_module, ents[i].name, "");
+          if (stats_of(mi, ents[i].name, fn_start).count > 0) o.offer_members(i, via_class, ents[i].name);
+        }
+    }
+}
+
+// The methods of the enclosing class's bases (other files).
+void offer_base_methods(Offers& o, const FileCut& cut, int encl) {
+  const auto& ents = o.ents;
   int cls = -1;
   for (int p = encl; p >= 0; p = ents[p].parent_index)
     if (is_type(ents[p].kind)) {
       cls = p;
       break;
     }
-  if (cls >= 0)
-    for (int b : g.mro(cls, &cut))
-      if (b != cls && ents[b].file != file) {
-        const FileRec& bf = v.files()[ents[b].file];
-        for (int i = bf.first_entity; i < bf.first_entity + bf.n_entities; ++i)
-          if (ents[i].parent_index == b && is_callable(ents[i].kind))
-            offer(i, via_self, "self." + ents[i].name, "self");
-      }
-  // References before the cursor that resolve to definitions of other files; a class's members, and a
-  // method's siblings, become reachable too.
-  std::unordered_map<int, std::pair<int, int>> used;  // entity -> (uses, uses in the function)
-  for (const Reference& rf : v.references(file)) {
+  if (cls < 0) return;
+  for (int b : o.g.mro(cls, &cut))
+    if (b != cls && ents[b].file != o.file) {
+      const FileRec& bf = o.v.files()[ents[b].file];
+      for (int i = bf.first_entity; i < bf.first_entity + bf.n_entities; ++i)
+        if (ents[i].parent_index == b && is_callable(ents[i].kind))
+          o.offer(i, via_self, "self." + ents[i].name, "self");
+    }
+}
+
+using UseCounts = std::unordered_map<int, std::pair<int, int>>;  // entity -> (uses, uses in the function)
+
+// References before the cursor that resolve to definitions of other files.
+UseCounts count_uses(const Offers& o, const FileRec& fr, int line, int fn, const FileCut& cut) {
+  UseCounts used;
+  for (const Reference& rf : o.v.references(o.file)) {
     if (rf.line >= line || rf.is_store) continue;
     int scope = rf.scope >= 0 ? fr.first_entity + rf.scope : -1;
-    Resolution r = g.resolve(file, scope, rf.chain, nullptr, &cut);
-    if (r.kind != Resolution::Kind::entity || ents[r.entity].file == file) continue;
+    Resolution r = o.g.resolve(o.file, scope, rf.chain, nullptr, &cut);
+    if (r.kind != Resolution::Kind::entity || o.ents[r.entity].file == o.file) continue;
     auto& u = used[r.entity];
     ++u.first;
-    if (fn >= 0 && scope >= 0 && v.is_within(scope, fn)) ++u.second;
+    if (fn >= 0 && scope >= 0 && o.v.is_within(scope, fn)) ++u.second;
   }
-  for (const auto& [ent, u] : used) {
-    const EntityRec& en = ents[ent];
-    offer(ent, via_used, en.name, "");
-    if (is_type(en.kind)) offer_members(ent, via_used, en.name);
-    if (en.kind == EntityKind::method && en.parent_index >= 0) offer_members(en.parent_index, via_used, "");
-  }
+  return used;
+}
 
-  std::vector<CursorCandidate> out;
-  std::unordered_set<int> mentioned_files;
-  for (auto& [ent, r] : raw) {
-    CursorCandidate c;
-    c.entity = ent;
-    MentionStats best;
-    for (const auto& ref : r.refs) {
-      MentionStats st = stats_of(mi, ref, fn_start);
-      if (st.count > best.count || (st.count == best.count && st.last_line > best.last_line)) {
-        best = st;
-        c.ref = ref;
-      }
-    }
-    if (c.ref.empty()) c.ref = r.refs.front();
-    MentionStats owner;
-    for (const auto& o : r.owners) {
-      MentionStats st = stats_of(mi, o, fn_start);
-      if (st.last_line > owner.last_line) owner = st;
-    }
-    auto it = used.find(ent);
-    int uses = it == used.end() ? 0 : it->second.first, fn_uses = it == used.end() ? 0 : it->second.second;
-    auto& f = c.features;
-    f["mentioned"] = best.count > 0 ? 1 : 0;
-    f["inv_gap"] = best.count > 0 ? 1.0 / (1.0 + (line - best.last_line)) : 0;
-    f["fn_mentions"] = std::log1p(best.in_function);
-    f["prefix_mentions"] = std::log1p(best.count);
-    f["uses"] = std::log1p(uses);
-    f["fn_uses"] = std::log1p(fn_uses);
-    f["owner_inv_gap"] = owner.count > 0 ? 1.0 / (1.0 + (line - owner.last_line)) : 0;
-    f["owner_fn"] = std::log1p(owner.in_function);
-    f["via_name"] = (r.via & via_name) ? 1 : 0;
-    f["via_module"] = (r.via & via_module) ? 1 : 0;
-    f["via_class"] = (r.via & via_class) ? 1 : 0;
-    f["via_self"] = (r.via & via_self) ? 1 : 0;
-    f["via_used"] = (r.via & via_used) ? 1 : 0;
-    f["is_class"] = is_type(ents[ent].kind) ? 1 : 0;
-    f["is_method"] = ents[ent].kind == EntityKind::method ? 1 : 0;
-    if (best.in_function > 0) mentioned_files.insert(ents[ent].file);
-    out.push_back(std::move(c));
+// The used definitions; a class's members, and a method's siblings, become reachable too.
+void offer_used(Offers& o, const UseCounts& used) {
+  for (const auto& [ent, u] : used) {
+    const EntityRec& en = o.ents[ent];
+    o.offer(ent, via_used, en.name, "");
+    if (is_type(en.kind)) o.offer_members(ent, via_used, en.name);
+    if (en.kind == EntityKind::method && en.parent_index >= 0) o.offer_members(en.parent_index, via_used, "");
   }
-  for (auto& c : out) {
-    c.features["neighbour"] = c.features["fn_mentions"] == 0 && mentioned_files.count(ents[c.entity].file) ? 1 : 0;
-    c.features["n_candidates"] = std::log1p(static_cast<double>(out.size()));
+}
+
+// A candidate with the features of how the unfinished code mentions it and its owners, and how it is reached;
+// its file joins `mentioned_files` when the enclosing function mentions it.
+CursorCandidate candidate_of(const std::vector<EntityRec>& ents, int ent, const Raw& r, const MentionIndex& mi,
+                             size_t fn_start, const UseCounts& used, int line,
+                             std::unordered_set<int>& mentioned_files) {
+  CursorCandidate c;
+  c.entity = ent;
+  MentionStats best;
+  for (const auto& ref : r.refs) {
+    MentionStats st = stats_of(mi, ref, fn_start);
+    if (st.count > best.count || (st.count == best.count && st.last_line > best.last_line)) {
+      best = st;
+      c.ref = ref;
+    }
   }
-  // Where a candidate stands among the others: a linear score of absolute gaps cannot say "the most recently
-  // mentioned one", which the next line calls far more often than the second (the heuristic's strength).
-  // Dense ranks over distinct values, 0 = the highest.
+  if (c.ref.empty()) c.ref = r.refs.front();
+  MentionStats owner;
+  for (const auto& o : r.owners) {
+    MentionStats st = stats_of(mi, o, fn_start);
+    if (st.last_line > owner.last_line) owner = st;
+  }
+  auto it = used.find(ent);
+  int uses = it == used.end() ? 0 : it->second.first, fn_uses = it == used.end() ? 0 : it->second.second;
+  auto& f = c.features;
+  f["mentioned"] = best.count > 0 ? 1 : 0;
+  f["inv_gap"] = best.count > 0 ? 1.0 / (1.0 + (line - best.last_line)) : 0;
+  f["fn_mentions"] = std::log1p(best.in_function);
+  f["prefix_mentions"] = std::log1p(best.count);
+  f["uses"] = std::log1p(uses);
+  f["fn_uses"] = std::log1p(fn_uses);
+  f["owner_inv_gap"] = owner.count > 0 ? 1.0 / (1.0 + (line - owner.last_line)) : 0;
+  f["owner_fn"] = std::log1p(owner.in_function);
+  f["via_name"] = (r.via & via_name) ? 1 : 0;
+  f["via_module"] = (r.via & via_module) ? 1 : 0;
+  f["via_class"] = (r.via & via_class) ? 1 : 0;
+  f["via_self"] = (r.via & via_self) ? 1 : 0;
+  f["via_used"] = (r.via & via_used) ? 1 : 0;
+  f["is_class"] = is_type(ents[ent].kind) ? 1 : 0;
+  f["is_method"] = ents[ent].kind == EntityKind::method ? 1 : 0;
+  if (best.in_function > 0) mentioned_files.insert(ents[ent].file);
+  return c;
+}
+
+// Where a candidate stands among the others: a linear score of absolute gaps cannot say "the most recently
+// mentioned one", which the next line calls far more often than the second (the heuristic's strength).
+// Dense ranks over distinct values, 0 = the highest.
+void add_rank_features(std::vector<CursorCandidate>& out) {
   auto dense_rank = [&](auto key) {
     std::vector<double> vals;
     for (const auto& c : out) vals.push_back(key(c));
@@ -412,6 +435,41 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
     f["log_recency_rank"] = m * std::log1p(static_cast<double>(r_recency[i]));
     f["log_inv_gap"] = f["inv_gap"] > 0 ? std::log(f["inv_gap"]) : 0.0;
   }
+}
+
+}  // namespace
+
+std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorContext& cc) {
+  const RepoView& v = e.view();
+  const auto& ents = v.entities();
+  const int file = cc.cursor.file, line = cc.cursor.line;
+  const FileRec& fr = v.files()[file];
+  // The file as a copy cut at the cursor holds it: its definitions starting on the cursor's line or later,
+  // and its imports and references there, are absent.
+  const FileCut cut{file, line};
+  const Enclosing around = fr.language == Language::python ? python_enclosing(ents, fr, cc.unfinished, line)
+                                                           : spanning_enclosing(ents, fr, line);
+  const int encl = around.encl, fn = around.fn;
+  size_t fn_start = fn >= 0 ? ents[fn].start_byte : cc.unfinished.size();
+  if (fn_start > cc.unfinished.size()) fn_start = cc.unfinished.size();
+
+  Offers offers(v, e.graph(), file);
+  offer_imports(offers, fr, line, encl);
+  MentionIndex mi(cc.unfinished);
+  if (fr.language == Language::java) offer_java_package_types(offers, fr, line, mi, fn_start);
+  offer_base_methods(offers, cut, encl);
+  const UseCounts used = count_uses(offers, fr, line, fn, cut);
+  offer_used(offers, used);
+
+  std::vector<CursorCandidate> out;
+  std::unordered_set<int> mentioned_files;
+  for (auto& [ent, r] : offers.raw)
+    out.push_back(candidate_of(ents, ent, r, mi, fn_start, used, line, mentioned_files));
+  for (auto& c : out) {
+    c.features["neighbour"] = c.features["fn_mentions"] == 0 && mentioned_files.count(ents[c.entity].file) ? 1 : 0;
+    c.features["n_candidates"] = std::log1p(static_cast<double>(out.size()));
+  }
+  add_rank_features(out);
   return out;
 }
 

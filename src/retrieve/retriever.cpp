@@ -33,92 +33,113 @@ void add_study_strategies(std::vector<RetrieverInfo>& r) {
                make_acr, "1 for every line range in the context ACR gathered (listed by file and line)", true});
 }
 
-}  // namespace
-
-const std::vector<RetrieverInfo>& retriever_registry() {
-  ModelNeeds none, embedder, optional_embedder, procedural, sampler, llm;
+// Retrieval for a target function or a query: REPOCOD's baselines, ProjAgent's strategies, AlignCoder's
+// snippets.
+std::vector<RetrieverInfo> target_strategies() {
+  ModelNeeds none, embedder, optional_embedder, procedural;
   embedder.embedder = true;
-  sampler.llm = sampler.embedder_optional = true;
-  llm.llm = true;
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
   procedural.embedder_optional = true;
-  static const std::vector<RetrieverInfo> reg = [&] {
-    std::vector<RetrieverInfo> r = {
-        {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
-         "BM25 score"},
-        {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file,
-         "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
-        {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
-         "cosine similarity of the embeddings"},
-        {"hybrid",
-         "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6; with a target, after the structural "
-         "ranking (--param hybrid_fusion=structural-first|rrf|none)",
-         embedder, make_hybrid,
-         "eq. 6: 0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; fused: 1 / position (structural-first) or "
-         "the reciprocal rank fusion score (rrf)"},
-        {"imports",
-         "symbol pool of the transitively imported files; ProjAgent 4.3; ordered by the structural ranker "
-         "(default), or by 0.5 BM25 + 0.5 dense, BM25 alone without an embedder (--param imports_order=bm25)",
-         optional_embedder, make_imports,
-         "structural order: 1 / position; bm25 order: BM25 within the pool, with an embedder eq. 6 in [0, 1]"},
-        {"structural",
-         "scope priors + neighbour votes + BM25 ranked by a learned ranker: gradient-boosted trees (shipped) or a "
-         "linear model (repoctx)",
-         none, make_structural,
-         "ranking score of the model (gbdt: sum of the trees' outputs, for candidates past the cascade's 150 the "
-         "first 20 trees' sum shifted below those; linear: log-odds); only the order counts"},
-        {"procedural",
-         "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
-         "confirmation (needs an LLM with hidden states)",
-         procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
-        {"aligncoder-snippets",
-         "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A (the coarse retrieval of "
-         "III-B for a cursor)",
-         none, make_aligncoder_snippets, "BM25 score"},
-        // Completion methods (AlignCoder and its IV-B baselines): they retrieve for a cursor.
-        {"cursor-deps",
-         "for a cursor: the repository definitions the code before it reaches (imports, module members, an "
-         "imported class's methods, the enclosing class's bases, what its references resolve to), ranked by a "
-         "logistic score of how recently and where that code mentions them; then aligncoder-snippets' BM25 hits",
-         none, make_cursor_deps,
-         "definitions: the logistic score (log-odds); the BM25 hits after them: their BM25 score"},
-        {"imports-recency",
-         "for a cursor: the definitions imported by name before it, the most recently mentioned first; then "
-         "aligncoder-snippets' BM25 hits (the plain heuristic cursor-deps is measured against)",
-         none, make_imports_recency,
-         "definitions: 1 + 1 / (1 + lines since the last mention), 0 when unmentioned; then BM25 scores"},
-        {"aligncoder",
-         "AlignCoder: enhanced query (unfinished code + sampled candidates) re-ranked by the trained AlignRetriever "
-         "over base + dependency snippets (needs an LLM to sample; candidates=none|oracle do not)",
-         sampler, make_aligncoder, "the AlignRetriever encoder's similarity of the enhanced query to the snippet"},
-        {"rlcoder", "RLCoder: BM25 candidates of the unfinished code re-ranked by a trained retriever",
-         optional_embedder, make_rlcoder, "the trained retriever's similarity of the unfinished code to the snippet"},
-        {"reacc",
-         "ReACC: hybrid 0.5 norm(BM25) + 0.5 norm(dense) for the unfinished code; without an embedding model its "
-         "BM25 half only (the trace says so)",
-         optional_embedder, make_reacc,
-         "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; BM25's score without an embedding model"},
-        {"repocoder",
-         "RepoCoder: iterative retrieval and generation over sliding windows of the other files (Jaccard index of "
-         "token sets), the completion appended to the query (needs an LLM)",
-         llm, make_repocoder, "Jaccard index of the last round's query and the window's token sets"},
-        {"in-file", "BM25 over the completed file's own snippets above what the prompt shows", none, make_in_file,
-         "BM25 score"},
-        {"no-retrieval", "no context: the unfinished code alone", none, make_no_retrieval, "(no hits)"},
-        {"study-bm25",
-         "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
-         "holds 500 tokens (--query: the request)",
-         none, make_study_bm25, "BM25 score of the chunk", true},
-        // Localization of a request: a file ranking, then an entity ranking.
-        {"files-bm25",
-         "BM25 over whole files (path + content) for a request; entities: entity BM25 within the 5 best files", none,
-         make_files_bm25, "BM25 score of the file / of the entity", true},
-        {"locate",
-         "request localization without a model: paths, module and identifier names, stack-trace frames, string "
-         "literals and BM25, combined by trained logistic models (models/locate.json); test files ranked last",
-         none, make_locate, "logit of the file model / of the entity model", true},
-    };
+  return {
+      {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
+       "BM25 score"},
+      {"same-file", "the target's own file, body hidden; REPOCOD's SAME_FILE baseline", none, make_same_file,
+       "scope tier (2 class, 1 module) minus relative line distance; an order, not a similarity"},
+      {"dense", "cosine of embeddings (needs an embedding model); REPOCOD's DENSE baseline", embedder, make_dense,
+       "cosine similarity of the embeddings"},
+      {"hybrid",
+       "0.5 norm(BM25) + 0.5 norm(dense) over all entities; ProjAgent eq. 6; with a target, after the structural "
+       "ranking (--param hybrid_fusion=structural-first|rrf|none)",
+       embedder, make_hybrid,
+       "eq. 6: 0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; fused: 1 / position (structural-first) or "
+       "the reciprocal rank fusion score (rrf)"},
+      {"imports",
+       "symbol pool of the transitively imported files; ProjAgent 4.3; ordered by the structural ranker "
+       "(default), or by 0.5 BM25 + 0.5 dense, BM25 alone without an embedder (--param imports_order=bm25)",
+       optional_embedder, make_imports,
+       "structural order: 1 / position; bm25 order: BM25 within the pool, with an embedder eq. 6 in [0, 1]"},
+      {"structural",
+       "scope priors + neighbour votes + BM25 ranked by a learned ranker: gradient-boosted trees (shipped) or a "
+       "linear model (repoctx)",
+       none, make_structural,
+       "ranking score of the model (gbdt: sum of the trees' outputs, for candidates past the cascade's 150 the "
+       "first 20 trees' sum shifted below those; linear: log-odds); only the order counts"},
+      {"procedural",
+       "ProjAgent 4.1-4.2: steps, reasoning-subspace projections, seeds, agent, expansion, verification, plan "
+       "confirmation (needs an LLM with hidden states)",
+       procedural, make_procedural, "debiased projection cosine of the context step to the target step"},
+      {"aligncoder-snippets",
+       "BM25 over split-aggregate base snippets and dependency snippets; AlignCoder III-A (the coarse retrieval of "
+       "III-B for a cursor)",
+       none, make_aligncoder_snippets, "BM25 score"},
+  };
+}
+
+// Completion methods (AlignCoder and its IV-B baselines): they retrieve for a cursor.
+std::vector<RetrieverInfo> completion_strategies() {
+  ModelNeeds none, optional_embedder, sampler, llm;
+  sampler.llm = sampler.embedder_optional = true;
+  llm.llm = true;
+  optional_embedder.embedder_optional = true;
+  return {
+      {"cursor-deps",
+       "for a cursor: the repository definitions the code before it reaches (imports, module members, an "
+       "imported class's methods, the enclosing class's bases, what its references resolve to), ranked by a "
+       "logistic score of how recently and where that code mentions them; then aligncoder-snippets' BM25 hits",
+       none, make_cursor_deps,
+       "definitions: the logistic score (log-odds); the BM25 hits after them: their BM25 score"},
+      {"imports-recency",
+       "for a cursor: the definitions imported by name before it, the most recently mentioned first; then "
+       "aligncoder-snippets' BM25 hits (the plain heuristic cursor-deps is measured against)",
+       none, make_imports_recency,
+       "definitions: 1 + 1 / (1 + lines since the last mention), 0 when unmentioned; then BM25 scores"},
+      {"aligncoder",
+       "AlignCoder: enhanced query (unfinished code + sampled candidates) re-ranked by the trained AlignRetriever "
+       "over base + dependency snippets (needs an LLM to sample; candidates=none|oracle do not)",
+       sampler, make_aligncoder, "the AlignRetriever encoder's similarity of the enhanced query to the snippet"},
+      {"rlcoder", "RLCoder: BM25 candidates of the unfinished code re-ranked by a trained retriever", optional_embedder,
+       make_rlcoder, "the trained retriever's similarity of the unfinished code to the snippet"},
+      {"reacc",
+       "ReACC: hybrid 0.5 norm(BM25) + 0.5 norm(dense) for the unfinished code; without an embedding model its "
+       "BM25 half only (the trace says so)",
+       optional_embedder, make_reacc,
+       "0.5 min-max(BM25) + 0.5 min-max(cosine), in [0, 1]; BM25's score without an embedding model"},
+      {"repocoder",
+       "RepoCoder: iterative retrieval and generation over sliding windows of the other files (Jaccard index of "
+       "token sets), the completion appended to the query (needs an LLM)",
+       llm, make_repocoder, "Jaccard index of the last round's query and the window's token sets"},
+      {"in-file", "BM25 over the completed file's own snippets above what the prompt shows", none, make_in_file,
+       "BM25 score"},
+      {"no-retrieval", "no context: the unfinished code alone", none, make_no_retrieval, "(no hits)"},
+  };
+}
+
+// The context-retrieval study's BM25 baseline, and the localization of a request.
+std::vector<RetrieverInfo> request_strategies() {
+  ModelNeeds none;
+  return {
+      {"study-bm25",
+       "context-retrieval study baseline: one BM25 request over 512-character chunks, taken until the context "
+       "holds 500 tokens (--query: the request)",
+       none, make_study_bm25, "BM25 score of the chunk", true},
+      // Localization of a request: a file ranking, then an entity ranking.
+      {"files-bm25",
+       "BM25 over whole files (path + content) for a request; entities: entity BM25 within the 5 best files", none,
+       make_files_bm25, "BM25 score of the file / of the entity", true},
+      {"locate",
+       "request localization without a model: paths, module and identifier names, stack-trace frames, string "
+       "literals and BM25, combined by trained logistic models (models/locate.json); test files ranked last",
+       none, make_locate, "logit of the file model / of the entity model", true},
+  };
+}
+
+}  // namespace
+
+const std::vector<RetrieverInfo>& retriever_registry() {
+  static const std::vector<RetrieverInfo> reg = [] {
+    std::vector<RetrieverInfo> r = target_strategies();
+    for (auto& more : {completion_strategies(), request_strategies()}) r.insert(r.end(), more.begin(), more.end());
     add_study_strategies(r);
     return r;
   }();

@@ -41,6 +41,89 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
+// A pending change's debounce: the first and the latest change since the last call of on_change.
+struct Debounce {
+  bool pending = false;
+  std::chrono::steady_clock::time_point first_change = std::chrono::steady_clock::now(), last_change = first_change;
+
+  void note_change() {
+    if (!pending) first_change = std::chrono::steady_clock::now();
+    pending = true;
+    last_change = std::chrono::steady_clock::now();
+  }
+  // Settled (or changing for too long: an editor saving continuously must not starve the index).
+  bool due(double debounce_s) const {
+    return pending && (seconds_since(last_change) >= debounce_s || seconds_since(first_change) >= 5.0);
+  }
+};
+
+// The folders of a tree watched on one inotify descriptor.
+class InotifyTree {
+ public:
+  InotifyTree(int fd, const std::vector<std::string>& skip) : fd_(fd), skip_(skip) {}
+
+  // Watches `top` and the folders under it, but skipped names, the `skip` folders and symlinks; stops at
+  // the watch limit (full()).
+  void add_tree(const std::string& top) {
+    std::error_code ec;
+    if (!add(top)) return;
+    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
+      std::string p = it->path().string();
+      bool skip = skipped_name(it->path().filename().string());
+      for (const auto& s : skip_) skip = skip || p == s;
+      if (skip || !add(p)) it.disable_recursion_pending();
+      if (full_) return;
+    }
+  }
+
+  // Reads the queued events: folders created or moved in are watched, relevant changes noted in `d`.
+  // Returns whether the folder `root` itself was deleted or moved.
+  bool read_events(const std::string& root, Debounce& d) {
+    bool root_gone = false;
+    for (ssize_t n; (n = read(fd_, buf_, sizeof buf_)) > 0;) {
+      for (char* q = buf_; q < buf_ + n;) {
+        auto* ev = reinterpret_cast<inotify_event*>(q);
+        q += sizeof(inotify_event) + ev->len;
+        std::string name = ev->len ? std::string(ev->name) : std::string();
+        bool is_dir = ev->mask & IN_ISDIR;
+        auto it = dirs_.find(ev->wd);
+        if ((ev->mask & IN_CREATE || ev->mask & IN_MOVED_TO) && is_dir && it != dirs_.end() && !skipped_name(name))
+          add_tree(it->second + "/" + name);
+        if (ev->mask & IN_IGNORED) dirs_.erase(ev->wd);
+        bool change = (ev->mask & IN_Q_OVERFLOW) || relevant(name, is_dir);
+        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && it != dirs_.end() && it->second == root) {
+          root_gone = change = true;
+        }
+        if (!change) continue;
+        d.note_change();
+      }
+    }
+    return root_gone;
+  }
+
+  size_t size() const { return dirs_.size(); }
+  bool full() const { return full_; }
+
+ private:
+  bool add(const std::string& d) {
+    int wd = inotify_add_watch(fd_, d.c_str(), kMask);
+    if (wd < 0) {
+      if (errno == ENOSPC) full_ = true;
+      return false;
+    }
+    dirs_[wd] = d;
+    return true;
+  }
+
+  int fd_;
+  const std::vector<std::string>& skip_;
+  std::unordered_map<int, std::string> dirs_;  // watch descriptor -> absolute folder
+  bool full_ = false;
+  alignas(inotify_event) char buf_[64 * 1024];
+};
+
 }  // namespace
 
 RepoWatcher::RepoWatcher(std::string root, std::vector<std::string> skip_dirs, WatchOptions opt,
@@ -83,71 +166,28 @@ bool RepoWatcher::run_inotify() {
     log_warn("inotify unavailable ({}); checking '{}' for changes every {} s", strerror(errno), root_, opt_.poll_s);
     return false;
   }
-  std::unordered_map<int, std::string> dirs;  // watch descriptor -> absolute folder
-  bool full = false;
-  auto add_tree = [&](const std::string& top) {
-    std::error_code ec;
-    auto add = [&](const std::string& d) {
-      int wd = inotify_add_watch(fd, d.c_str(), kMask);
-      if (wd < 0) {
-        if (errno == ENOSPC) full = true;
-        return false;
-      }
-      dirs[wd] = d;
-      return true;
-    };
-    if (!add(top)) return;
-    for (auto it = fs::recursive_directory_iterator(top, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
-      std::string p = it->path().string();
-      bool skip = skipped_name(it->path().filename().string());
-      for (const auto& s : skip_) skip = skip || p == s;
-      if (skip || !add(p)) it.disable_recursion_pending();
-      if (full) return;
-    }
-  };
-  add_tree(root_);
-  watched_ = static_cast<int>(dirs.size());
-  if (full || dirs.empty()) {
+  InotifyTree tree(fd, skip_);
+  tree.add_tree(root_);
+  watched_ = static_cast<int>(tree.size());
+  if (tree.full() || tree.size() == 0) {
     log_warn("cannot watch every folder of '{}' with inotify ({}); checking for changes every {} s instead", root_,
-             full ? "the watch limit fs.inotify.max_user_watches is reached" : "the folder is missing", opt_.poll_s);
+             tree.full() ? "the watch limit fs.inotify.max_user_watches is reached" : "the folder is missing",
+             opt_.poll_s);
     close(fd);
     return false;
   }
-  log_debug("watching {} folders of {}", dirs.size(), root_);
-  alignas(inotify_event) char buf[64 * 1024];
-  bool pending = false, root_gone = false;
-  auto first_change = std::chrono::steady_clock::now(), last_change = first_change;
+  log_debug("watching {} folders of {}", tree.size(), root_);
+  Debounce debounce;
+  bool root_gone = false;
   while (!stop_) {
     pollfd p[2] = {{fd, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
-    int timeout_ms = pending ? 50 : -1;
+    int timeout_ms = debounce.pending ? 50 : -1;
     if (poll(p, 2, timeout_ms) < 0 && errno != EINTR) break;
     if (p[1].revents) break;
-    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
-      for (char* q = buf; q < buf + n;) {
-        auto* ev = reinterpret_cast<inotify_event*>(q);
-        q += sizeof(inotify_event) + ev->len;
-        std::string name = ev->len ? std::string(ev->name) : std::string();
-        bool is_dir = ev->mask & IN_ISDIR;
-        auto it = dirs.find(ev->wd);
-        if ((ev->mask & IN_CREATE || ev->mask & IN_MOVED_TO) && is_dir && it != dirs.end() && !skipped_name(name))
-          add_tree(it->second + "/" + name);
-        if (ev->mask & IN_IGNORED) dirs.erase(ev->wd);
-        bool change = (ev->mask & IN_Q_OVERFLOW) || relevant(name, is_dir);
-        if ((ev->mask & (IN_DELETE_SELF | IN_MOVE_SELF)) && it != dirs.end() && it->second == root_) {
-          root_gone = change = true;
-        }
-        if (!change) continue;
-        if (!pending) first_change = std::chrono::steady_clock::now();
-        pending = true;
-        last_change = std::chrono::steady_clock::now();
-      }
-    }
-    watched_ = static_cast<int>(dirs.size());
-    // Settled (or changing for too long: an editor saving continuously must not starve the index).
-    if (pending && (seconds_since(last_change) >= opt_.debounce_s || seconds_since(first_change) >= 5.0)) {
-      pending = false;
+    root_gone = tree.read_events(root_, debounce);
+    watched_ = static_cast<int>(tree.size());
+    if (debounce.due(opt_.debounce_s)) {
+      debounce.pending = false;
       on_change_();
     }
     if (root_gone) break;

@@ -316,22 +316,46 @@ void ReferenceScanner::scan_lambda(TSNode n, Scope& sc, int depth) {
   });
 }
 
+// A dotted chain is one reference; an attribute of something else (a call's result, a subscript) is
+// scanned for the references in its object.
+void ReferenceScanner::scan_attribute(TSNode n, Scope& sc, int depth) {
+  std::string chain;
+  TSNode rest{};
+  int levels = 0;
+  if (chain_of(n, chain, &rest, &levels))
+    record(sc, std::move(chain), RefKind::attribute, n);
+  else
+    later(Op::scan, rest, sc, depth + levels);
+}
+
+// `with x as y`: only the value is a reference; the alias binds.
+void ReferenceScanner::scan_as_pattern(TSNode n, Scope& sc, int depth) {
+  ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
+    if (!ts_node_is_named(c)) return;
+    if (f == cx_.g.f_alias)
+      bind_target(c, sc);
+    else
+      later(Op::scan, c, sc, depth + 1);
+  });
+}
+
+// Only f-strings hold expressions; plain literals (docstrings, data) are skipped whole.
+void ReferenceScanner::scan_string(TSNode n, Scope& sc, int depth) {
+  std::string_view t = cx_.text(n);
+  size_t q = t.find_first_of("'\"");
+  if (q == std::string_view::npos || t.substr(0, q).find_first_of("fF") == std::string_view::npos) return;
+  children_later(n, sc, depth + 1);
+}
+
 void ReferenceScanner::scan_node(TSNode n, Scope& sc, int depth) {
   const Grammar& g = cx_.g;
   switch (cx_.kind(n)) {
     case k_identifier:
       record(sc, std::string(cx_.text(n)), RefKind::name, n);
       return;
-    case k_attribute: {
-      std::string chain;
-      TSNode rest{};
-      int levels = 0;
-      if (chain_of(n, chain, &rest, &levels))
-        record(sc, std::move(chain), RefKind::attribute, n);
-      else
-        later(Op::scan, rest, sc, depth + levels);
+    case k_attribute:
+      scan_attribute(n, sc, depth);
       return;
-    }
     case k_call:
       scan_call(n, sc, depth);
       return;
@@ -365,14 +389,7 @@ void ReferenceScanner::scan_node(TSNode n, Scope& sc, int depth) {
       });
       return;
     case k_as_pattern:
-      // `with x as y`: only the value is a reference; the alias binds.
-      ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
-        if (!ts_node_is_named(c)) return;
-        if (f == g.f_alias)
-          bind_target(c, sc);
-        else
-          later(Op::scan, c, sc, depth + 1);
-      });
+      scan_as_pattern(n, sc, depth);
       return;
     case k_case_pattern:
     case k_comment:
@@ -389,14 +406,9 @@ void ReferenceScanner::scan_node(TSNode n, Scope& sc, int depth) {
     case k_decorated_definition:
       on_definition_(n, sc);
       return;
-    case k_string: {
-      // Only f-strings hold expressions; plain literals (docstrings, data) are skipped whole.
-      std::string_view t = cx_.text(n);
-      size_t q = t.find_first_of("'\"");
-      if (q == std::string_view::npos || t.substr(0, q).find_first_of("fF") == std::string_view::npos) return;
-      children_later(n, sc, depth + 1);
+    case k_string:
+      scan_string(n, sc, depth);
       return;
-    }
     default:
       if (ts_node_child_count(n) == 0) return;  // literals and other leaves
       children_later(n, sc, depth + 1);

@@ -80,6 +80,9 @@ class ReferenceScanner {
   void scan_node(TSNode n, Scope& sc, int depth);
   void scan_call(TSNode n, Scope& sc, int depth);
   void scan_lambda(TSNode n, Scope& sc, int depth);
+  void scan_attribute(TSNode n, Scope& sc, int depth);
+  void scan_as_pattern(TSNode n, Scope& sc, int depth);
+  void scan_string(TSNode n, Scope& sc, int depth);
   void store_node(TSNode t, Scope& sc, int depth);
   void callee_node(TSNode fn, Scope& sc, int depth);
   void later(Op op, TSNode n, Scope& sc, int depth);

@@ -327,6 +327,62 @@ ToolResult RepoTools::ls(const std::string& path) {
   return r;
 }
 
+namespace {
+
+// The files grep searches: the one at `path`, or those under the directory at `path` ("" = root), by path.
+std::vector<int> grep_scope(const RepoView& v, bool is_dir, int file, const std::string& path) {
+  std::vector<int> scope;
+  if (!is_dir)
+    scope.push_back(file);
+  else {
+    std::string prefix = path.empty() ? "" : path + "/";
+    for (size_t f = 0; f < v.files().size(); ++f)
+      if (starts_with(v.files()[f].path, prefix)) scope.push_back(static_cast<int>(f));
+    std::sort(scope.begin(), scope.end(), [&](int a, int b) { return v.files()[a].path < v.files()[b].path; });
+  }
+  return scope;
+}
+
+struct GrepTally {
+  int shown = 0, omitted = 0, omitted_files = 0;
+};
+
+// The lines of file `fp` (text `text`) that `re` matches, as "path:line: text" into `out` while the match
+// and output limits allow, the others counted as omitted; a file with a line shown joins r.files.
+void grep_file(const RE2& re, std::string_view text, const std::string& fp, const ToolLimits& lim, Bounded& out,
+               GrepTally& t, ToolResult& r) {
+  bool file_shown = false, file_omitted = false;
+  int line_no = 1;
+  size_t counted = 0;  // line_no is the line number of offset `counted`
+  for (size_t i = 0; i <= text.size();) {
+    re2::StringPiece m;
+    if (!re.Match(text, i, text.size(), RE2::UNANCHORED, &m, 1)) break;
+    size_t pos = static_cast<size_t>(m.data() - text.data());
+    size_t ls = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
+    ls = ls == std::string_view::npos ? 0 : ls + 1;
+    size_t le = text.find('\n', pos);
+    if (le == std::string_view::npos) le = text.size();
+    line_no += static_cast<int>(
+        std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
+    counted = ls;
+    i = le + 1;
+    if (ls == text.size()) break;  // the empty "line" after a final newline is not a line
+    std::string_view line = text.substr(ls, le - ls);
+    if (t.shown < lim.max_matches &&
+        out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim.max_line_chars)))) {
+      ++t.shown;
+      file_shown = true;
+    } else {
+      ++t.omitted;
+      file_omitted = true;
+    }
+  }
+  if (file_shown) r.files.push_back(fp);
+  if (file_omitted && !file_shown) ++t.omitted_files;
+}
+
+}  // namespace
+
 ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, bool fixed) {
   if (pattern.empty())
     return fail("grep needs a non-empty \"pattern\" (a regular expression, or text with \"fixed\": true)");
@@ -352,60 +408,19 @@ ToolResult RepoTools::grep(const std::string& pattern, const std::string& path, 
   auto loc = locate(path, &err);
   if (!loc) return fail(err);
 
-  std::vector<int> scope;
-  if (!loc->is_dir)
-    scope.push_back(loc->file);
-  else {
-    std::string prefix = loc->path.empty() ? "" : loc->path + "/";
-    for (size_t f = 0; f < e_.view().files().size(); ++f)
-      if (starts_with(e_.view().files()[f].path, prefix)) scope.push_back(static_cast<int>(f));
-    std::sort(scope.begin(), scope.end(),
-              [&](int a, int b) { return e_.view().files()[a].path < e_.view().files()[b].path; });
-  }
-
+  const std::vector<int> scope = grep_scope(e_.view(), loc->is_dir, loc->file, loc->path);
   ToolResult r;
   r.ok = true;
   Bounded out(lim_.max_output_chars);
-  int shown = 0, omitted = 0, omitted_files = 0;
-  for (int f : scope) {
-    const std::string& fp = e_.view().files()[f].path;
-    std::string_view text = text_of(f);
-    bool file_shown = false, file_omitted = false;
-    int line_no = 1;
-    size_t counted = 0;  // line_no is the line number of offset `counted`
-    for (size_t i = 0; i <= text.size();) {
-      re2::StringPiece m;
-      if (!re.Match(text, i, text.size(), RE2::UNANCHORED, &m, 1)) break;
-      size_t pos = static_cast<size_t>(m.data() - text.data());
-      size_t ls = pos == 0 ? std::string_view::npos : text.rfind('\n', pos - 1);
-      ls = ls == std::string_view::npos ? 0 : ls + 1;
-      size_t le = text.find('\n', pos);
-      if (le == std::string_view::npos) le = text.size();
-      line_no += static_cast<int>(
-          std::count(text.begin() + static_cast<long>(counted), text.begin() + static_cast<long>(ls), '\n'));
-      counted = ls;
-      i = le + 1;
-      if (ls == text.size()) break;  // the empty "line" after a final newline is not a line
-      std::string_view line = text.substr(ls, le - ls);
-      if (shown < lim_.max_matches &&
-          out.add(fmt::format("{}:{}: {}", fp, line_no, show_line(line, lim_.max_line_chars)))) {
-        ++shown;
-        file_shown = true;
-      } else {
-        ++omitted;
-        file_omitted = true;
-      }
-    }
-    if (file_shown) r.files.push_back(fp);
-    if (file_omitted && !file_shown) ++omitted_files;
-  }
+  GrepTally t;
+  for (int f : scope) grep_file(re, text_of(f), e_.view().files()[f].path, lim_, out, t, r);
   std::string where = loc->path.empty() ? "the repository" : "'" + loc->path + "'";
   std::string note;
-  if (shown == 0 && omitted == 0)
+  if (t.shown == 0 && t.omitted == 0)
     note = fmt::format("no line of {} matches {} '{}'", where, fixed ? "the text" : "the pattern", echo(pattern));
-  else if (omitted > 0)
-    note = fmt::format("[{} more matching lines not shown{}: narrow the pattern or the path]", omitted,
-                       omitted_files ? fmt::format(" ({} more files)", omitted_files) : std::string());
+  else if (t.omitted > 0)
+    note = fmt::format("[{} more matching lines not shown{}: narrow the pattern or the path]", t.omitted,
+                       t.omitted_files ? fmt::format(" ({} more files)", t.omitted_files) : std::string());
   r.output = out.finish(note);
   if (loc->is_dir) r.dirs.push_back(loc->path.empty() ? "." : loc->path);
   return r;
@@ -474,6 +489,63 @@ std::string RepoTools::close_names(const std::string& name, bool callables_only)
   return hint;
 }
 
+bool RepoTools::lookup_accepts(int entity, bool callables_only) const {
+  const EntityKind k = e_.view().entities()[entity].kind;
+  return (callables_only ? is_callable(k) : is_function_or_class(k)) && exists(entity);
+}
+
+std::vector<int> RepoTools::lookup_in_file(const std::string& path, const std::string& qual, bool callables_only,
+                                           std::string* error) const {
+  const char* what = callables_only ? "function or method" : "function or class";
+  const auto& v = e_.view();
+  const auto& ents = v.entities();
+  auto loc = locate(path, error);
+  if (!loc) return {};
+  if (loc->is_dir) {
+    *error = "'" + loc->path + "' is a directory; write the function as \"path/to/file.py::Qualified.name\"";
+    return {};
+  }
+  std::vector<int> found;
+  for (int i : v.find_entities(loc->file, qual))
+    if (lookup_accepts(i, callables_only)) found.push_back(i);
+  if (found.empty()) {
+    // Close names within that file first: the agent usually has the file right.
+    std::vector<std::pair<size_t, std::string>> close;
+    const FileRec& fr = v.files()[loc->file];
+    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
+      if (lookup_accepts(i, callables_only))
+        close.emplace_back(edit_distance(lower(ents[i].qualname), lower(qual), kMaxSuggestionEdits), ents[i].qualname);
+    std::sort(close.begin(), close.end());
+    std::string hint;
+    for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + close[i].second;
+    *error = fmt::format("no {} '{}' in {}{}", what, echo(qual), loc->path,
+                         hint.empty() ? " (search_func finds functions by name)" : " (closest: " + hint + ")");
+  }
+  return found;
+}
+
+namespace {
+
+// Why `found` (sorted, distinct entities that `name` stands for) is not one answer, or "" when it is:
+// several definitions of one qualname in one file (property setters, if/else variants) are one answer;
+// different files or qualnames are an ambiguity the agent resolves.
+std::string ambiguity(const RepoTools& tools, const std::vector<int>& found, const std::string& name,
+                      bool callables_only) {
+  std::vector<std::string> names;
+  for (int i : found) names.push_back(tools.function_name(i));
+  std::vector<std::string> distinct = names;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  if (distinct.size() <= 1) return "";
+  std::string list;
+  for (size_t i = 0; i < std::min<size_t>(20, distinct.size()); ++i) list += (i ? ", " : "") + distinct[i];
+  if (distinct.size() > 20) list += fmt::format(" and {} more", distinct.size() - 20);
+  return fmt::format("'{}' names {} {}s: {}; pass one of them as path::Qualified.name", echo(name), distinct.size(),
+                     callables_only ? "function" : "definition", list);
+}
+
+}  // namespace
+
 std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, std::string* error) const {
   std::string name(trim(raw));
   if (ends_with(name, "()")) name.resize(name.size() - 2);
@@ -489,52 +561,23 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
   }
   const auto& v = e_.view();
   const auto& ents = v.entities();
-  auto kind_ok = [&](int i) {
-    return (callables_only ? is_callable(ents[i].kind) : is_function_or_class(ents[i].kind)) && exists(i);
-  };
-
   size_t sep = name.find("::");
-  if (sep != std::string::npos) {
-    std::string path = name.substr(0, sep), qual = name.substr(sep + 2);
-    auto loc = locate(path, error);
-    if (!loc) return {};
-    if (loc->is_dir) {
-      *error = "'" + loc->path + "' is a directory; write the function as \"path/to/file.py::Qualified.name\"";
-      return {};
-    }
-    std::vector<int> found;
-    for (int i : v.find_entities(loc->file, qual))
-      if (kind_ok(i)) found.push_back(i);
-    if (found.empty()) {
-      // Close names within that file first: the agent usually has the file right.
-      std::vector<std::pair<size_t, std::string>> close;
-      const FileRec& fr = v.files()[loc->file];
-      for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
-        if (kind_ok(i))
-          close.emplace_back(edit_distance(lower(ents[i].qualname), lower(qual), kMaxSuggestionEdits),
-                             ents[i].qualname);
-      std::sort(close.begin(), close.end());
-      std::string hint;
-      for (size_t i = 0; i < std::min<size_t>(3, close.size()); ++i) hint += (i ? ", " : "") + close[i].second;
-      *error = fmt::format("no {} '{}' in {}{}", what, echo(qual), loc->path,
-                           hint.empty() ? " (search_func finds functions by name)" : " (closest: " + hint + ")");
-    }
-    return found;
-  }
+  if (sep != std::string::npos) return lookup_in_file(name.substr(0, sep), name.substr(sep + 2), callables_only, error);
 
   // A bare name: a qualname or a short name (both: "make_response" is helpers.make_response and
   // Flask.make_response alike, an ambiguity to list), else a dotted module path ("pkg.mod.C.f").
   std::vector<int> found;
   for (size_t i = 0; i < ents.size(); ++i)
-    if (ents[i].qualname == name && kind_ok(static_cast<int>(i))) found.push_back(static_cast<int>(i));
+    if (ents[i].qualname == name && lookup_accepts(static_cast<int>(i), callables_only))
+      found.push_back(static_cast<int>(i));
   for (int i : v.entities_named(name))
-    if (kind_ok(i)) found.push_back(i);
+    if (lookup_accepts(i, callables_only)) found.push_back(i);
   if (found.empty())
     for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
       auto f = v.file_by_module(name.substr(0, dot));
       if (!f) continue;
       for (int i : v.find_entities(*f, name.substr(dot + 1)))
-        if (kind_ok(i)) found.push_back(i);
+        if (lookup_accepts(i, callables_only)) found.push_back(i);
       if (!found.empty()) break;
     }
   if (found.empty()) {
@@ -546,19 +589,8 @@ std::vector<int> RepoTools::lookup(const std::string& raw, bool callables_only, 
   }
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
-  // Several definitions of one qualname in one file (property setters, if/else variants) are one answer;
-  // different files or qualnames are an ambiguity the agent resolves.
-  std::vector<std::string> names;
-  for (int i : found) names.push_back(function_name(i));
-  std::vector<std::string> distinct = names;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  if (distinct.size() > 1) {
-    std::string list;
-    for (size_t i = 0; i < std::min<size_t>(20, distinct.size()); ++i) list += (i ? ", " : "") + distinct[i];
-    if (distinct.size() > 20) list += fmt::format(" and {} more", distinct.size() - 20);
-    *error = fmt::format("'{}' names {} {}s: {}; pass one of them as path::Qualified.name", echo(name), distinct.size(),
-                         callables_only ? "function" : "definition", list);
+  if (std::string why = ambiguity(*this, found, name, callables_only); !why.empty()) {
+    *error = why;
     return {};
   }
   return found;

@@ -109,6 +109,11 @@ class RepoTools {
   std::string close_paths(const std::string& path) const;
   // Entities a read_func / propose_func name stands for; *error explains an empty or ambiguous answer.
   std::vector<int> lookup(const std::string& name, bool callables_only, std::string* error) const;
+  // lookup's steps: whether an entity is of the kind asked for and visible; the entities `qual` names in
+  // the file at `path` ("path::qual").
+  bool lookup_accepts(int entity, bool callables_only) const;
+  std::vector<int> lookup_in_file(const std::string& path, const std::string& qual, bool callables_only,
+                                  std::string* error) const;
   std::string close_names(const std::string& name, bool callables_only) const;
   std::string numbered(int file, int first, int last, int* shown_last, size_t budget) const;
 

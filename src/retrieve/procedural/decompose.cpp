@@ -213,6 +213,16 @@ void StepFactory::validate(FunctionDecomposition& d) {
   std::string body = function_body(d.function);
   std::string source = en.docstring.empty() ? body : "\"\"\"" + en.docstring + "\"\"\"\n" + body;
   // Stage 1 and 2 need no model.
+  const std::vector<Step*> need_judge = screen_descriptions(d, doc);
+  // Stage 3: the LLM judges whether the function supports the claim.
+  judge_descriptions(need_judge, source);
+  // Snippet validation: every line in the body, else the model re-identifies the snippet.
+  validate_snippets(d, body);
+  // Cross-modal check: the description (as a query) and the snippet (as a document) must agree.
+  compare_embeddings(d);
+}
+
+std::vector<Step*> StepFactory::screen_descriptions(FunctionDecomposition& d, const std::string& doc) const {
   std::vector<Step*> need_judge;
   for (auto& s : d.steps) {
     std::string desc = normalize_text(s.description);
@@ -232,7 +242,10 @@ void StepFactory::validate(FunctionDecomposition& d) {
     }
     need_judge.push_back(&s);
   }
-  // Stage 3: the LLM judges whether the function supports the claim.
+  return need_judge;
+}
+
+void StepFactory::judge_descriptions(const std::vector<Step*>& need_judge, const std::string& source) {
   if (!need_judge.empty()) {
     static const PromptTemplate t = load_prompt("judge_claim");
     json schema = {
@@ -255,7 +268,9 @@ void StepFactory::validate(FunctionDecomposition& d) {
             a.ok() ? "the judge found the description unsupported by the function" : "judge: " + a.error;
     }
   }
-  // Snippet validation: every line in the body, else the model re-identifies the snippet.
+}
+
+void StepFactory::validate_snippets(FunctionDecomposition& d, const std::string& body) {
   std::vector<Step*> reidentify;
   for (auto& s : d.steps) {
     if (s.validation.description_stage == "rejected") continue;
@@ -288,7 +303,9 @@ void StepFactory::validate(FunctionDecomposition& d) {
       }
     }
   }
-  // Cross-modal check: the description (as a query) and the snippet (as a document) must agree.
+}
+
+void StepFactory::compare_embeddings(FunctionDecomposition& d) {
   std::vector<Step*> embed;
   for (auto& s : d.steps)
     if (s.validation.description_stage != "rejected" && s.validation.snippet_stage != "rejected") embed.push_back(&s);

@@ -47,6 +47,13 @@ class StepFactory {
 
  private:
   void validate(FunctionDecomposition& d);
+  // validate's stages: the descriptions the docstring supports (exactly or by ROUGE-L), those left to the
+  // judge; the LLM judge; the snippets' lines checked against the body (re-identified when not all there);
+  // the description and snippet embeddings compared.
+  std::vector<Step*> screen_descriptions(FunctionDecomposition& d, const std::string& doc) const;
+  void judge_descriptions(const std::vector<Step*>& need_judge, const std::string& source);
+  void validate_snippets(FunctionDecomposition& d, const std::string& body);
+  void compare_embeddings(FunctionDecomposition& d);
   const Engine& e_;
   LlmBackend& llm_;
   Models models_;  // embedder and white-box model are asked for when first used (the target needs neither)
