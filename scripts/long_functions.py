@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Lists C++ functions longer than a limit (default 120 lines) under src/.
+"""Lists C++ functions longer than a limit (default 80 lines) under src/.
 
-    scripts/long_functions.py [--max 120] [--allow docs/ARCHITECTURE.md] [SRC]
+    scripts/long_functions.py [--max 80] [--allow docs/ARCHITECTURE.md] [SRC]
 
 A function starts at a line holding its signature and the `{` that opens its body (a definition at any
 depth: free functions, methods in class bodies); it ends at the matching `}`. Strings, character literals
@@ -81,7 +81,7 @@ def functions(path: pathlib.Path):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("src", nargs="?", default=str(pathlib.Path(__file__).parent.parent / "src"))
-    ap.add_argument("--max", type=int, default=120)
+    ap.add_argument("--max", type=int, default=80)
     ap.add_argument("--allow", help="Markdown file whose 'Long functions' table names allowed functions")
     a = ap.parse_args()
     allowed = set()

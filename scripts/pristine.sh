@@ -53,6 +53,10 @@ deb $mirror bookworm-updates main
 deb http://deb.debian.org/debian-security bookworm-security main
 EOF
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Certificate authorities this machine's administrator added (e.g. a TLS-inspecting proxy's): a user's machine
+# trusts them the same way; Debian's ca-certificates adds them to the store when setup installs it.
+mkdir -p "$root/usr/local/share/ca-certificates"
+cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
 for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case "$m" in
