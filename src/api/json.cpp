@@ -201,11 +201,15 @@ const std::vector<Field<RetrieveParams>>& retrieve_fields() {
       {"b", "BM25 b", &P::b, {}, 0, 1},
       {"pool_methods", "imports: also rank methods of pool classes", &P::pool_methods},
       {"bm25_only", "imports: rank by BM25 alone even with an embedding model", &P::bm25_only},
-      {"structural_model", "structural: weights file (on the server's machine; empty = the shipped model)",
+      {"structural_model",
+       "structural: weights file (empty or builtin = the shipped model; a server takes the names of the models it "
+       "loaded)",
        &P::structural_model},
-      {"locate_model", "locate: model file (on the server's machine; empty = the built-in one)", &P::locate_model},
+      {"locate_model", "locate: model file (empty or builtin = the built-in one; a server serves only that)",
+       &P::locate_model},
       {"model_file",
-       "aligncoder, rlcoder: AlignRetriever model file (on the server's machine; empty = the built-in one)",
+       "aligncoder, rlcoder: AlignRetriever model file (empty or builtin = the built-in one; a server takes the names "
+       "of the models it loaded)",
        &P::model_file},
       {"file", "completion cursor: the file being written (path relative to the repository root)", &P::file},
       {"line",
@@ -234,7 +238,8 @@ const std::vector<Field<LocalizeParams>>& localize_fields() {
                  &P::strategy, names}
             .on_cli("-s,--strategy"),
         {"with_text", "include each range's source text", &P::with_text},
-        {"locate_model", "locate: model file (on the server's machine; empty = the built-in one)", &P::locate_model},
+        {"locate_model", "locate: model file (empty or builtin = the built-in one; a server serves only that)",
+         &P::locate_model},
         Field<P>{"params",
                  "study parameters NAME -> VALUE (context_tokens, chunk_chars, chunk_overlap, ...; a VALUE that "
                  "parses as JSON is taken as JSON)",

@@ -19,9 +19,11 @@ RetrieverOptions retriever_options(const RetrieveParams& p) {
   ro.corpus = p.corpus;
   ro.pool_methods = p.pool_methods;
   ro.bm25_only = p.bm25_only;
-  ro.model_path = p.structural_model;
-  ro.locate_model = p.locate_model;
-  ro.completion.model_path = p.model_file;
+  // "builtin" names the model built into the binary on every surface (a server's requests name models so).
+  auto file = [](const std::string& s) { return s == "builtin" ? std::string() : s; };
+  ro.model_path = file(p.structural_model);
+  ro.locate_model = file(p.locate_model);
+  ro.completion.model_path = file(p.model_file);
   for (const auto& [name, value] : p.params) apply_retriever_param(ro, name, value);
   return ro;
 }
@@ -29,8 +31,7 @@ RetrieverOptions retriever_options(const RetrieveParams& p) {
 RetrievalQuery retrieval_query(const Engine& eng, const RetrieveParams& p) {
   if (p.k <= 0 || p.k > 10000) throw Error(ExitCode::usage, "k must be between 1 and 10000");
   if (p.target.empty() && p.query.empty() && p.file.empty())
-    throw Error(ExitCode::usage,
-                "give a target (path::Qual.name), a query or a completion cursor (file and line)");
+    throw Error(ExitCode::usage, "give a target (path::Qual.name), a query or a completion cursor (file and line)");
   RetrievalQuery q;
   q.top_k = p.k;
   q.text = p.query;
@@ -49,7 +50,8 @@ RetrievalQuery retrieval_query(const Engine& eng, const RetrieveParams& p) {
 
 RetrievalResult run_retrieval(const Engine& eng, Retriever& r, const RetrievalQuery& q, const RetrieveParams& p) {
   if (!p.exclude_tests) return r.run(q);
-  return run_filtered(r, q, [&](const repoctx::Hit& h) { return h.file >= 0 && is_test_path(eng.view().files()[h.file].path); });
+  return run_filtered(
+      r, q, [&](const repoctx::Hit& h) { return h.file >= 0 && is_test_path(eng.view().files()[h.file].path); });
 }
 
 std::string searched_text(const Engine& eng, const RetrievalQuery& q, const RetrieverOptions& ro) {

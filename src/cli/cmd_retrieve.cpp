@@ -185,9 +185,94 @@ void add_select_command(CLI::App& app, Commands& out) {
 
 }  // namespace
 
+// Every declared parameter of the request commands, as its JSON Schema (the one HTTP and MCP clients see) plus
+// the command, the name and the CLI spelling.
+json parameter_rows() {
+  json rows = json::array();
+  auto add = [&rows](const std::string& command, const auto& fields) {
+    json schema = api::params_schema(fields);
+    for (const auto& f : fields) {
+      json r = schema["properties"][f.name];
+      r["command"] = command;
+      r["name"] = f.name;
+      r["cli"] = api::cli_spelling(f);
+      if (!f.cli_note.empty()) r["cli_note"] = f.cli_note;
+      rows.push_back(std::move(r));
+    }
+  };
+  add("retrieve", api::retrieve_fields());
+  add("localize", api::localize_fields());
+  return rows;
+}
+
+std::string markdown_cell(const json& v) {
+  std::string s;
+  if (v.is_string()) {
+    s = v.get<std::string>();
+  } else if (v.is_array()) {
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + markdown_cell(x);
+  } else if (v.is_number_float()) {
+    s = fmt::format("{}", v.get<double>());  // 1e+09, 10000, 0.75: the shortest exact form
+  } else {
+    s = v.dump();
+  }
+  std::string out;
+  for (char ch : s) out += ch == '|' ? std::string("\\|") : std::string(1, ch);
+  return out;
+}
+
+// docs/PARAMETERS.md: one table per command, made from the declarations (a test compares the file with it).
+std::string parameters_markdown(const json& rows) {
+  std::string md =
+      "# Parameters\n\nMade by `repoctx parameters --markdown` from the one declaration of each parameter "
+      "(`src/api/json.cpp`): the CLI's options, the HTTP and MCP input schemas and the Python keyword arguments "
+      "all come from it, with these names, types, defaults, ranges and meanings (test: `parameter_surfaces`). "
+      "On the CLI a name is spelled `--name` with dashes unless the CLI column says otherwise. The strategy "
+      "parameters of `params` (`--param NAME=VALUE`) are listed in each trace's \"params\".\n";
+  std::string command;
+  for (const auto& r : rows) {
+    if (r["command"] != command) {
+      command = r["command"].get<std::string>();
+      md += "\n## " + command + "\n\n| name | type | default | values | CLI | meaning |\n|---|---|---|---|---|---|\n";
+    }
+    std::string values;
+    if (r.contains("enum")) values = markdown_cell(r["enum"]);
+    if (r.contains("minimum") || r.contains("maximum"))
+      values = markdown_cell(r.value("minimum", json(""))) + " to " + markdown_cell(r.value("maximum", json("")));
+    std::string cli =
+        r["cli"].get<std::string>().empty() ? r.value("cli_note", "") : "`" + r["cli"].get<std::string>() + "`";
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", r["name"].get<std::string>(), markdown_cell(r["type"]),
+                      r.contains("default") ? "`" + markdown_cell(r["default"]) + "`" : "", values, markdown_cell(cli),
+                      markdown_cell(r["description"]));
+  }
+  return md;
+}
+
+void add_parameters_command(CLI::App& app, Commands& out) {
+  auto o = std::make_shared<std::pair<OutputOptions, bool>>();
+  auto* c = app.add_subcommand("parameters", "list the request parameters of retrieve and localize (every surface)");
+  add_output_options(c, o->first);
+  c->add_flag("--markdown", o->second, "the table of docs/PARAMETERS.md");
+  out.push_back({c, [o] {
+                   json rows = parameter_rows();
+                   if (o->first.json) {
+                     print_json(rows);
+                   } else if (o->second) {
+                     fmt::print("{}", parameters_markdown(rows));
+                   } else {
+                     for (const auto& r : rows)
+                       fmt::print("{:<9} {:<17} {:<8} {}\n", r["command"].get<std::string>(),
+                                  r["name"].get<std::string>(), r["type"].get<std::string>(),
+                                  r["description"].get<std::string>());
+                   }
+                   return 0;
+                 }});
+}
+
 void add_retrieve_commands(CLI::App& app, Commands& out) {
   add_retrieve_command(app, out);
   add_strategies_command(app, out);
+  add_parameters_command(app, out);
   add_select_command(app, out);
 }
 

@@ -4,8 +4,8 @@
 // reader enforces.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
 #include <cmath>
 #include <cstdlib>

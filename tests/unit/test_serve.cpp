@@ -78,7 +78,11 @@ TEST(ApiParams, TheSchemaDescribesExactlyWhatTheParserAccepts) {
   api::RetrieveParams defaults;
   EXPECT_EQ(s["properties"]["k"]["default"], defaults.k);
   EXPECT_EQ(s["properties"]["k"]["type"], "integer");
-  EXPECT_EQ(s["properties"]["strategy"]["default"], defaults.strategy);
+  EXPECT_EQ(s["properties"]["corpus"]["default"], defaults.corpus);
+  // No strategy is the default: the request's kind picks one (api::strategy_for), as the description says.
+  EXPECT_FALSE(s["properties"]["strategy"].contains("default"));
+  EXPECT_NE(s["properties"]["strategy"]["description"].get<std::string>().find("structural for a target"),
+            std::string::npos);
   std::vector<std::string> names;
   for (const auto& r : retriever_registry()) names.push_back(r.name);
   EXPECT_EQ(s["properties"]["strategy"]["enum"], json(names));
