@@ -57,6 +57,11 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # trusts them the same way; Debian's ca-certificates adds them to the store when setup installs it.
 mkdir -p "$root/usr/local/share/ca-certificates"
 cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/" 2>/dev/null || true
+# The new root is a mount point of its own, as a booted system's is: bubblewrap (the test sandbox) remounts /
+# as a slave before it pivots, which fails on a plain folder.
+mount --bind "$root" "$root"
+mount --make-private "$root"
+mounted+=("$root")
 for m in proc sys dev dev/pts dev/shm; do
   mkdir -p "$root/$m"
   case "$m" in

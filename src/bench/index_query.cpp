@@ -24,6 +24,7 @@
 #include "retrieve/retriever.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/temp_dir.h"
 
@@ -62,8 +63,7 @@ ChildRun run_child(const std::vector<std::string>& argv, const std::string& out_
   // wait4's ru_maxrss carries the parent's peak across exec; children report their own peak (VmHWM
   // for repoctx, getrusage for the Python reference, which starts from a small parent) and that is used.
   r.peak_rss_mb = static_cast<double>(ru.ru_maxrss) / 1024.0;
-  std::ifstream in(out_path);
-  r.out.assign(std::istreambuf_iterator<char>(in), {});
+  r.out = read_file_if_present(out_path).value_or("");
   if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
     throw Error(ExitCode::failure, "benchmark step failed (" + argv[0] + " " + (argv.size() > 1 ? argv[1] : "") +
                                        "), exit status " + std::to_string(r.status));
@@ -106,8 +106,7 @@ RawSources load_sources(const std::string& repo) {
                              : f.language == Language::java ? tree_sitter_java()
                                                             : nullptr;
     if (!lang) continue;
-    std::ifstream in(f.abs, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    std::string text = read_file_if_present(f.abs).value_or("");
     out.bytes += text.size();
     out.files.emplace_back(lang, std::move(text));
   }

@@ -18,6 +18,7 @@
 #include "repoctx/repoctx.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/subprocess.h"
 #include "util/temp_dir.h"
@@ -166,8 +167,7 @@ class ServerChild {
 
 // CPU time (user + system) a process has used so far, in seconds (/proc/PID/stat fields 14 and 15).
 double process_cpu_seconds(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  std::string stat = read_file_if_present("/proc/" + std::to_string(pid) + "/stat").value_or("");
   size_t paren = stat.rfind(')');  // the command name may hold spaces
   if (paren == std::string::npos) return 0;
   std::istringstream fields(stat.substr(paren + 2));

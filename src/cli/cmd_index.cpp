@@ -12,6 +12,7 @@
 #include "repo/parser.h"
 #include "retrieve/aligncoder_snippets.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/memory.h"
 #include "util/text.h"
@@ -240,9 +241,7 @@ void add_index_commands(CLI::App& app, Commands& out) {
   c->add_option("file", *tree_file)->required();
   c->group("");  // hidden
   out.push_back({c, [tree_file] {
-                   std::ifstream in(*tree_file, std::ios::binary);
-                   if (!in) throw Error(ExitCode::not_found, "cannot read '" + *tree_file + "'");
-                   std::string src((std::istreambuf_iterator<char>(in)), {});
+                   std::string src = read_file(*tree_file);
                    fmt::print("{}\n", syntax_tree(src, language_from_path(*tree_file)));
                    return 0;
                  }});

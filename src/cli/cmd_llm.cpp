@@ -14,6 +14,7 @@
 #include "projection/step_projector.h"
 #include "projection/subspace.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/text.h"
 
 using nlohmann::json;
@@ -58,9 +59,7 @@ struct LlmCmd {
     }
     if (greq.messages.empty() && greq.prompt.empty()) throw Error(ExitCode::usage, "give --prompt or --message");
     if (!schema_file.empty()) {
-      std::ifstream in(schema_file);
-      if (!in) throw Error(ExitCode::not_found, "cannot read schema file '" + schema_file + "'");
-      greq.json_schema.assign(std::istreambuf_iterator<char>(in), {});
+      greq.json_schema = read_file(schema_file, "schema file");
     } else {
       greq.json_schema = schema_text;
     }

@@ -14,6 +14,7 @@
 #include "index/index.h"
 #include "repo/git_source.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -21,12 +22,6 @@ using nlohmann::json;
 
 namespace repoctx {
 namespace {
-
-std::string read_text(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::not_found, std::string("cannot read the ") + what + " '" + path + "'");
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 
 std::string cache_root() {
   const char* home = std::getenv("HOME");
@@ -63,7 +58,7 @@ struct LocalizeCmd {
     const RetrieverInfo& info = retriever_info(strategy);
     if (p.request.empty() == issue_file.empty())
       throw Error(ExitCode::usage, "give the request as --request TEXT or --issue FILE");
-    std::string request = p.request.empty() ? read_text(issue_file, "issue file") : p.request;
+    std::string request = p.request.empty() ? read_file(issue_file, "issue file") : p.request;
     auto eng = commit.empty() ? open_engine(repo, out) : engine_at_commit();
     ModelSet ms = open_models(models, info.needs);
     RetrievalQuery q;

@@ -14,6 +14,7 @@
 #include "server/mcp_server.h"
 #include "server/report.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/paths.h"
 
@@ -228,9 +229,7 @@ struct ReportCmd {
   OutputOptions out;
 
   int run() const {
-    std::ifstream in(trace, std::ios::binary);
-    if (!in) throw Error(ExitCode::not_found, "cannot read trace '" + trace + "'");
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    std::string text = read_file(trace, "trace");
     json t = json::parse(text, nullptr, false);
     if (t.is_discarded())
       throw Error(ExitCode::bad_input, "'" + trace + "' is not valid JSON (write a trace with --trace FILE)");

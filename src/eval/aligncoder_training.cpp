@@ -22,6 +22,7 @@
 #include "retrieve/aligncoder/query_enhancement.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/memory.h"
@@ -246,41 +247,26 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
   // LLM calls go one at a time (an in-process model is not shared across threads).
   bool llm = o.labels == "ppl" || (o.query == "enhanced" && o.candidate_source == "sample") || o.encoder.mix;
   int threads = llm ? 1 : std::max(1, o.threads);
-  std::atomic<int> next{0};
-  std::mutex err_mu;
-  std::exception_ptr err;
   Progress prog(fmt::format("epoch {} samples", epoch + 1), static_cast<uint64_t>(n));
-  auto work = [&] {
-    try {
-      for (int i = next++; i < n; i = next++) {
-        throw_if_interrupted("the last finished epoch's checkpoint is kept; re-run to resume");
-        SampleRng rng(hash64(fmt::format("{}\x1f{}\x1f{}", o.seed, epoch, i)));
-        // A file drawn uniformly over all repositories' eligible files, or (balance_repos) a repository
-        // drawn uniformly among those with eligible files, then one of its files.
-        uint64_t k = rng.below(eligible);
-        size_t r = 0;
-        if (o.balance_repos) {
-          r = with_files[rng.below(with_files.size())];
-          k = rng.below(files[r].size());
-        } else {
-          while (k >= files[r].size()) k -= files[r++].size();
-        }
-        ok[static_cast<size_t>(i)] =
-            make_sample(repos[r], files[r][k], o, models, rng, slots[static_cast<size_t>(i)]) ? 1 : 0;
-        prog.add();
-      }
-    } catch (...) {
-      std::lock_guard lk(err_mu);
-      if (!err) err = std::current_exception();
-      next = n;
+  parallel_for(static_cast<size_t>(n), threads, [&](size_t idx) {
+    const int i = static_cast<int>(idx);
+    throw_if_interrupted("the last finished epoch's checkpoint is kept; re-run to resume");
+    SampleRng rng(hash64(fmt::format("{}\x1f{}\x1f{}", o.seed, epoch, i)));
+    // A file drawn uniformly over all repositories' eligible files, or (balance_repos) a repository
+    // drawn uniformly among those with eligible files, then one of its files.
+    uint64_t k = rng.below(eligible);
+    size_t r = 0;
+    if (o.balance_repos) {
+      r = with_files[rng.below(with_files.size())];
+      k = rng.below(files[r].size());
+    } else {
+      while (k >= files[r].size()) k -= files[r++].size();
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
+    ok[static_cast<size_t>(i)] =
+        make_sample(repos[r], files[r][k], o, models, rng, slots[static_cast<size_t>(i)]) ? 1 : 0;
+    prog.add();
+  });
   prog.finish();
-  if (err) std::rethrow_exception(err);
   std::vector<AlignSample> out;
   for (int i = 0; i < n; ++i)
     if (ok[static_cast<size_t>(i)]) out.push_back(std::move(slots[static_cast<size_t>(i)]));

@@ -10,6 +10,7 @@
 #include "index/index.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -89,9 +90,7 @@ LocalizeTask task_from_row(const json& row, size_t index) {
 }
 
 std::vector<LocalizeTask> load_localize_tasks(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::not_found, "cannot read the task file '" + path + "'");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string text = read_file(path, "task file");
   std::vector<LocalizeTask> out;
   auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {

@@ -21,6 +21,7 @@
 #include "index/index.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/hash.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -32,12 +33,6 @@ namespace fs = std::filesystem;
 
 // ------------------------------------------------------------------------------------------- tasks
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ExitCode::not_found, "cannot read '" + path + "'");
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
 
 std::string str_field(const json& j, const char* k, const std::string& where, bool required = true) {
   if (j.contains(k) && j[k].is_string()) return j[k].get<std::string>();
@@ -115,7 +110,7 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
 }  // namespace
 
 std::vector<EvalTask> load_tasks(const std::string& path, const TaskLoadOptions& o) {
-  std::string text = read_all(path);
+  std::string text = read_file(path);
   std::vector<EvalTask> out;
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
@@ -257,8 +252,7 @@ std::string safe_name(const std::string& id) {
 }
 
 std::string tail_of(const std::string& path, size_t n) {
-  std::ifstream in(path, std::ios::binary);
-  std::string s((std::istreambuf_iterator<char>(in)), {});
+  std::string s = read_file_if_present(path).value_or("");
   return s.size() > n ? s.substr(s.size() - n) : s;
 }
 
@@ -273,7 +267,7 @@ std::string normal_abs(const std::string& p) {
 void warn_legacy_journal(const std::string& out_dir) {
   std::string entry = out_dir + "/journal/pending.json";
   if (!fs::exists(entry)) return;
-  json j = json::parse(read_all(entry), nullptr, false);
+  json j = json::parse(read_file(entry), nullptr, false);
   std::string path = !j.is_discarded() && j.contains("path") ? j["path"].get<std::string>() : "(unknown)";
   log_warn(
       "{} was left by an older repoctx killed mid-test: '{}' may still hold a generated body; its original "
@@ -417,7 +411,7 @@ MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& 
 
 std::vector<json> read_results(const std::string& path) {
   std::vector<json> out;
-  std::istringstream in(read_all(path));
+  std::istringstream in(read_file(path));
   for (std::string line; std::getline(in, line);) {
     json j = json::parse(line, nullptr, false);
     if (!j.is_discarded() && j.contains("task") && j.contains("method")) out.push_back(std::move(j));

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "repo/parser.h"
+#include "util/file_io.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -128,12 +129,12 @@ class Resolver {
     for (const auto& root : roots_) {
       for (bool pkg : {false, true}) {
         fs::path p = pkg ? fs::path(root) / rel / "__init__.py" : fs::path(root) / (rel + ".py");
-        std::ifstream in(p, std::ios::binary);
-        if (!in) continue;
+        auto source = read_file_if_present(p.string());
+        if (!source) continue;
         m = std::make_unique<Module>();
         m->name = name;
         m->package = pkg;
-        m->source.assign(std::istreambuf_iterator<char>(in), {});
+        m->source = std::move(*source);
         m->pf = parser_.parse(p.string(), name, m->source, Language::python);
         break;
       }

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 
 namespace repoctx {
@@ -167,8 +168,7 @@ LlmConfig LlmConfig::load(const std::string& path) {
       if (!path.empty()) throw Error(ExitCode::not_found, "config file '" + p + "' does not exist");
       continue;
     }
-    std::ifstream in(p, std::ios::binary);
-    std::string text((std::istreambuf_iterator<char>(in)), {});
+    std::string text = read_file(p, "config file");
     json j;
     try {
       j = json::parse(text, nullptr, true, true);  // comments allowed

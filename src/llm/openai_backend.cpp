@@ -607,7 +607,8 @@ class OpenAiBackend : public LlmBackend {
   }
 
   // At most `concurrency` requests in flight; `done(i, result)` as each finishes. The first error is
-  // rethrown after every request has been tried (the others are not lost).
+  // rethrown after every request has been tried (the others are not lost: each answer is cached as it
+  // arrives), which is why this loop is not util's parallel_for (that one stops at the first error).
   std::vector<GenerateResult> run_concurrently(const std::vector<GenerateRequest>& rs,
                                                const std::function<void(size_t, GenerateResult)>& done = {}) {
     std::vector<GenerateResult> out(rs.size());

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -72,8 +73,7 @@ PromptTemplate load_prompt(const std::string& name) {
     std::string p = dir + "/" + name + ".txt";
     std::error_code ec;
     if (std::filesystem::exists(p, ec)) {
-      std::ifstream in(p);
-      return parse(name, std::string((std::istreambuf_iterator<char>(in)), {}));
+      return parse(name, read_file(p, "prompt template"));
     }
   }
   auto it = embedded_prompts().find(name);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "util/error.h"
+#include "util/file_io.h"
 
 namespace repoctx {
 
@@ -119,13 +120,7 @@ class FlatStore : public VectorStore {
         heap.pop();
       }
     };
-    if (nt == 1) {
-      work(0);
-    } else {
-      std::vector<std::thread> ts;
-      for (int t = 0; t < nt; ++t) ts.emplace_back(work, t);
-      for (auto& t : ts) t.join();
-    }
+    parallel_for(static_cast<size_t>(nt), nt, [&](size_t t) { work(static_cast<int>(t)); });
     std::vector<Scored> all;
     for (auto& p : parts) all.insert(all.end(), p.begin(), p.end());
     std::sort(all.begin(), all.end(), better);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -162,11 +163,6 @@ std::string read_head(const std::string& path, size_t n) {
   return buf;
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 std::string WalkOptions::fingerprint() const {
@@ -201,7 +197,7 @@ class Walker {
     std::error_code ec;
     for (const char* f : {".git/info/exclude", ".gitignore", ".repoctxignore"}) {
       fs::path p = root_ / f;
-      if (fs::is_regular_file(p, ec)) base.add_lines(read_all(p.string()));
+      if (fs::is_regular_file(p, ec)) base.add_lines(read_file_if_present(p.string()).value_or(""));
     }
     for (const auto& pat : opt_.extra_ignore_patterns) base.add_pattern(pat);
     rules_.push_back(std::move(base));
@@ -254,7 +250,7 @@ class Walker {
       fs::path p = dir / f;
       std::error_code ec;
       if (fs::is_regular_file(p, ec)) {
-        local.add_lines(read_all(p.string()));
+        local.add_lines(read_file_if_present(p.string()).value_or(""));
         any = true;
       }
     }

@@ -1,4 +1,5 @@
 #include "util/temp_dir.h"
+#include "util/file_io.h"
 
 #include <stdlib.h>
 
@@ -49,8 +50,7 @@ void TempDir::write(const std::string& rel, const std::string& content) const {
 }
 
 std::string TempDir::read(const std::string& rel) const {
-  std::ifstream in(path_ / rel, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
+  return read_file_if_present((path_ / rel).string()).value_or("");
 }
 
 }  // namespace repoctx

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -544,9 +545,7 @@ LocateModel LocateModel::load(const std::string& path) {
                   "one with `repoctx train-locate` and pass it with --locate-model FILE");
     return from_json(kDefaultLocateModel, "built-in");
   }
-  std::ifstream in(path);
-  if (!in) throw Error(ExitCode::not_found, "cannot read the locate model '" + path + "'");
-  return from_json(std::string((std::istreambuf_iterator<char>(in)), {}), path);
+  return from_json(read_file(path, "locate model"), path);
 }
 
 }  // namespace repoctx

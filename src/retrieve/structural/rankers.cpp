@@ -11,6 +11,7 @@
 #include "retrieve/structural/gbdt.h"
 #include "retrieve/structural/structural.h"
 #include "util/error.h"
+#include "util/file_io.h"
 
 namespace repoctx {
 
@@ -28,9 +29,7 @@ std::string model_text(const std::string& path) {
                   "missing at build time): train one with `repoctx train-structural` and pass --model");
     return kDefaultStructuralModel;
   }
-  std::ifstream in(path);
-  if (!in) throw Error(ExitCode::not_found, "cannot read structural model '" + path + "'");
-  return std::string((std::istreambuf_iterator<char>(in)), {});
+  return read_file(path, "structural model");
 }
 
 }  // namespace
