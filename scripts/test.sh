@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --python-libs --test-tools
-scripts/build.sh -DREPOCTX_BUILD_TESTS=ON
+scripts/build.sh -DREPOCTX_BUILD_TESTS=ON -DCMAKE_UNITY_BUILD=OFF  # one object per file: ccache and edits stay cheap
 cd build
 ctest --output-on-failure -j "${REPOCTX_TEST_JOBS:-2}" "$@"

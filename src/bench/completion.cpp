@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/aligncoder_gradient.h"
 #include "eval/completion_tasks.h"
 #include "retrieve/retriever.h"
 #include "util/cancel.h"

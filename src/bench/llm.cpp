@@ -35,7 +35,7 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-double median(std::vector<double> v) {
+double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0 : v[v.size() / 2];
 }
@@ -68,7 +68,7 @@ json bench_llama(const std::string& model, const BenchLlmOptions& o) {
     prompt_tokens = r.prompt_tokens;
   }
   j["prompt_tokens"] = prompt_tokens;
-  j["prompt_tok_per_s"] = median(pps);
+  j["prompt_tok_per_s"] = median_of(pps);
   // Generation with and without hidden states: same model, same prompt, same greedy tokens.
   GenerateRequest g;
   g.messages = {{"user", "Reason about the implementation of a function that validates its inputs."}};
@@ -86,9 +86,9 @@ json bench_llama(const std::string& model, const BenchLlmOptions& o) {
     }
   }
   j["generated_tokens"] = gen;
-  j["gen_tok_per_s"] = median(plain);
-  j["gen_tok_per_s_hidden"] = median(hidden);
-  j["hidden_overhead_pct"] = 100.0 * (median(plain) / median(hidden) - 1.0);
+  j["gen_tok_per_s"] = median_of(plain);
+  j["gen_tok_per_s_hidden"] = median_of(hidden);
+  j["hidden_overhead_pct"] = 100.0 * (median_of(plain) / median_of(hidden) - 1.0);
   j["hidden_dim"] = b->hidden_dim();
   return j;
 }

@@ -36,7 +36,7 @@ using nlohmann::json;
 namespace repoctx {
 namespace {
 
-double now_s() {
+double seconds_now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
@@ -47,7 +47,7 @@ double memory_read_gbps(int threads) {
   double best = 0;
   for (int rep = 0; rep < 3; ++rep) {
     std::vector<double> sums(static_cast<size_t>(threads));
-    double t0 = now_s();
+    double t0 = seconds_now();
     std::vector<std::thread> ts;
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
@@ -61,7 +61,7 @@ double memory_read_gbps(int threads) {
         sums[static_cast<size_t>(t)] = s;
       });
     for (auto& t : ts) t.join();
-    double dt = now_s() - t0;
+    double dt = seconds_now() - t0;
     best = std::max(best, static_cast<double>(n * sizeof(float)) / dt / 1e9);
     if (sums[0] == -1) best = 0;  // keep the sums alive
   }
@@ -78,7 +78,7 @@ json child_subspace(const std::string& self, const std::string& gguf) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   pid_t pid;
-  double t0 = now_s();
+  double t0 = seconds_now();
   if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0)
     throw Error(ExitCode::failure, "cannot re-run " + self);
   posix_spawn_file_actions_destroy(&fa);
@@ -88,7 +88,7 @@ json child_subspace(const std::string& self, const std::string& gguf) {
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) throw Error(ExitCode::failure, "subspace benchmark child failed");
   std::ifstream in(out);
   json j = json::parse(in);
-  j["wall_s"] = now_s() - t0;
+  j["wall_s"] = seconds_now() - t0;
   return j;
 }
 
@@ -96,7 +96,7 @@ json child_subspace(const std::string& self, const std::string& gguf) {
 
 json internal_subspace(const std::string& gguf) {
   auto info = gguf_unembedding_info(gguf);
-  double t0 = now_s();
+  double t0 = seconds_now();
   std::vector<double> ev, vecs;
   gram_eigen(
       [&](const std::function<void(int64_t, int64_t, const float*)>& sink) { gguf_read_rows(gguf, info, 2048, sink); },
@@ -116,7 +116,7 @@ json internal_subspace(const std::string& gguf) {
   return {{"rows", info.rows},
           {"d", info.cols},
           {"type", info.type},
-          {"seconds", now_s() - t0},
+          {"seconds", seconds_now() - t0},
           {"k", k},
           {"peak_rss_mb", peak_rss_mb()},
           {"float32_w_mb", static_cast<double>(info.rows) * static_cast<double>(info.cols) * 4 / 1048576.0}};
@@ -163,9 +163,9 @@ json bench_flat_search(const BenchProjectionOptions& o, double bw, std::mt19937_
       for (auto& q : qs)
         for (auto& x : q) x = nd(rng);
       store->search(qs[0].data(), 20);  // warm
-      double t0 = now_s();
+      double t0 = seconds_now();
       for (const auto& q : qs) store->search(q.data(), 20, 0.75f);
-      double per = (now_s() - t0) / static_cast<double>(qs.size());
+      double per = (seconds_now() - t0) / static_cast<double>(qs.size());
       double gbps = static_cast<double>(n) * width * sizeof(float) / per / 1e9;
       search.push_back({{"vectors", n},
                         {"dims", width},
@@ -193,20 +193,20 @@ json bench_hnsw(const BenchProjectionOptions& o, std::mt19937_64& rng, std::norm
   for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < data[i].size(); ++j) data[i][j] = centres[i % centres.size()][j] + 0.5f * nd(rng);
   for (size_t i = 0; i < n; ++i) flat->add(static_cast<int64_t>(i), data[i].data());
-  double t0 = now_s();
+  double t0 = seconds_now();
   for (size_t i = 0; i < n; ++i) hnsw->add(static_cast<int64_t>(i), data[i].data());
-  double build = now_s() - t0;
+  double build = seconds_now() - t0;
   double recall = 0, t_flat = 0, t_hnsw = 0;
   const int nq = 200;
   for (int q = 0; q < nq; ++q) {
     // Queries near stored vectors, as a step's neighbours are.
     std::vector<float> qv = data[static_cast<size_t>(q) * 97 % n];
     for (auto& x : qv) x += 0.3f * nd(rng);
-    double a = now_s();
+    double a = seconds_now();
     auto e = flat->search(qv.data(), 10);
-    double b = now_s();
+    double b = seconds_now();
     auto h = hnsw->search(qv.data(), 10);
-    double c = now_s();
+    double c = seconds_now();
     t_flat += b - a;
     t_hnsw += c - b;
     int hit = 0;

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double median(std::vector<double> v) {
+double median_ms(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t n = v.size();
@@ -48,17 +48,17 @@ json side_json(const Side& s) {
   return {{"runs", s.test_s.size()},
           {"test_s", s.test_s},
           {"passed", s.passed},
-          {"test_median_s", median(s.test_s)},
-          {"scratch_median_s", median(s.scratch_s)}};
+          {"test_median_s", median_ms(s.test_s)},
+          {"scratch_median_s", median_ms(s.scratch_s)}};
 }
 
 json compare(const Side& b, const Side& u) {
   std::vector<double> diff;
   for (size_t i = 0; i < std::min(b.test_s.size(), u.test_s.size()); ++i) diff.push_back(b.test_s[i] - u.test_s[i]);
-  double mb = median(b.test_s), mu = median(u.test_s);
+  double mb = median_ms(b.test_s), mu = median_ms(u.test_s);
   return {{"sandboxed", side_json(b)},
           {"unconfined", side_json(u)},
-          {"paired_median_overhead_ms", 1000 * median(diff)},
+          {"paired_median_overhead_ms", 1000 * median_ms(diff)},
           {"ratio", mu > 0 ? mb / mu : 0.0}};
 }
 

@@ -30,7 +30,7 @@ namespace repoctx {
 
 namespace {
 
-double percentile(std::vector<double> v, double p) {
+double percentile_of(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t i = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
@@ -42,10 +42,10 @@ json summary_ms(const std::vector<double>& seconds, const std::vector<double>& c
   for (double s : seconds) ms.push_back(s * 1000.0);
   for (double s : cpu) cpu_ms.push_back(s * 1000.0);
   json j = {{"runs", ms.size()},
-            {"p50_ms", percentile(ms, 0.5)},
-            {"p99_ms", percentile(ms, 0.99)},
+            {"p50_ms", percentile_of(ms, 0.5)},
+            {"p99_ms", percentile_of(ms, 0.99)},
             {"min_ms", ms.empty() ? 0 : *std::min_element(ms.begin(), ms.end())}};
-  if (!cpu_ms.empty()) j["cpu_p50_ms"] = percentile(cpu_ms, 0.5);  // user + system: what load does not inflate
+  if (!cpu_ms.empty()) j["cpu_p50_ms"] = percentile_of(cpu_ms, 0.5);  // user + system: what load does not inflate
   return j;
 }
 

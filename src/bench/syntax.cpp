@@ -14,7 +14,7 @@ using nlohmann::json;
 
 namespace {
 
-double ms_since(std::chrono::steady_clock::time_point t0) {
+double elapsed_ms(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -45,16 +45,16 @@ json run_bench_syntax(const Engine& e, const BenchSyntaxOptions& o) {
   auto t0 = std::chrono::steady_clock::now();
   int refused = 0;
   for (const auto& [path, text] : cands) refused += py->check(text).has_value();
-  double helper_ms = ms_since(t0);
+  double helper_ms = elapsed_ms(t0);
   t0 = std::chrono::steady_clock::now();
   int refused_ref = 0;
   for (const auto& [path, text] : cands) refused_ref += py->check_in_new_process(text).has_value();
-  double process_ms = ms_since(t0);
+  double process_ms = elapsed_ms(t0);
   SourceParser parser;
   t0 = std::chrono::steady_clock::now();
   int tree_errors = 0;
   for (const auto& [path, text] : cands) tree_errors += !parser.parse(path, "m", text, Language::python).errors.empty();
-  double tree_ms = ms_since(t0);
+  double tree_ms = elapsed_ms(t0);
   double per = static_cast<double>(cands.size());
   return {{"python", py->interpreter()},
           {"version", py->version()},

@@ -10,6 +10,7 @@
 #include "bench/completion.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "cli/field_options.h"
 #include "eval/aligncoder_training.h"
 #include "eval/completion_metrics.h"
 #include "eval/completion_retrieval.h"
@@ -30,9 +31,7 @@ struct CompletionFlags {
   void add(CLI::App* c, CompletionParams& p, bool retrieval = true) {
     const char* g = "Completion";
     if (retrieval) add_retrieval(c, p);
-    c->add_option("--query-lines", p.query_lines, "query: the last N non-blank lines of the unfinished code")
-        ->capture_default_str()
-        ->group(g);
+    add_param_option(c, p, CompletionParams::table(), "query_lines", "--query-lines")->group(g);
     c->add_option("--param", params,
                   "NAME=VALUE (repeatable): any completion parameter, e.g. candidates=none, dependency_snippets=1, "
                   "coarse_k=10, iterations=2, context_chars=6000, code_chars=6000, hybrid_weight=0.5")
@@ -40,15 +39,15 @@ struct CompletionFlags {
   }
   void add_retrieval(CLI::App* c, CompletionParams& p) {
     const char* g = "Completion";
-    c->add_option("--model-file", p.model_path, "AlignRetriever model (default: the built-in one; 'untrained')")
-        ->group(g);
-    c->add_option("--samples", p.samples, "candidate completions sampled for the enhanced query (AlignCoder's k)")
-        ->capture_default_str()
-        ->group(g);
-    c->add_option("--temperature", p.temperature, "sampling temperature")->capture_default_str()->group(g);
-    c->add_option("--top-p", p.top_p, "sampling top-p")->capture_default_str()->group(g);
-    c->add_option("--seed", p.seed, "sampling and generation seed")->capture_default_str()->group(g);
-    c->add_option("--pool", p.pool, "BM25 candidates the trained retriever re-ranks")->capture_default_str()->group(g);
+    // The completion parameters' own declarations (retrieve/aligncoder/params.cpp), spelled as options.
+    const auto& t = CompletionParams::table();
+    for (const auto& [name, flag] : {std::pair{"model_path", "--model-file"},
+                                     {"samples", "--samples"},
+                                     {"temperature", "--temperature"},
+                                     {"top_p", "--top-p"},
+                                     {"seed", "--seed"},
+                                     {"pool", "--pool"}})
+      add_param_option(c, p, t, name, flag)->group(g);
   }
   void apply(CompletionParams& p) const {
     ProceduralParams unused;

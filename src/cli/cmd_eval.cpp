@@ -56,7 +56,7 @@ struct EvalCmd {
   }
 };
 
-struct TrainCmd {
+struct TrainStructuralCmd {
   OutputOptions out;
   std::vector<std::string> repos;
   TrainOptions to;
@@ -236,7 +236,7 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   add_model_options(c, e->models);
   out.push_back({c, [e] { return e->run(); }});
 
-  auto t = std::make_shared<TrainCmd>();
+  auto t = std::make_shared<TrainStructuralCmd>();
   c = app.add_subcommand("train-structural", "train the structural strategy's ranking model on repositories");
   c->add_option("repos", t->repos, "training repositories (keep evaluation repositories out)")->required();
   c->add_option("--samples", t->to.samples, "targets per repository")->capture_default_str();

@@ -37,7 +37,7 @@ struct GenerateCmd {
     auto t = eng->resolve_target(target);
     if (!benchmark_targets_file.empty())
       for (const auto& spec : read_target_specs(benchmark_targets_file))
-        gp.benchmark_targets.push_back(eng->resolve_target(spec).entity);
+        gp.withheld.push_back(eng->resolve_target(spec).entity);
     ModelSet ms = open_models(models, generation_method_needs(gp.method));
     if (gp.python.empty() && !std::getenv("REPOCTX_PYTHON") && ms.session) gp.python = ms.session->config().python;
     auto res = generate_function(*eng, ms.models, t, gp);

@@ -8,8 +8,10 @@
 #include "cli/commands.h"
 #include "cli/common.h"
 #include "cli/field_options.h"
+#include "eval/rq2.h"
 #include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
+#include "retrieve/procedural/pipeline.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -34,16 +36,16 @@ struct RetrieveCmd {
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     RetrieverOptions ro = api::retriever_options(p);
     ro.trace_path = trace_path;
-    ro.rq2_pairs_path = rq2_pairs_path;
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, retriever_needs(strategy, ro));
     RetrievalQuery q = api::retrieval_query(*eng, p);
-    if (!completion.empty()) q.completions = {completion};
+    if (!completion.empty()) q.drafts = {completion};
     if (!benchmark_targets_file.empty())
       for (const auto& spec : read_target_specs(benchmark_targets_file))
-        q.benchmark_targets.push_back(eng->resolve_target(spec).entity);
+        q.withheld.push_back(eng->resolve_target(spec).entity);
     auto retriever = make_retriever(strategy, *eng, ms.models, ro);
     auto result = api::run_retrieval(*eng, *retriever, q, p);
+    if (!rq2_pairs_path.empty()) append_rq2_pairs(rq2_pairs_path, last_rq2_pairs(*retriever));
     const TargetContext* ctx = q.context.get();
     const bool with_text = p.with_text;
     // An empty result says why (procedural: "no grounded context step: ...").
@@ -202,6 +204,18 @@ json parameter_rows() {
   };
   add("retrieve", api::retrieve_fields());
   add("localize", api::localize_fields());
+  // The strategy parameters inside `params` (retrieve's and localize's), from their tables.
+  for (json r : strategy_parameters()) {
+    r["command"] = "params";
+    r["cli"] = "--param";
+    r["description"] = r["meaning"];
+    r.erase("meaning");
+    if (r.contains("choices")) {
+      r["enum"] = r["choices"];
+      r.erase("choices");
+    }
+    rows.push_back(std::move(r));
+  }
   return rows;
 }
 
@@ -228,9 +242,27 @@ std::string parameters_markdown(const json& rows) {
       "(`src/api/json.cpp`): the CLI's options, the HTTP and MCP input schemas and the Python keyword arguments "
       "all come from it, with these names, types, defaults, ranges and meanings (test: `parameter_surfaces`). "
       "On the CLI a name is spelled `--name` with dashes unless the CLI column says otherwise. The strategy "
-      "parameters of `params` (`--param NAME=VALUE`) are listed in each trace's \"params\".\n";
+      "parameters inside `params` (`--param NAME=VALUE` on the CLI) are the last table, each with the source of "
+      "its default (a paper's section, or repoctx's own choice: docs/DEVIATIONS.md); each trace lists their "
+      "values in \"params\".\n";
   std::string command;
   for (const auto& r : rows) {
+    if (r["command"] == "params") {
+      if (command != "params") {
+        command = "params";
+        md +=
+            "\n## params (strategy parameters)\n\n| name | group | type | default | values | source | meaning "
+            "|\n|---|---|---|---|---|---|---|\n";
+      }
+      std::string values = r.contains("enum") ? markdown_cell(r["enum"]) : "";
+      if (r.contains("minimum") || r.contains("maximum"))
+        values = markdown_cell(r.value("minimum", json(""))) + " to " + markdown_cell(r.value("maximum", json("")));
+      std::string def = markdown_cell(r["default"]);
+      md += fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", r["name"].get<std::string>(),
+                        markdown_cell(r["group"]), markdown_cell(r["type"]), def.empty() ? "" : "`" + def + "`", values,
+                        markdown_cell(r["source"]), markdown_cell(r["description"]));
+      continue;
+    }
     if (r["command"] != command) {
       command = r["command"].get<std::string>();
       md += "\n## " + command + "\n\n| name | type | default | values | CLI | meaning |\n|---|---|---|---|---|---|\n";

@@ -36,7 +36,7 @@ CLI::Validator top_k_range();
 CLI::Validator finite_range(double lo, double hi, const std::string& what);
 // Ends a one-shot command that has written its output, without running destructors: the loaded index of a
 // large repository is tens of thousands of entities with their strings, and freeing them one by one at exit
-// was a measurable part of a cold `retrieve` (docs/BENCHMARKS.md "Serving"); the OS takes the whole heap back
+// is a measurable part of a cold `retrieve` (docs/BENCHMARKS.md "Serving"); the OS takes the whole heap back
 // at once. Only for commands with nothing left to finish: stdout and stderr are flushed here, the index was
 // only read, and no LLM session (whose cache is written as it goes) is open.
 [[noreturn]] void exit_after_output(int code);

@@ -10,11 +10,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "api/json.h"
+#include "util/param_table.h"
 
 namespace repoctx {
 
@@ -72,6 +74,41 @@ void add_field_options(CLI::App* c, P& p, const std::vector<api::Field<P>>& fiel
         },
         f.member);
   }
+}
+
+// Adds the option `flag` for the strategy parameter `name` of a parameter table (util/param_table.h), with
+// the table's meaning, range and choices: the same declaration `--param NAME=VALUE` and the API's params
+// read. Throws std::logic_error when the table has no such parameter (a programming error).
+template <class P>
+CLI::Option* add_param_option(CLI::App* c, P& p, const ParamTable<P>& table, const std::string& name,
+                              const std::string& flag) {
+  for (const auto& row : table) {
+    if (name != row.name) continue;
+    const ParamDoc& d = row.doc;
+    return std::visit(
+        [&](auto* field) -> CLI::Option* {
+          using T = std::remove_pointer_t<decltype(field)>;
+          CLI::Option* o = c->add_option(flag, *field, d.meaning)->capture_default_str();
+          if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+            if (d.min > -1e299 || d.max < 1e299) o->check(field_range(d.min, d.max, std::is_integral_v<T>));
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            if (d.choices[0] != '\0') {
+              std::vector<std::string> choices;
+              std::string all = d.choices;
+              for (size_t start = 0;;) {
+                size_t bar = all.find('|', start);
+                choices.push_back(all.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+                if (bar == std::string::npos) break;
+                start = bar + 1;
+              }
+              o->check(CLI::IsMember(choices));
+            }
+          }
+          return o;
+        },
+        row.ref(p));
+  }
+  throw std::logic_error("no parameter '" + name + "' in the table");
 }
 
 }  // namespace repoctx

@@ -22,12 +22,10 @@
 
 namespace {
 // Large (2 MiB, transparent huge) OS pages: loading an index touches tens of MB of fresh memory, and with
-// 4 KiB pages the page faults were most of a cold query's time (sympy: 8k faults -> 1k, `retrieve
-// --no-refresh` 2.6x less CPU; docs/BENCHMARKS.md "Serving"). mimalloc reads the option once, when it starts
-// (before main: setting it in main changed nothing). This runs earlier still, before every shared library's
+// 4 KiB pages the page faults are most of a cold query's time (docs/BENCHMARKS.md "Serving"). mimalloc reads
+// the option once, when it starts, before main; this runs earlier still, before every shared library's
 // initializer (the executable's ELF preinit_array), and mi_option_set marks the option as initialized, so
-// mimalloc starts with it. (It replaces starting the process a second time with the option in its
-// environment, which cost ~30 ms of CPU per run: the dynamic linking and process setup done twice.)
+// mimalloc starts with it. Setting it through the environment would mean starting the process twice.
 // The environment is read from `envp`: libc's getenv does not see it yet at this point. An explicit
 // MIMALLOC_LARGE_OS_PAGES is left to mimalloc.
 void mimalloc_options_before_start(int, char**, char** envp) {

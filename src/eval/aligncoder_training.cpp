@@ -358,7 +358,7 @@ std::pair<double, double> evaluate_samples(const AlignEncoder& enc, const std::v
     for (const auto& d : sm.docs) docs.push_back(&d);
     auto s = enc.scores(sm.query, docs);
     top1 += static_cast<int>(std::max_element(s.begin(), s.end()) - s.begin()) == sm.label;
-    loss += enc.loss(sm.query, docs, sm.label, nullptr);
+    loss += encoder_loss(enc, sm.query, docs, sm.label, nullptr);
   }
   if (samples.empty()) return {0, 0};
   return {loss / static_cast<double>(samples.size()), static_cast<double>(top1) / static_cast<double>(samples.size())};
@@ -382,7 +382,7 @@ EpochReport train_one_epoch(AlignEncoder& enc, AdamState& adam, std::vector<Alig
       for (const auto& d : samples[i].docs) docs.push_back(&d);
       auto s = enc.scores(samples[i].query, docs);
       top1 += static_cast<int>(std::max_element(s.begin(), s.end()) - s.begin()) == samples[i].label;
-      loss += enc.loss(samples[i].query, docs, samples[i].label, &grad);
+      loss += encoder_loss(enc, samples[i].query, docs, samples[i].label, &grad);
     }
     adam.apply(enc, grad, 1.0 / static_cast<double>(end - b));
     prog.add(end - b);

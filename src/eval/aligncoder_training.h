@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "eval/aligncoder_gradient.h"
 #include "llm/models.h"
 #include "retrieve/aligncoder/encoder.h"
 #include "retrieve/aligncoder/params.h"

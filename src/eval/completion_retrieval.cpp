@@ -144,7 +144,7 @@ RetrievalQuery variant_query(const Variant& v, const std::shared_ptr<const Curso
   RetrievalQuery q;
   q.cursor = ctx;
   q.top_k = top_k;
-  if (v.oracle && v.strategy == "aligncoder") q.completions = {t.ground_truth};
+  if (v.oracle && v.strategy == "aligncoder") q.drafts = {t.ground_truth};
   if (v.oracle && v.strategy != "aligncoder")
     q.text = query_window(ctx->unfinished, query_lines) + "\n" + t.ground_truth;
   return q;

@@ -22,7 +22,7 @@ namespace repoctx {
 // ------------------------------------------------------------------------------------------- tasks
 namespace {
 
-std::string str(const json& row, const char* key) {
+std::string text_of(const json& row, const char* key) {
   auto it = row.find(key);
   return it != row.end() && it->is_string() ? it->get<std::string>() : "";
 }
@@ -32,7 +32,8 @@ std::string diff_of_mods(const json& mods) {
   std::string out;
   for (const auto& m : mods) {
     if (!m.is_object()) continue;
-    std::string type = str(m, "change_type"), oldp = str(m, "old_path"), newp = str(m, "new_path"), d = str(m, "diff");
+    std::string type = text_of(m, "change_type"), oldp = text_of(m, "old_path"), newp = text_of(m, "new_path"),
+                d = text_of(m, "diff");
     if (oldp.empty()) oldp = newp;
     if (newp.empty()) newp = oldp;
     if (oldp.empty()) continue;
@@ -56,27 +57,27 @@ LocalizeTask task_from_row(const json& row, size_t index) {
     t.error = "row " + std::to_string(index + 1) + " is not a JSON object";
     return t;
   }
-  t.repo = str(row, "repo");
-  t.dataset = str(row, "dataset");
+  t.repo = text_of(row, "repo");
+  t.dataset = text_of(row, "dataset");
   if (row.contains("problem_statement") || row.contains("instance_id")) {  // SWE-bench
-    t.id = str(row, "instance_id").empty() ? t.id : str(row, "instance_id");
+    t.id = text_of(row, "instance_id").empty() ? t.id : text_of(row, "instance_id");
     if (t.dataset.empty()) t.dataset = "swe-bench-lite";
-    t.base_commit = str(row, "base_commit");
-    t.request = str(row, "problem_statement");
-    t.patch = str(row, "patch");
+    t.base_commit = text_of(row, "base_commit");
+    t.request = text_of(row, "problem_statement");
+    t.patch = text_of(row, "patch");
     for (const char* k : {"repo", "base_commit", "problem_statement", "patch"})
-      if (str(row, k).empty()) t.error = "SWE-bench row '" + t.id + "' has no " + k;
+      if (text_of(row, k).empty()) t.error = "SWE-bench row '" + t.id + "' has no " + k;
     return t;
   }
   if (row.contains("message")) {  // LCA code editing
     if (t.dataset.empty()) t.dataset = "lca";
-    t.commit = str(row, "hash");
-    t.base_commit = str(row, "base_hash");
-    t.request = str(row, "message");
-    t.patch = str(row, "diff");
+    t.commit = text_of(row, "hash");
+    t.base_commit = text_of(row, "base_hash");
+    t.request = text_of(row, "message");
+    t.patch = text_of(row, "diff");
     if (t.patch.empty() && row.contains("mods")) t.patch = diff_of_mods(row["mods"]);
-    t.id = str(row, "id").empty() ? t.repo + "@" + (t.commit.empty() ? t.base_commit : t.commit).substr(0, 12)
-                                  : str(row, "id");
+    t.id = text_of(row, "id").empty() ? t.repo + "@" + (t.commit.empty() ? t.base_commit : t.commit).substr(0, 12)
+                                      : text_of(row, "id");
     if (t.repo.empty() || t.request.empty())
       t.error = "LCA row " + std::to_string(index + 1) + " has no repo or message";
     if (t.commit.empty() && t.base_commit.empty()) t.error = "LCA row '" + t.id + "' has neither hash nor base_hash";

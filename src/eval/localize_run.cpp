@@ -127,8 +127,8 @@ json prf_json(const Prf& m) {
   return {{"p", m.p}, {"r", m.r}, {"f1", m.f1}};
 }
 
-json run_one(const LocalizeTask& t, const PreparedTask& p, const std::string& strategy, const LocalizeEvalOptions& o,
-             const Models& models) {
+json run_one_sample(const LocalizeTask& t, const PreparedTask& p, const std::string& strategy,
+                    const LocalizeEvalOptions& o, const Models& models) {
   json row = {{"task", t.id}, {"dataset", t.dataset}, {"repo", t.repo}, {"strategy", strategy}};
   if (!p.error.empty()) {
     row["error"] = p.error;
@@ -212,7 +212,7 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
       p.error = e.what();
     }
     for (const auto& s : todo) {
-      json row = run_one(t, p, s, o, models);
+      json row = run_one_sample(t, p, s, o, models);
       out << row.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       out.flush();
       ++written;

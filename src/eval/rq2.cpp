@@ -77,6 +77,13 @@ std::string thousands(int v) {
 
 }  // namespace
 
+void append_rq2_pairs(const std::string& path, const std::vector<Rq2Pair>& pairs) {
+  std::ofstream f(path, std::ios::app);
+  if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + path + "': check the folder exists");
+  for (const auto& p : pairs) f << p.to_jsonl() << "\n";
+  if (!f) throw Error(ExitCode::bad_input, "writing RQ2 pairs to '" + path + "' failed");
+}
+
 std::vector<Rq2Pair> read_rq2_pairs(const std::string& path) {
   std::vector<Rq2Pair> out;
   std::map<Rq2Key, int> seen;

@@ -53,6 +53,9 @@ struct Rq2Report {
 // Throws Error(bad_input) naming the file and line for malformed lines, missing or mistyped fields and
 // duplicate pairs (a duplicate would be counted twice); Error(not_found) when the file cannot be read.
 std::vector<Rq2Pair> read_rq2_pairs(const std::string& path);
+// Appends pairs to a pairs file (JSONL, what read_rq2_pairs reads); Error(bad_input) naming the file when it
+// cannot be written.
+void append_rq2_pairs(const std::string& path, const std::vector<Rq2Pair>& pairs);
 // Lines {"target_step", "context_step", "similar": true|false}. A repeated pair with the same label is
 // accepted, with a conflicting label it is an error.
 Rq2Labels read_rq2_labels(const std::string& path);

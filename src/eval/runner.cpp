@@ -392,17 +392,17 @@ MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& 
     gp.method = method;
     // The benchmark's other targets are out of every context pool (ProjAgent 4.1); the target itself is
     // hidden anyway.
-    gp.benchmark_targets.clear();
-    for (int other : gen.benchmark_targets)
-      if (other != t.entity) gp.benchmark_targets.push_back(other);
+    gp.withheld.clear();
+    for (int other : gen.withheld)
+      if (other != t.entity) gp.withheld.push_back(other);
     auto g = generate_function(eng, models, t, gp);
     p.patched = std::move(g.patched_file);
     rec["rounds"] = g.rounds;
     rec["findings"] = g.findings.size();
     rec["llm_calls"] = g.usage.total().calls;
     rec["llm_cached"] = g.usage.total().cached;
-    rec["benchmark_targets"] = gp.benchmark_targets.size();
-    rec["benchmark_targets_in_context"] = g.trace["benchmark_targets_in_context"].size();
+    rec["withheld"] = gp.withheld.size();
+    rec["withheld_in_context"] = g.trace["withheld_in_context"].size();
     p.trace = std::move(g.trace);
   }
   p.diff = unified_diff(task.file, original, p.patched);
@@ -472,7 +472,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
         if (method != "gold" && method != "stub" && method != "given") {
           if (!targets_of_repo.count(task.repo))
             targets_of_repo[task.repo] = repository_targets(tasks, task.repo, *eng);
-          gen.benchmark_targets = targets_of_repo[task.repo];
+          gen.withheld = targets_of_repo[task.repo];
         }
         patch = patch_for_method(*eng, models, task, method, gen, rec);
       } catch (const Error& e) {

@@ -91,7 +91,7 @@ class TestRunner {
 };
 
 // The target's file with `method`'s body: gold, stub, given, or generated (then `rec` gets the generation's
-// rounds, findings and LLM calls; `gen.benchmark_targets` may name the target itself, it is left out). Throws Error for
+// rounds, findings and LLM calls; `gen.withheld` may name the target itself, it is left out). Throws Error for
 // a target without a body, a failed generation.
 struct MethodPatch {
   std::string patched, diff;

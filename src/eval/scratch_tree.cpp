@@ -101,7 +101,7 @@ bool test_can_change(const struct stat& st, uid_t test_uid) {
   return st.st_uid == test_uid || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
 }
 
-std::string normal_abs(const std::string& p) {
+std::string normalised_absolute(const std::string& p) {
   std::string s = fs::absolute(p).lexically_normal().string();
   while (s.size() > 1 && s.back() == '/') s.pop_back();
   return s;
@@ -197,7 +197,7 @@ ScratchTree::ScratchTree(const std::string& repo, std::string path, const std::m
                          const ScratchPolicy& policy, const std::vector<std::string>& exclude)
     : path_(std::move(path)) {
   auto t0 = std::chrono::steady_clock::now();
-  std::string root = normal_abs(repo);
+  std::string root = normalised_absolute(repo);
   struct stat st {};
   if (::stat(root.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw Error(ExitCode::not_found, "repository '" + repo + "' does not exist");
@@ -205,8 +205,8 @@ ScratchTree::ScratchTree(const std::string& repo, std::string path, const std::m
     if (::lstat((root + "/" + rel).c_str(), &st) != 0 || !S_ISREG(st.st_mode))
       throw Error(ExitCode::not_found, "target file '" + root + "/" + rel + "' does not exist");
   std::set<std::string> ex;
-  for (const auto& e : exclude) ex.insert(normal_abs(e));
-  ex.insert(normal_abs(path_));
+  for (const auto& e : exclude) ex.insert(normalised_absolute(e));
+  ex.insert(normalised_absolute(path_));
   Builder b{root, path_, replace, policy, ex, stats_, {}};
   ::stat(root.c_str(), &st);
   std::error_code ec;

@@ -21,7 +21,7 @@ namespace {
 
 // Non-blank, non-comment lines of the statements after the docstring; 0 for bodies a stub already
 // equals (pass, ..., raise NotImplementedError), which no test can tell from a wrong implementation.
-int body_lines(const Engine& e, const EntityRec& en) {
+int function_body_lines(const Engine& e, const EntityRec& en) {
   if (en.body_start_line <= 0) return 0;
   const std::string& src = e.view().content(en.file);
   auto starts = line_starts(src);
@@ -78,7 +78,7 @@ std::vector<EvalTask> build_tasks(const Engine& e, const std::string& repo_path,
     const auto& te = ents[t];
     if (te.body_start_line <= 0 || v.find_entities(te.file, te.qualname).size() > 1) continue;  // redefinitions
     if (te.qualname.find("<locals>") != std::string::npos) continue;  // nested functions: no stable target
-    int n = body_lines(e, te);
+    int n = function_body_lines(e, te);
     if (n < o.min_body_lines || n > o.max_body_lines) continue;
     by_file[v.files()[te.file].path].push_back(t);
   }

@@ -55,7 +55,7 @@ LogisticModel fit_logistic(const std::vector<std::vector<double>>& rows, const s
 
 namespace {
 
-struct Rows {
+struct LocateRows {
   std::vector<std::vector<double>> x;
   std::vector<double> y, w;
   size_t positives = 0;
@@ -102,7 +102,7 @@ LocateModel train_locate(const std::vector<LocalizeTask>& tasks, const LocalizeE
   LocateTrainReport local;
   LocateTrainReport& r = rep ? *rep : local;
   std::set<std::string> repos;
-  Rows files;
+  LocateRows files;
   for_each_task(
       tasks, where,
       [&](const LocalizeTask& t, const PreparedTask& p) {
@@ -120,7 +120,7 @@ LocateModel train_locate(const std::vector<LocalizeTask>& tasks, const LocalizeE
   r.file_rows = files.x.size();
   r.file_positives = files.positives;
   r.skipped = 0;  // counted again by the second pass
-  Rows entities;
+  LocateRows entities;
   for_each_task(
       tasks, where,
       [&](const LocalizeTask& t, const PreparedTask& p) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "eval/gbdt_training.h"
 #include "eval/logistic_irls.h"
 #include "eval/retrieval_eval.h"
 #include "util/cancel.h"
@@ -279,7 +280,7 @@ std::unique_ptr<StructuralRanker> fit_structural_ranker(const std::vector<const 
                          {"negatives_per_target", o.negatives},
                          {"ranker", "gbdt"},
                          {"gbdt", o.gbdt.to_json()}};
-  auto m = GbdtRanker::train(set, o.gbdt, prov.dump());
+  auto m = train_gbdt(set, o.gbdt, prov.dump());
   if (rep) *rep = r;
   return m;
 }

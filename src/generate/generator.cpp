@@ -136,7 +136,7 @@ struct Run {
     q.context = ctx;
     q.top_k = top_k;
     q.text = std::move(text);
-    q.benchmark_targets = p.benchmark_targets;
+    q.withheld = p.withheld;
     return q;
   }
 };
@@ -275,15 +275,15 @@ json syntax_checker(const std::string& python) {
 
 // The benchmark's other targets, and the prompt contexts that are one of them or inside one: none for the
 // ProjAgent methods (what `evaluate`'s trace shows); REPOCOD's baselines may show them, as REPOCOD does.
-void trace_benchmark_targets(const Engine& e, const std::vector<int>& targets, const std::vector<PromptContext>& ctxs,
-                             json& trace) {
+void trace_withheld(const Engine& e, const std::vector<int>& targets, const std::vector<PromptContext>& ctxs,
+                    json& trace) {
   json names = json::array(), leaked = json::array();
   for (int t : targets) names.push_back(e.target_name(t));
   for (const auto& c : ctxs)
     for (int t : targets)
       if (c.entity >= 0 && e.view().is_within(c.entity, t)) leaked.push_back({{"context", c.title}, {"kind", c.kind}});
-  trace["benchmark_targets"] = names;
-  trace["benchmark_targets_in_context"] = leaked;
+  trace["withheld"] = names;
+  trace["withheld_in_context"] = leaked;
 }
 
 // Lowers `fp`'s prompt budget and output tokens to what the LLM's context holds (fit_to_context), with one
@@ -375,7 +375,7 @@ GenerationOutcome generate_function(const Engine& e, const Models& models, const
   json sel = json::array();
   for (const auto& c : selected) sel.push_back(c.to_json());
   trace["prompt_contexts"] = sel;
-  trace_benchmark_targets(e, p.benchmark_targets, selected, trace);
+  trace_withheld(e, p.withheld, selected, trace);
   trace["syntax_check"] = syntax_checker(p.python);
   generate_with_feedback(e, t, fp, llm, method.feedback, gen_tpl, vars, out, trace);
   out.diff = unified_diff(path, original, out.patched_file);

@@ -37,10 +37,10 @@ struct GenerationParams {
   // The python3 whose compile() is the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH
   // (tree-sitter with a warning when none); "none" = tree-sitter.
   std::string python;
-  // Entity indices (in the engine generate_function gets) of the benchmark's other targets: never context
-  // of the ProjAgent methods (RetrievalQuery::benchmark_targets); `evaluate` passes every task of the
+  // Entity indices (in the engine generate_function gets) of functions withheld from context: never context
+  // of the ProjAgent methods (RetrievalQuery::withheld); `evaluate` passes every other task of the
   // repository. Not part of to_json(): the trace names them.
-  std::vector<int> benchmark_targets;
+  std::vector<int> withheld;
   nlohmann::json to_json() const;
 };
 

@@ -1,8 +1,8 @@
 // The query image: what a query needs from an index (the file, entity, snippet and import tables and the
 // BM25 inverted lists of entities and snippets), written at index time next to the database
 // (<db>-image) in a flat layout that is memory-mapped at load, so that a fresh process answers a query
-// without re-reading the tables through SQL or rebuilding the inverted lists (sympy: ~40 ms instead of
-// ~650 ms; docs/BENCHMARKS.md).
+// without re-reading the tables through SQL or rebuilding the inverted lists (the cold-query rows of
+// docs/BENCHMARKS.md measure both paths).
 //
 // Consistency: the image carries a random token, and the database's meta row `query_image` names the
 // token of the image that matches its contents. An indexing run that changes anything clears the row

@@ -126,7 +126,7 @@ class SymbolGraph {
   mutable std::mutex mu_;
   mutable std::unordered_map<int, std::vector<int>> mro_cache_;
   // accessible_files(file) with nothing hidden, per file queried: a structural request asks for the
-  // closure of its target's file, and walking it (most of sympy's files) was ~5% of the request.
+  // closure of its target's file, and walking it (most of sympy's files) would be ~5% of the request.
   mutable std::unordered_map<int, std::vector<int>> closure_cache_;
   mutable std::unordered_map<std::string, Resolution> member_cache_;  // "file\x1fname"
 };

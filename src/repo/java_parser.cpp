@@ -116,14 +116,14 @@ struct Grammar {
             f_parameters = f("parameters"), f_declarator = f("declarator"), f_type = f("type"), f_object = f("object"),
             f_arguments = f("arguments"), f_field = f("field");
 };
-const Grammar& grammar() {
+const Grammar& java_grammar() {
   static const Grammar g;
   return g;
 }
 
 class Extractor {
  public:
-  Extractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(grammar()) {}
+  Extractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(java_grammar()) {}
 
   void run(TSNode root) {
     ts::for_each_child(root, true, [&](TSNode n) {
@@ -468,7 +468,7 @@ void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, co
   ParseControl ctl;
   ctl.stop = stop;
   ctl.memory_limit = tree_memory_limit(source.size());
-  TSTree* tree = parse_tree(parser, grammar().lang, source, &ctl);
+  TSTree* tree = parse_tree(parser, java_grammar().lang, source, &ctl);
   if (!tree) {
     if (ctl.over_limit)
       out.errors.push_back(tree_too_large(out, ctl, source.size()));

@@ -29,9 +29,9 @@ class ImportsRetriever : public Retriever {
     auto files = e_.graph().accessible_files(q.target->file, &ctx.hidden);
     const auto& ents = e_.view().entities();
     std::vector<char> allowed(ents.size(), 0);
-    std::vector<char> benchmark(ents.size(), 0);  // the benchmark's other targets: out of the pool
-    for (int t : q.benchmark_targets)
-      if (t >= 0 && static_cast<size_t>(t) < ents.size()) benchmark[t] = 1;
+    std::vector<char> withheld(ents.size(), 0);  // out of the pool (RetrievalQuery::withheld)
+    for (int t : q.withheld)
+      if (t >= 0 && static_cast<size_t>(t) < ents.size()) withheld[t] = 1;
     size_t pool = 0;
     for (int f : files) {
       const FileRec& fr = e_.view().files()[f];
@@ -42,7 +42,7 @@ class ImportsRetriever : public Retriever {
         if (o_.pool_methods && e.kind == EntityKind::method && e.parent_index >= 0 &&
             ents[e.parent_index].parent_index < 0)
           in_pool = true;
-        if (in_pool && !ctx.is_hidden_entity(i) && !benchmark[i]) {
+        if (in_pool && !ctx.is_hidden_entity(i) && !withheld[i]) {
           allowed[i] = 1;
           ++pool;
         }

@@ -6,6 +6,7 @@
 #include "retrieve/locate/locate.h"
 #include "retrieve/study/strategies.h"
 #include "util/error.h"
+#include "util/param_table.h"
 
 namespace repoctx {
 
@@ -154,33 +155,52 @@ const RetrieverInfo& retriever_info(const std::string& name) {
   throw Error(ExitCode::usage, "unknown strategy '" + name + "' (available: " + names + ")");
 }
 
+namespace {
+// The retriever's own parameters (the strategies' groups keep their tables beside their structs).
+const ParamTable<RetrieverOptions>& retriever_param_fields() {
+  static const ParamTable<RetrieverOptions> f = {
+      REPOCTX_PARAM(RetrieverOptions, "imports_order", imports_order,
+                    .meaning = "how `imports` orders its pool for a target: structural (the structural ranker's "
+                               "order, then the pool's other symbols in the paper's order) or bm25 (the paper's: "
+                               "BM25, eq. 6 with an embedder)",
+                    .choices = "structural|bm25", .source = "repoctx (ProjAgent 4.3: bm25)"),
+      REPOCTX_PARAM(RetrieverOptions, "hybrid_fusion", hybrid_fusion,
+                    .meaning = "how `hybrid` ranks for a target: structural-first, rrf (reciprocal rank fusion, "
+                               "k = 60) or none (eq. 6 alone, ProjAgent's)",
+                    .choices = "structural-first|rrf|none", .source = "repoctx (ProjAgent 4.3: none)"),
+      REPOCTX_PARAM(RetrieverOptions, "structural_cascade_keep", cascade_keep,
+                    .meaning = "structural: candidates the cascade's first trees keep for the full model (0: no "
+                               "cascade)",
+                    .min = 0, .max = 1000000, .source = "repoctx"),
+  };
+  return f;
+}
+}  // namespace
+
 void apply_retriever_param(RetrieverOptions& o, const std::string& name, const std::string& value) {
-  if (name == "imports_order" || name == "hybrid_fusion") {  // the orders of imports and hybrid
-    bool imports = name == "imports_order";
-    bool ok = imports ? (value == "structural" || value == "bm25")
-                      : (value == "structural-first" || value == "rrf" || value == "none");
-    if (!ok)
-      throw Error(ExitCode::usage, "parameter " + name + " takes " +
-                                       (imports ? "structural or bm25" : "structural-first, rrf or none") + ", got '" +
-                                       value + "'");
-    (imports ? o.imports_order : o.hybrid_fusion) = value;
-    return;
-  }
   nlohmann::json v = nlohmann::json::parse(value, nullptr, false);
   if (v.is_discarded()) v = value;
-  if (name == "structural_cascade_keep") {  // RankCascade::keep of the structural strategy
-    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
-      throw Error(ExitCode::usage,
-                  "parameter structural_cascade_keep takes an integer >= 0 (0 = no cascade), got '" + value + "'");
-    o.cascade_keep = v.get<int>();
-    return;
-  }
-  if (StudyParams::has(name))
+  if (has_param(retriever_param_fields(), name))
+    apply_params(o, nlohmann::json{{name, v}}, retriever_param_fields(), "parameter");
+  else if (StudyParams::has(name))
     o.study.apply(nlohmann::json{{name, v}});
   else if (CompletionParams::has(name))
     o.completion.apply(nlohmann::json{{name, v}});
-  else
-    o.procedural.apply(nlohmann::json{{name, v}});  // throws naming the valid parameters
+  else if (ProceduralParams::has(name))
+    o.procedural.apply(nlohmann::json{{name, v}});
+  else {
+    std::vector<std::string> names;
+    for (const auto& p : strategy_parameters()) names.push_back(p["name"]);
+    throw_unknown_param(name, "parameter", names);
+  }
+}
+
+nlohmann::json strategy_parameters() {
+  nlohmann::json all = params_catalogue(retriever_param_fields(), "retriever");
+  for (const nlohmann::json& group :
+       {StudyParams::catalogue(), CompletionParams::catalogue(), ProceduralParams::catalogue()})
+    for (const auto& p : group) all.push_back(p);
+  return all;
 }
 
 ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt) {

@@ -31,17 +31,19 @@ struct RetrievalQuery {
   // The target's hidden-body context, built once by the caller when it sends several queries for one
   // target (generation: one per step); null = built by the strategy when it needs it.
   std::shared_ptr<const TargetContext> context;
-  // Entity indices of the benchmark's other target functions (`evaluate`: every task of the repository).
-  // ProjAgent's pools never hold them: procedural (ProjAgent 4.1: not decomposed, not accepted from the
-  // agent, so never expanded; they also rank their files first in function selection) and semantic
-  // (`imports`). The REPOCOD baselines ignore them: REPOCOD hides only the task's own body.
-  std::vector<int> benchmark_targets;
+  // Entity indices of functions withheld from context: functions that are not written yet, beside the target
+  // (an assistant writing several stubs of a plan; a benchmark's other targets, which `evaluate` passes for
+  // every task of the repository). ProjAgent's pools never hold them: procedural (ProjAgent 4.1: not
+  // decomposed, not accepted from the agent, so never expanded; they also rank their files first in function
+  // selection) and semantic (`imports`). The REPOCOD baselines ignore them: REPOCOD hides only the task's own
+  // body.
+  std::vector<int> withheld;
   // A completion cursor (AlignCoder and the IV-B baselines): the unfinished code is the file before it,
   // and the text after it is absent (make_cursor_context).
   std::shared_ptr<const CursorContext> cursor;
-  // Candidate completions the caller gives (the ground truth as an LLM-free upper bound): an enhanced
-  // query uses them instead of sampling.
-  std::vector<std::string> completions;
+  // Completions the caller already has for the cursor (its own model's drafts; in an evaluation, the ground
+  // truth as an LLM-free upper bound): an enhanced query (AlignCoder III-B) uses them instead of sampling.
+  std::vector<std::string> drafts;
 };
 
 // The context of q's target: q.context when set, else built now; null without a target.
@@ -80,7 +82,6 @@ struct RetrieverOptions {
   int cascade_keep = 150;       // structural: RankCascade::keep (param structural_cascade_keep; 0 = none)
   ProceduralParams procedural;  // procedural: every threshold and budget (paper defaults)
   std::string trace_path;       // procedural: write the JSON trace of every stage here
-  std::string rq2_pairs_path;   // procedural: append RQ2 pairs (JSONL) here
   StudyParams study;            // the context-retrieval study's strategies: every constant
   CompletionParams completion;  // aligncoder, reacc, rlcoder, repocoder, in-file
 };
@@ -90,6 +91,9 @@ struct RetrieverOptions {
 // entry point accepts the same names). VALUE is read as JSON when it parses (numbers, booleans), else as a
 // string. Throws Error(usage) naming the valid values, or the valid parameters for an unknown name.
 void apply_retriever_param(RetrieverOptions& o, const std::string& name, const std::string& value);
+// Every strategy parameter apply_retriever_param takes, as catalogue entries (util/param_table.h: name,
+// group, type, default, meaning, minimum/maximum or choices, source); the names are unique across groups.
+nlohmann::json strategy_parameters();
 
 // A step of the plan a strategy made for the target (procedural: the target's decomposition), with the
 // hits that serve it (indices into RetrievalResult::hits).

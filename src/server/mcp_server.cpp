@@ -38,7 +38,7 @@ struct RpcError : std::runtime_error {
 
 const std::vector<std::string> kKnownVersions = {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"};
 
-std::string dump(const json& j) {
+std::string dump_json(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -47,8 +47,8 @@ json error_message(const json& id, int code, const std::string& message) {
 }
 
 std::string too_large(size_t limit) {
-  return dump(error_message(nullptr, kInvalidRequest,
-                            fmt::format("Invalid Request: message larger than {} bytes; it is skipped", limit)));
+  return dump_json(error_message(nullptr, kInvalidRequest,
+                                 fmt::format("Invalid Request: message larger than {} bytes; it is skipped", limit)));
 }
 
 json text_result(const std::string& text, const json& structured = nullptr, bool is_error = false) {
@@ -339,32 +339,32 @@ std::string McpServer::handle(const std::string& line) {
   try {
     msg = api::parse_request_json(line);
   } catch (const Error& e) {
-    return dump(error_message(nullptr, kParseError, std::string("Parse error: the message is ") + e.what()));
+    return dump_json(error_message(nullptr, kParseError, std::string("Parse error: the message is ") + e.what()));
   }
   if (msg.is_array())
-    return dump(error_message(
+    return dump_json(error_message(
         nullptr, kInvalidRequest,
         "Invalid Request: batches are not part of MCP (2025-06-18 and later); send one message per line"));
-  if (!msg.is_object()) return dump(error_message(nullptr, kInvalidRequest, "Invalid Request: not a JSON object"));
+  if (!msg.is_object()) return dump_json(error_message(nullptr, kInvalidRequest, "Invalid Request: not a JSON object"));
   bool has_id = msg.contains("id");
   json id = has_id ? msg["id"] : json(nullptr);
   if (has_id && !id.is_string() && !id.is_number_integer())
-    return dump(error_message(nullptr, kInvalidRequest, "Invalid Request: id must be a string or an integer"));
+    return dump_json(error_message(nullptr, kInvalidRequest, "Invalid Request: id must be a string or an integer"));
   if (msg.value("jsonrpc", json()) != "2.0")
-    return dump(error_message(id, kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\""));
+    return dump_json(error_message(id, kInvalidRequest, "Invalid Request: \"jsonrpc\" must be \"2.0\""));
   if (!msg.contains("method") || !msg["method"].is_string()) {
     if (msg.contains("result") || msg.contains("error")) return "";  // a response: this server sends no requests
-    return dump(error_message(id, kInvalidRequest, "Invalid Request: \"method\" must be a string"));
+    return dump_json(error_message(id, kInvalidRequest, "Invalid Request: \"method\" must be a string"));
   }
   std::string method = msg["method"].get<std::string>();
   json params = msg.value("params", json::object());
   if (!has_id) return "";  // notifications (initialized, cancelled, ...) need no answer
   try {
-    return dump({{"jsonrpc", "2.0"}, {"id", id}, {"result", dispatch(method, params)}});
+    return dump_json({{"jsonrpc", "2.0"}, {"id", id}, {"result", dispatch(method, params)}});
   } catch (const RpcError& e) {
-    return dump(error_message(id, e.code, e.what()));
+    return dump_json(error_message(id, e.code, e.what()));
   } catch (const std::exception& e) {
-    return dump(error_message(id, kInternalError, std::string("Internal error: ") + e.what()));
+    return dump_json(error_message(id, kInternalError, std::string("Internal error: ") + e.what()));
   }
 }
 

@@ -118,6 +118,14 @@ void ServerModels::resolve(std::map<std::string, std::string>& strategy_params) 
   } else {
     strategy_params["model_path"] = file;
   }
+  // RLCoder's retriever: a server serves the built-in one (no server option loads another).
+  if (auto rl = strategy_params.find("rlcoder_model_path"); rl != strategy_params.end()) {
+    if (!rl->second.empty() && rl->second != kBuiltin)
+      throw Error(ExitCode::usage, fmt::format("parameter rlcoder_model_path '{}': a server serves the built-in "
+                                               "RLCoder retriever (builtin); a request may not name a file",
+                                               rl->second));
+    strategy_params.erase(rl);
+  }
 }
 
 }  // namespace repoctx

@@ -1,7 +1,7 @@
 // Keeps served indexes warm: a background thread that, for each index, runs api::Index::warm on its first
 // snapshot and on every snapshot a refresh loads afterwards, so that no request pays for the per-file facts
-// of LLM-free retrieval (on sympy a structural request on a file no request had touched cost 6-8x a warm
-// one; docs/BENCHMARKS.md, "Serving"). Requests are answered meanwhile, the same answers either way.
+// of LLM-free retrieval (a structural request on a file no request has touched costs several warm ones:
+// docs/BENCHMARKS.md, "Serving"). Requests are answered meanwhile, the same answers either way.
 #pragma once
 
 #include <atomic>

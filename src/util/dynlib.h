@@ -2,7 +2,7 @@
 //
 // Why: every library linked into the program is mapped and relocated before main() runs, by every command.
 // OpenBLAS/LAPACK (three routines, used only when a reasoning subspace is built or applied) and libcurl with
-// its ~20 dependencies (used only by the OpenAI-compatible backend) were ~75% of the program's start-up
+// its ~20 dependencies (used only by the OpenAI-compatible backend) would be most of the program's start-up
 // relocations, a fixed cost on every cold query (docs/BENCHMARKS.md, bench-serve). Opening them when first
 // needed keeps that cost off the commands that never use them. dlopen/dlsym are the system's API for this;
 // no library wraps them usefully.

@@ -3,7 +3,8 @@
 
     parameter_surfaces.py --repoctx BIN --module-dir DIR --docs docs/PARAMETERS.md REPO
 
-`repoctx parameters --json` lists the declarations (retrieve and localize). For each parameter:
+`repoctx parameters --json` lists the declarations (retrieve and localize, then the strategy parameters inside
+`params`). For each request parameter:
 - docs: docs/PARAMETERS.md equals `repoctx parameters --markdown` (the table is made from the declarations);
 - CLI: the command's --help shows its spelling and its meaning; a valid value is accepted (exit 0);
 - MCP: the tool's input schema has the property with the same type, meaning (except the model fields a
@@ -11,6 +12,9 @@
 - HTTP and Python: a valid value is accepted;
 and every bounded number just past its range, every string with choices given a value outside them, and
 every field given a value of the wrong type, is refused by all four, naming the parameter.
+Each strategy parameter (`params`, `--param NAME=VALUE`) is documented with its meaning and source, its
+default is accepted by all four inside `params`, and a value past its range, outside its choices or of the
+wrong type is refused by all four, naming it.
 """
 import argparse
 import json
@@ -74,14 +78,22 @@ def cli_args(row, value):
 def body(a):
     ck = Checker()
     rows = run_json(a.repoctx, ["parameters", "--json"])
+    strategy_rows = [r for r in rows if r["command"] == "params"]
+    rows = [r for r in rows if r["command"] != "params"]
     ck.check(len(rows) >= 20 and {r["command"] for r in rows} == {"retrieve", "localize"},
              f"{len(rows)} declared parameters of retrieve and localize")
+    names = [r["name"] for r in strategy_rows]
+    ck.check(len(names) >= 60 and len(set(names)) == len(names)
+             and {r["group"] for r in strategy_rows} == {"retriever", "study", "completion", "procedural"},
+             f"{len(names)} strategy parameters in four groups, each name once")
     md = run(a.repoctx, ["parameters", "--markdown"]).stdout
     ck.check(open(a.docs).read() == md, "docs/PARAMETERS.md is the table the declarations make "
              "(regenerate: repoctx parameters --markdown > docs/PARAMETERS.md)")
-    for r in rows:
-        ck.check(f"`{r['name']}`" in md and r["description"].replace("|", "\\|") in md,
+    for r in rows + strategy_rows:
+        ck.check(f"`{r['name']}`" in md and r["description"] and r["description"].replace("|", "\\|") in md,
                  f"docs: {r['command']} {r['name']} documented with its meaning")
+    for r in strategy_rows:
+        ck.check(bool(r["source"]) and r["source"] in md, f"docs: params {r['name']} says where its default comes from")
 
     sys.path.insert(0, a.module_dir)
     import repoctx as pyrepoctx
@@ -180,10 +192,48 @@ def body(a):
                         refused["python"] = name in str(e)
                     ck.check(all(refused.values()), f"{where}={json.dumps(bad)} ({what}): refused naming it by "
                              + ", ".join(refused), json.dumps(refused))
+            n = check_strategy_params(ck, a, strategy_rows, repo, db, srv, mcp, ix, n)
         finally:
             srv.stop()
             mcp.p.kill()
     return ck.finish("parameter_surfaces")
+
+
+def param_text(v):
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def check_strategy_params(ck, a, strategy_rows, repo, db, srv, mcp, ix, n):
+    """Every strategy parameter inside `params`: its default accepted, bad values refused naming it."""
+    query = "register a url rule"
+    for r in strategy_rows:
+        name = r["name"]
+        bads = invalid_values(r) + [([1], "of the wrong type")]
+        for value, what in [(r["default"], None)] + bads:
+            req = {"query": query, "params": {name: value}}
+            p = run(a.repoctx, ["retrieve", repo, "--db", db, "--no-refresh", "-q", "--json", "--query", query,
+                                "--param", f"{name}={param_text(value)}"])
+            st, j, _ = srv.post("/v1/retrieve", req)
+            n += 1
+            ans = mcp.ask(call(n, "retrieve", req))
+            mcp_error = bool(ans.get("result", {}).get("isError") or "error" in ans)
+            try:
+                ix.retrieve(**req)
+                py = None
+            except Exception as e:  # noqa: BLE001 - any refusal is the failure (or the expectation) here
+                py = str(e)
+            if what is None:
+                ok = {"cli": p.returncode == 0, "http": st == 200, "mcp": not mcp_error, "python": py is None}
+                ck.check(all(ok.values()), f"params {name}={json.dumps(value)} (its default): accepted by "
+                         + ", ".join(ok), f"{json.dumps(ok)} cli: {p.stderr[-200:]} http: {json.dumps(j)[:200]} "
+                         f"mcp: {json.dumps(ans)[:200]} python: {py}")
+            else:
+                ok = {"cli": p.returncode == 2 and name in p.stderr, "http": st == 400 and name in json.dumps(j),
+                      "mcp": mcp_error and name in json.dumps(ans), "python": py is not None and name in py}
+                ck.check(all(ok.values()), f"params {name}={json.dumps(value)} ({what}): refused naming it by "
+                         + ", ".join(ok), f"{json.dumps(ok)} cli: {p.stderr[-200:]} http: {json.dumps(j)[:200]} "
+                         f"mcp: {json.dumps(ans)[:200]} python: {py}")
+    return n
 
 
 def main():

@@ -203,10 +203,10 @@ def projagent_benchmark(ck, binary, repo, work, tasks, model, before):
     order = [json.loads(l)["task"] for l in open(os.path.join(out, "results.jsonl"))]
     for target, t in traces.items():
         other = (targets - {target}).pop()
-        ck.check(t.get("benchmark_targets") == [other], f"{target}: the trace names the other task's target",
-                 json.dumps(t.get("benchmark_targets")))
-        ck.check(t.get("benchmark_targets_in_context") == [], f"{target}: no prompt context is another task's target",
-                 json.dumps(t.get("benchmark_targets_in_context")))
+        ck.check(t.get("withheld") == [other], f"{target}: the trace names the other task's target",
+                 json.dumps(t.get("withheld")))
+        ck.check(t.get("withheld_in_context") == [], f"{target}: no prompt context is another task's target",
+                 json.dumps(t.get("withheld_in_context")))
         proc = t.get("procedural", {})
         named = set()
         for r in proc.get("rounds", []):
@@ -219,7 +219,7 @@ def projagent_benchmark(ck, binary, repo, work, tasks, model, before):
                  str(sorted(named))[:300])
         decs = [d["function"] for d in proc.get("offline", {}).get("decompositions", [])]
         ck.check(not (set(decs) & targets), f"{target}: neither target is decomposed as context", str(decs))
-        ck.check(proc.get("benchmark_targets") == [other], f"{target}: the procedural trace excludes the other target")
+        ck.check(proc.get("withheld") == [other], f"{target}: the procedural trace excludes the other target")
     first, second = [traces[tid.split("::", 1)[1]] for tid in order] if len(order) == 2 else (None, None)
     if first and second:
         ck.check(first["procedural"]["offline"]["reused"] is False and second["procedural"]["offline"]["reused"] is True

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "eval/aligncoder_gradient.h"
 #include "eval/aligncoder_training.h"
 #include "eval/completion_metrics.h"
 #include "eval/completion_retrieval.h"
@@ -83,7 +84,7 @@ TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
     std::vector<const FeatureBag*> ptrs;
     for (const auto& d : docs) ptrs.push_back(&d);
     EncoderGrad grad;
-    enc.loss(q, ptrs, 1, &grad);
+    encoder_loss(enc, q, ptrs, 1, &grad);
     auto analytic = [&](Eigen::Index i) {
       if (i < static_cast<Eigen::Index>(enc.delta_offset())) return grad.dense[i];
       if (i >= static_cast<Eigen::Index>(enc.head_offset()))
@@ -101,9 +102,9 @@ TEST(AlignEncoder, GradientMatchesFiniteDifferences) {
       if (i == kSlots && !mix) continue;
       const double h = 1e-6, old = enc.params()[i];
       enc.params()[i] = old + h;
-      double up = enc.loss(q, ptrs, 1, nullptr);
+      double up = encoder_loss(enc, q, ptrs, 1, nullptr);
       enc.params()[i] = old - h;
-      double down = enc.loss(q, ptrs, 1, nullptr);
+      double down = encoder_loss(enc, q, ptrs, 1, nullptr);
       enc.params()[i] = old;
       double numeric = (up - down) / (2 * h);
       EXPECT_NEAR(analytic(i), numeric, 1e-5 + 1e-4 * std::abs(numeric)) << "parameter " << i << " variant " << variant;
@@ -130,10 +131,10 @@ TEST(AlignEncoder, TrainingOnOneSampleRaisesItsLabel) {
   enc.set_vocabulary({docs[0].ids.begin(), docs[0].ids.end()});
   AdamState adam;
   adam.lr = 0.05;
-  double first = enc.loss(q, ptrs, 0, nullptr), last = first;
+  double first = encoder_loss(enc, q, ptrs, 0, nullptr), last = first;
   for (int step = 0; step < 50; ++step) {
     EncoderGrad g;
-    last = enc.loss(q, ptrs, 0, &g);
+    last = encoder_loss(enc, q, ptrs, 0, &g);
     adam.apply(enc, g, 1.0);
   }
   EXPECT_LT(last, first * 0.5);
@@ -170,10 +171,10 @@ TEST(AlignEncoder, TrainedHeadLowersTheLossRoundTripsAndDrivesTheScores) {
   AdamState adam;
   adam.lr = 0.05;
   adam.l2_init = 1.0;  // the pull towards the untrained encoder leaves the head alone
-  double first = enc.loss(q, ptrs, label, nullptr), last = first;
+  double first = encoder_loss(enc, q, ptrs, label, nullptr), last = first;
   for (int step = 0; step < 60; ++step) {
     EncoderGrad g;
-    last = enc.loss(q, ptrs, label, &g);
+    last = encoder_loss(enc, q, ptrs, label, &g);
     adam.apply(enc, g, 1.0);
   }
   EXPECT_LT(last, first * 0.5) << "training the head does not lower the loss";
@@ -215,7 +216,7 @@ TEST(AlignEncoder, L2InitKeepsTrainingNearTheUntrainedEncoder) {
     adam.l2_init = l2;
     for (int step = 0; step < 30; ++step) {
       EncoderGrad g;
-      enc.loss(q, ptrs, 0, &g);
+      encoder_loss(enc, q, ptrs, 0, &g);
       adam.apply(enc, g, 1.0);
     }
     return enc;

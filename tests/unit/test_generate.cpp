@@ -330,11 +330,11 @@ TEST(Generate, BenchmarkTargetsStayOutOfTheSemanticPoolAndTheTraceShowsIt) {
     }
   }
   ASSERT_GE(other, 0) << plain.trace["prompt_contexts"].dump(1);
-  EXPECT_TRUE(plain.trace["benchmark_targets"].empty());
-  p.benchmark_targets = {other};
+  EXPECT_TRUE(plain.trace["withheld"].empty());
+  p.withheld = {other};
   auto out = generate_function(*repo.engine, Models{&b, &b}, t, p);
-  EXPECT_EQ(out.trace["benchmark_targets"], json::array({repo.engine->target_name(other)}));
-  EXPECT_TRUE(out.trace["benchmark_targets_in_context"].empty()) << out.trace["benchmark_targets_in_context"];
+  EXPECT_EQ(out.trace["withheld"], json::array({repo.engine->target_name(other)}));
+  EXPECT_TRUE(out.trace["withheld_in_context"].empty()) << out.trace["withheld_in_context"];
   for (const auto& c : out.trace["prompt_contexts"]) EXPECT_NE(c["title"], repo.engine->target_name(other));
 }
 

@@ -696,7 +696,7 @@ TEST(Procedural, BenchmarkTargetsAreNeverContextAndRankTheirFilesFirst) {
   // Function selection counts the benchmark target: stats.py (1 target, 2 functions) ranks first.
   ASSERT_EQ(out.trace["offline"]["function_selection"].size(), 1u);
   EXPECT_EQ(out.trace["offline"]["function_selection"][0], "pkg/stats.py");
-  EXPECT_EQ(out.trace["benchmark_targets"], json::array({"pkg/stats.py::tally"}));
+  EXPECT_EQ(out.trace["withheld"], json::array({"pkg/stats.py::tally"}));
   // Never decomposed, refused when the agent proposes it, never a context.
   for (const auto& d : out.trace["offline"]["decompositions"]) EXPECT_NE(d["function"], "pkg/stats.py::tally");
   EXPECT_TRUE(out.trace["online_decompositions"].empty());

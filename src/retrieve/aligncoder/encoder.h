@@ -19,8 +19,7 @@
 //             embedding model itself stays frozen
 //   loss      eq. 21-22: -log softmax_i(s_i / tau) at the label c_mp (tau = 0.05: RLCoder's scale of 20)
 //
-// The gradient is written by hand (Eigen has no reverse-mode autodiff); tests/unit/test_aligncoder.cpp
-// checks it against finite differences.
+// Inference only: the loss, its gradient and the optimiser are the trainer's (eval/aligncoder_gradient.h).
 #pragma once
 
 #include <array>
@@ -87,7 +86,7 @@ struct EncoderConfig {
   int head_in = 0;       // the embedding's dimension (set by init_head)
 };
 
-struct EncoderGrad;
+class EncoderGradient;  // eval/aligncoder_gradient.h: the loss and its gradient need the forward pass's internals
 
 class AlignEncoder {
  public:
@@ -102,9 +101,6 @@ class AlignEncoder {
   Eigen::VectorXd embed(const FeatureBag& b) const;
   // Cosine scores of candidates against a query (mixed with the frozen cosine when the model mixes).
   std::vector<double> scores(const FeatureBag& q, const std::vector<const FeatureBag*>& docs) const;
-  // eq. 21-22 for one query: -log softmax(s / tau)[label]; adds the gradient to `g` when given.
-  double loss(const FeatureBag& q, const std::vector<const FeatureBag*>& docs, int label, EncoderGrad* g) const;
-
   // The linear head over embeddings of dimension `in` (config().head rows), as a seeded random projection.
   void init_head(int in);
   // Parameters as one flat vector (theta, mix, delta, head), for the optimiser and the gradient check.
@@ -123,13 +119,13 @@ class AlignEncoder {
   nlohmann::json provenance;                                                        // how it was trained
 
  private:
+  friend class EncoderGradient;
   struct Forward {
     Eigen::VectorXd e;
     std::vector<double> S, w;  // per token: the weighted count and the weight
     double norm = 0;
   };
   Forward forward(const FeatureBag& b) const;
-  void backward(const FeatureBag& b, const Forward& f, const Eigen::VectorXd& de, EncoderGrad& g) const;
   void add_row(uint64_t id, double scale, Eigen::Ref<Eigen::VectorXd> out) const;  // out += scale * (r + delta)
   double row_dot(uint64_t id, const Eigen::VectorXd& v) const;                     // (r + delta) . v
   int vocab_row(uint64_t id) const;
@@ -147,30 +143,6 @@ class AlignEncoder {
 // unfinished code alone), or Error(not_found) saying how to train one when this build has none; "untrained" =
 // the encoder before any training (idf-weighted log counts, random projection: the ablation without III-C).
 AlignEncoder load_align_encoder(const std::string& path, const std::string& method = "aligncoder");
-
-// A gradient over the flat parameters, sparse in the rows of delta.
-struct EncoderGrad {
-  Eigen::VectorXd dense;  // theta + mix
-  std::unordered_map<int, Eigen::VectorXd> rows;
-  Eigen::VectorXd head;  // the head's weights (row-major), when the encoder has one
-  void clear();
-};
-
-// Adam over the flat parameters, lazy on delta rows (only rows with a gradient move), with decoupled
-// weight decay on delta (the learned rows stay close to the random projection unless the data says
-// otherwise), and an optional L2 pull of every moved parameter towards the untrained encoder (all
-// parameters 0: theta = 0 is plain idf * log-tf, delta = 0 the random projection). The pull is applied
-// as the proximal step of the penalty l2_init/2 * |p|^2 after each Adam step, p <- p / (1 + lr * l2_init):
-// unlike a penalty gradient fed through Adam (whose steps have size ~lr whatever the gradient's scale),
-// it is exact at both ends: l2_init = 0 is plain Adam, l2_init = infinity keeps the untrained encoder.
-struct AdamState {
-  double lr = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 1e-4, l2_init = 0;
-  int64_t step = 0;
-  Eigen::VectorXd m, v;
-  void apply(AlignEncoder& enc, const EncoderGrad& g, double scale);
-  nlohmann::json to_json() const;
-  static AdamState from_json(const nlohmann::json& j);
-};
 
 // Base64 (RFC 4648) of raw bytes: how the model file carries its weights inside JSON.
 std::string base64_encode(const void* data, size_t n);

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/param_table.h"
+
 namespace repoctx {
 
 struct CompletionParams {
@@ -42,6 +44,10 @@ struct CompletionParams {
   void apply(const nlohmann::json& j);
   static bool has(const std::string& name);
   nlohmann::json to_json() const;
+  // Every parameter: name, type, default, meaning, valid values, source (util/param_table.h).
+  static nlohmann::json catalogue();
+  // The declarations themselves (the CLI makes its completion options from them).
+  static const ParamTable<CompletionParams>& table();
 };
 
 }  // namespace repoctx

@@ -133,11 +133,12 @@ class EncoderRetriever : public Retriever {
     std::vector<std::string> candidates;
     json trace = {{"method", name_}, {"window_lines", p_.query_lines}};
     if (enhanced_) {
-      if (!q.completions.empty()) {
-        candidates = q.completions;
+      if (!q.drafts.empty()) {
+        candidates = q.drafts;
         trace["candidates_from"] = "given";
       } else if (p_.candidates == "oracle") {
-        throw Error(ExitCode::usage, "candidates=oracle needs the completions (the ground truth) with the query");
+        throw Error(ExitCode::usage,
+                    "candidates=oracle needs the ground truth as the query's drafts (retrieve --completion)");
       } else if (p_.candidates == "sample") {
         LlmBackend& llm = m_.need_llm("aligncoder's query enhancement (or candidates=none / oracle)");
         MeteredBackend metered(llm);

@@ -234,7 +234,7 @@ void run_offline_stage(const OfflineInputs& in, StepPool& steps, json& oj) {
                     {"reasoning_dim", sub.reasoning_dim()},
                     {"reasoning_fraction", sub.reasoning_fraction()}};
   for (Step* s : steps.pool) s->debiased = debias(s->projection, steps.mp);
-  oj["benchmark_targets"] = in.targets.size();
+  oj["withheld"] = in.targets.size();
   oj["context_functions"] = steps.decomposed.size();
   oj["grounded_context_steps"] = steps.pool.size();
   // This run's offline LLM work: none when the artifact was reused.

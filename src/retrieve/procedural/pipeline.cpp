@@ -204,7 +204,7 @@ struct ProceduralPipeline::Impl {
       if (std::find(targets.begin(), targets.end(), t) == targets.end()) targets.push_back(t);
     json names = json::array();
     for (size_t i = 1; i < targets.size(); ++i) names.push_back(name(targets[i]));
-    trace["benchmark_targets"] = names;
+    trace["withheld"] = names;
     return targets;
   }
 
@@ -254,9 +254,9 @@ ProceduralPipeline::ProceduralPipeline(const Engine& e, const Models& m, Procedu
 ProceduralPipeline::~ProceduralPipeline() = default;
 
 ProceduralOutcome ProceduralPipeline::run(const TargetRef& target, std::shared_ptr<const TargetContext> context,
-                                          const std::vector<int>& benchmark_targets) {
+                                          const std::vector<int>& withheld) {
   partial_ = nullptr;
-  return impl_->run(target, std::move(context), benchmark_targets, rq2_, partial_);
+  return impl_->run(target, std::move(context), withheld, rq2_, partial_);
 }
 
 }  // namespace repoctx

@@ -24,6 +24,7 @@
 #include "llm/models.h"
 #include "retrieve/engine.h"
 #include "retrieve/procedural/types.h"
+#include "retrieve/retriever.h"
 
 namespace repoctx {
 
@@ -43,13 +44,13 @@ class ProceduralPipeline {
   // They may be one backend.
   ProceduralPipeline(const Engine& e, const Models& models, ProceduralParams p = {});
   ~ProceduralPipeline();
-  // `benchmark_targets`: the other target functions of a benchmark (never context: not decomposed, not
-  // accepted from the agent, not expanded; and they rank their files first in function selection). The
+  // `withheld`: functions withheld from context, e.g. the other target functions of a benchmark (never context: not
+  // decomposed, not accepted from the agent, not expanded; and they rank their files first in function selection). The
   // target itself always counts as one.
   // `context`: the target's hidden-body context when the caller has built it (else built here).
   // On Ctrl-C (util/cancel.h) throws Error(interrupted) after keeping the trace so far (partial_trace()).
   ProceduralOutcome run(const TargetRef& target, std::shared_ptr<const TargetContext> context = nullptr,
-                        const std::vector<int>& benchmark_targets = {});
+                        const std::vector<int>& withheld = {});
   // The trace of an interrupted run(), with "interrupted": true and the stage it stopped in.
   const nlohmann::json& partial_trace() const { return partial_; }
   // RQ2 support: after run(), every (target step, grounded context step) pair with its similarities to
@@ -62,5 +63,9 @@ class ProceduralPipeline {
   std::vector<Rq2Pair> rq2_;
   nlohmann::json partial_;
 };
+
+// The RQ2 pairs of the last target a `procedural` retriever (make_retriever) ran; empty for other strategies.
+// What becomes of them (RQ2's pairs file, eval/rq2.h) is the caller's.
+const std::vector<Rq2Pair>& last_rq2_pairs(const Retriever& r);
 
 }  // namespace repoctx

@@ -26,16 +26,12 @@ class ProceduralRetriever : public Retriever {
     ProceduralPipeline pipe(e_, m_, o_.procedural);
     ProceduralOutcome out;
     try {
-      out = pipe.run(*q.target, q.context, q.benchmark_targets);
+      out = pipe.run(*q.target, q.context, q.withheld);
     } catch (const Error& err) {
       if (err.code() == ExitCode::interrupted && !pipe.partial_trace().is_null()) write_trace(pipe.partial_trace());
       throw;
     }
-    if (!o_.rq2_pairs_path.empty()) {
-      std::ofstream f(o_.rq2_pairs_path, std::ios::app);
-      if (!f) throw Error(ExitCode::bad_input, "cannot append RQ2 pairs to '" + o_.rq2_pairs_path + "'");
-      for (const auto& p : pipe.rq2_pairs()) f << p.to_jsonl() << "\n";
-    }
+    rq2_ = pipe.rq2_pairs();
     RetrievalResult r;
     for (const auto& st : out.steps) {
       PlanStep ps{st.id, st.description, st.confirmed, {}};
@@ -75,6 +71,8 @@ class ProceduralRetriever : public Retriever {
     return r;
   }
 
+  const std::vector<Rq2Pair>& rq2_pairs() const { return rq2_; }
+
  private:
   void write_trace(const nlohmann::json& trace) const {
     if (o_.trace_path.empty()) return;
@@ -86,9 +84,16 @@ class ProceduralRetriever : public Retriever {
   const Engine& e_;
   Models m_;
   RetrieverOptions o_;
+  std::vector<Rq2Pair> rq2_;
 };
 
 }  // namespace
+
+const std::vector<Rq2Pair>& last_rq2_pairs(const Retriever& r) {
+  static const std::vector<Rq2Pair> none;
+  const auto* p = dynamic_cast<const ProceduralRetriever*>(&r);
+  return p ? p->rq2_pairs() : none;
+}
 
 std::unique_ptr<Retriever> make_procedural(const Engine& e, const Models& m, const RetrieverOptions& o) {
   return std::make_unique<ProceduralRetriever>(e, m, o);

@@ -49,6 +49,9 @@ struct ProceduralParams {
   nlohmann::json to_json() const;
   // Sets the fields named in `j` (the names of to_json()); throws Error(usage) on an unknown name.
   void apply(const nlohmann::json& j);
+  // Every parameter: name, type, default, meaning, valid values, source (util/param_table.h).
+  static nlohmann::json catalogue();
+  static bool has(const std::string& name);
 };
 
 struct StepValidation {

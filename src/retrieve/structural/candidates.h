@@ -70,7 +70,7 @@ struct CandidatePool {
     return scratch->vote_stamp[entity] == stamp ? &scratch->vote[entity] : nullptr;
   }
   // TargetContext::is_hidden_entity, here where it runs for every document a query touches (a call into
-  // another unit per document was ~2% of a request).
+  // another unit per document would be ~2% of a request).
   bool is_hidden_doc(int doc) const {
     return doc == target || (!context.removed_entities.empty() &&
                              std::binary_search(context.removed_entities.begin(), context.removed_entities.end(), doc));

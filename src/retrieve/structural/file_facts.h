@@ -47,7 +47,7 @@ struct FileUsage {
 };
 
 // What an entity's name is (made with the name parts): read for every candidate of every request, where
-// comparing and hashing the strings was ~2% of it.
+// comparing and hashing the strings would be ~2% of it.
 struct NameFacts {
   int name_id;  // the same for entities of the same name
   bool dunder, private_, upper, exception_name;
@@ -86,7 +86,7 @@ class RepositoryFacts {
 
   // The subword tokens of every entity's name, made once: a pool of ~1,000 candidates tokenized its names
   // twice per request. Also as ids of a vocabulary of every name part, so that a request matches them
-  // against its query by id (string hashing per part and candidate was ~3% of it).
+  // against its query by id (string hashing per part and candidate would be ~3% of it).
   const std::vector<int>& name_part_ids_of(int entity);
   const NameFacts& name_facts(int entity);
   // The id of an entity name, -1 when no entity has it.
@@ -99,7 +99,7 @@ class RepositoryFacts {
   const std::vector<int32_t>& top_level_file();
 
   // A file's module-level imports. Module-level imports are never inside a hidden body, so this is a fact of
-  // the index; resolving them was ~2% of a request, twice (scope tiers, module co-use).
+  // the index; resolving them would be ~2% of a request, twice (scope tiers, module co-use).
   const std::vector<ImportBinding>& bindings(int file);
 
   // A class's members through its MRO (SymbolGraph::class_members walks the MRO and each class's entities).

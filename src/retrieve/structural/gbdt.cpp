@@ -13,86 +13,11 @@
 #include <set>
 #include <tuple>
 
+#include "retrieve/structural/xgboost_api.h"
 #include "util/cancel.h"
-#include "util/dynlib.h"
 #include "util/error.h"
 
 namespace repoctx {
-
-namespace {
-
-// XGBoost's C API, resolved at first use (util/dynlib.h says why not at program start): libxgboost and
-// libdmlc were ~7,800 of the ~30,000 symbol relocations every command paid before main(), also the ones
-// that never rank with trees. The header gives the exact types.
-struct Xgb {
-  DynLib lib{{"libxgboost.so.0", "libxgboost.so"}, "install libxgboost0 (apt)"};
-  decltype(&::XGBGetLastError) XGBGetLastError = lib.function<decltype(::XGBGetLastError)>("XGBGetLastError");
-  decltype(&::XGBSetGlobalConfig) XGBSetGlobalConfig =
-      lib.function<decltype(::XGBSetGlobalConfig)>("XGBSetGlobalConfig");
-  decltype(&::XGDMatrixCreateFromMat_omp) XGDMatrixCreateFromMat_omp =
-      lib.function<decltype(::XGDMatrixCreateFromMat_omp)>("XGDMatrixCreateFromMat_omp");
-  decltype(&::XGDMatrixFree) XGDMatrixFree = lib.function<decltype(::XGDMatrixFree)>("XGDMatrixFree");
-  decltype(&::XGBoosterSetParam) XGBoosterSetParam = lib.function<decltype(::XGBoosterSetParam)>("XGBoosterSetParam");
-  decltype(&::XGBoosterFree) XGBoosterFree = lib.function<decltype(::XGBoosterFree)>("XGBoosterFree");
-  decltype(&::XGDMatrixSetFloatInfo) XGDMatrixSetFloatInfo =
-      lib.function<decltype(::XGDMatrixSetFloatInfo)>("XGDMatrixSetFloatInfo");
-  decltype(&::XGDMatrixSetUIntInfo) XGDMatrixSetUIntInfo =
-      lib.function<decltype(::XGDMatrixSetUIntInfo)>("XGDMatrixSetUIntInfo");
-  decltype(&::XGBoosterCreate) XGBoosterCreate = lib.function<decltype(::XGBoosterCreate)>("XGBoosterCreate");
-  decltype(&::XGBoosterUpdateOneIter) XGBoosterUpdateOneIter =
-      lib.function<decltype(::XGBoosterUpdateOneIter)>("XGBoosterUpdateOneIter");
-  decltype(&::XGBoosterPredictFromDense) XGBoosterPredictFromDense =
-      lib.function<decltype(::XGBoosterPredictFromDense)>("XGBoosterPredictFromDense");
-  decltype(&::XGBoosterSaveModelToBuffer) XGBoosterSaveModelToBuffer =
-      lib.function<decltype(::XGBoosterSaveModelToBuffer)>("XGBoosterSaveModelToBuffer");
-  decltype(&::XGBoosterLoadModelFromBuffer) XGBoosterLoadModelFromBuffer =
-      lib.function<decltype(::XGBoosterLoadModelFromBuffer)>("XGBoosterLoadModelFromBuffer");
-  decltype(&::XGBoosterGetNumFeature) XGBoosterGetNumFeature =
-      lib.function<decltype(::XGBoosterGetNumFeature)>("XGBoosterGetNumFeature");
-};
-
-const Xgb& xgb() {
-  static const Xgb x;  // thread-safe initialisation
-  return x;
-}
-
-// Every XGBoost call returns 0 or -1 with the reason in XGBGetLastError(), followed by a native stack trace
-// that says nothing to a user: keep the first line.
-std::string xgb_error() {
-  std::string e = xgb().XGBGetLastError();
-  return e.substr(0, e.find('\n'));
-}
-
-void xgb_check(int rc, const std::string& what) {
-  if (rc != 0) throw Error(ExitCode::failure, "xgboost: " + what + " failed: " + xgb_error());
-}
-
-// XGBoost logs warnings to stderr by default; repoctx reports its own errors.
-void quiet_xgboost() {
-  static std::once_flag once;
-  std::call_once(once, [] { xgb_check(xgb().XGBSetGlobalConfig(R"({"verbosity": 0})"), "setting verbosity"); });
-}
-
-struct DMatrix {
-  DMatrixHandle h = nullptr;
-  // Dense rows; NaN marks a missing value, so 0 (a feature that does not fire) is an ordinary value.
-  // `threads` 1 for a query's pool: waking OpenMP workers for a few hundred rows is not worth it.
-  DMatrix(const float* x, size_t rows, size_t cols, int threads) {
-    xgb_check(xgb().XGDMatrixCreateFromMat_omp(x, rows, cols, std::numeric_limits<float>::quiet_NaN(), &h, threads),
-              "building a matrix");
-  }
-  ~DMatrix() {
-    if (h) xgb().XGDMatrixFree(h);
-  }
-  DMatrix(const DMatrix&) = delete;
-  DMatrix& operator=(const DMatrix&) = delete;
-};
-
-void set_param(BoosterHandle b, const char* name, const std::string& value) {
-  xgb_check(xgb().XGBoosterSetParam(b, name, value.c_str()), std::string("setting ") + name);
-}
-
-}  // namespace
 
 nlohmann::json GbdtParams::to_json() const {
   return {{"objective", objective},
@@ -116,16 +41,6 @@ GbdtParams GbdtParams::from_json(const nlohmann::json& j) {
   p.nthread = j.value("nthread", p.nthread);
   p.seed = j.value("seed", p.seed);
   return p;
-}
-
-void GbdtTrainSet::add_row(const std::vector<double>& features, double relevance) {
-  if (features.size() != n_features)
-    throw Error(ExitCode::failure, "gbdt training row has " + std::to_string(features.size()) + " features, not " +
-                                       std::to_string(n_features));
-  if (group_sizes.empty()) begin_group();
-  for (double f : features) x.push_back(static_cast<float>(f));
-  label.push_back(static_cast<float>(relevance));
-  ++group_sizes.back();
 }
 
 // XGBoost's predictor walks each tree node by node with a data-dependent branch per level; for a structural
@@ -371,45 +286,7 @@ const char* GbdtRanker::evaluator() const {
 }
 
 GbdtRanker::~GbdtRanker() {
-  if (booster_) xgb().XGBoosterFree(static_cast<BoosterHandle>(booster_));
-}
-
-std::unique_ptr<GbdtRanker> GbdtRanker::train(const GbdtTrainSet& data, const GbdtParams& p,
-                                              const std::string& provenance_json,
-                                              std::vector<std::string> feature_names) {
-  quiet_xgboost();
-  if (data.rows() == 0)
-    throw Error(ExitCode::bad_input,
-                "no training rows for the gbdt ranker (no target has a "
-                "positive candidate)");
-  DMatrix dm(data.x.data(), data.rows(), data.n_features, p.nthread);
-  xgb_check(xgb().XGDMatrixSetFloatInfo(dm.h, "label", data.label.data(), data.label.size()), "setting labels");
-  xgb_check(xgb().XGDMatrixSetUIntInfo(dm.h, "group", data.group_sizes.data(), data.group_sizes.size()),
-            "setting query groups");
-  std::unique_ptr<GbdtRanker> r(new GbdtRanker());
-  r->params_ = p;
-  r->features_ = feature_names.empty() ? structural_feature_names() : std::move(feature_names);
-  r->provenance_json_ = provenance_json;
-  BoosterHandle b = nullptr;
-  xgb_check(xgb().XGBoosterCreate(&dm.h, 1, &b), "creating a booster");
-  r->booster_ = b;
-  set_param(b, "objective", p.objective);
-  set_param(b, "max_depth", std::to_string(p.max_depth));
-  set_param(b, "eta", std::to_string(p.eta));
-  set_param(b, "min_child_weight", std::to_string(p.min_child_weight));
-  set_param(b, "lambda", std::to_string(p.lambda));
-  set_param(b, "nthread", std::to_string(p.nthread));
-  set_param(b, "seed", std::to_string(p.seed));
-  set_param(b, "tree_method", "hist");
-  set_param(b, "verbosity", "0");
-  for (int it = 0; it < p.trees; ++it) {
-    throw_if_interrupted("no model is written");
-    xgb_check(xgb().XGBoosterUpdateOneIter(b, it, dm.h), "boosting round " + std::to_string(it));
-  }
-  // Prediction runs inside retrieval, which has its own parallelism.
-  set_param(b, "nthread", "1");
-  r->compile_forest();
-  return r;
+  if (booster_) xgboost_api().XGBoosterFree(static_cast<BoosterHandle>(booster_));
 }
 
 namespace {
@@ -438,12 +315,12 @@ std::vector<float> GbdtRanker::predict_xgboost(const std::vector<float>& x, size
   const bst_ulong* shape = nullptr;
   bst_ulong dim = 0;
   const float* out = nullptr;
-  xgb_check(
-      xgb().XGBoosterPredictFromDense(static_cast<BoosterHandle>(booster_), array.c_str(),
-                                      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
-                                      R"("strict_shape": false, "missing": NaN, "cache_id": 0})",
-                                      nullptr, &shape, &dim, &out),
-      "predicting");
+  xgboost_check(xgboost_api().XGBoosterPredictFromDense(
+                    static_cast<BoosterHandle>(booster_), array.c_str(),
+                    R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, )"
+                    R"("strict_shape": false, "missing": NaN, "cache_id": 0})",
+                    nullptr, &shape, &dim, &out),
+                "predicting");
   return std::vector<float>(out, out + rows);
 }
 
@@ -499,8 +376,9 @@ std::vector<double> GbdtRanker::score_rows_xgboost(const std::vector<std::vector
 void GbdtRanker::compile_forest() {
   bst_ulong len = 0;
   const char* buf = nullptr;
-  xgb_check(xgb().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
-            "saving the model");
+  xgboost_check(xgboost_api().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})",
+                                                         &len, &buf),
+                "saving the model");
   auto f = CompleteForest::from_xgboost(nlohmann::json::parse(std::string(buf, len)), features_.size());
   if (!f) return;
   // Probe rows: for every split, its threshold and the float just below it on its feature, the other
@@ -544,8 +422,9 @@ void GbdtRanker::compile_forest() {
 std::string GbdtRanker::to_json() const {
   bst_ulong len = 0;
   const char* buf = nullptr;
-  xgb_check(xgb().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})", &len, &buf),
-            "saving the model");
+  xgboost_check(xgboost_api().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})",
+                                                         &len, &buf),
+                "saving the model");
   nlohmann::json j;
   j["ranker"] = "gbdt";
   j["features"] = features_;
@@ -557,7 +436,7 @@ std::string GbdtRanker::to_json() const {
 
 std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const std::string& origin,
                                                   const std::vector<std::string>* expected_features) {
-  quiet_xgboost();
+  xgboost_quiet();
   if (!j.is_object() || !j.contains("xgboost") || !j.contains("features") || !j["features"].is_array())
     throw Error(ExitCode::bad_input,
                 "structural model '" + origin + "' is not a gbdt model file (JSON with features and xgboost)");
@@ -570,19 +449,19 @@ std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const
   if (j.contains("params")) r->params_ = GbdtParams::from_json(j["params"]);
   if (j.contains("provenance")) r->provenance_json_ = j["provenance"].dump();
   BoosterHandle b = nullptr;
-  xgb_check(xgb().XGBoosterCreate(nullptr, 0, &b), "creating a booster");
+  xgboost_check(xgboost_api().XGBoosterCreate(nullptr, 0, &b), "creating a booster");
   r->booster_ = b;
   std::string model = j["xgboost"].dump();
-  if (xgb().XGBoosterLoadModelFromBuffer(b, model.data(), model.size()) != 0)
+  if (xgboost_api().XGBoosterLoadModelFromBuffer(b, model.data(), model.size()) != 0)
     throw Error(ExitCode::bad_input, "structural model '" + origin + "': xgboost cannot load its trees (" +
-                                         xgb_error() + "); retrain it with `repoctx train-structural`");
+                                         xgboost_error() + "); retrain it with `repoctx train-structural`");
   bst_ulong n_features = 0;
-  xgb_check(xgb().XGBoosterGetNumFeature(b, &n_features), "reading the feature count");
+  xgboost_check(xgboost_api().XGBoosterGetNumFeature(b, &n_features), "reading the feature count");
   if (n_features != r->features_.size())
     throw Error(ExitCode::bad_input, "structural model '" + origin + "': its trees expect " +
                                          std::to_string(n_features) + " features, its feature list has " +
                                          std::to_string(r->features_.size()));
-  set_param(b, "nthread", "1");
+  xgboost_set_param(b, "nthread", "1");
   r->compile_forest();
   return r;
 }

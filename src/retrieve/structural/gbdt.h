@@ -4,6 +4,8 @@
 // file holds XGBoost's own JSON model inside ours ({"ranker": "gbdt", "features", "params", "xgboost",
 // "provenance"}), so the shipped model is embedded in the binary like the linear one and loads offline.
 //
+// Training is the lab's (eval/gbdt_training.h); a trained model comes here through from_json.
+//
 // Determinism: no row or column subsampling, the histogram tree method, a fixed seed and `nthread` 1 by
 // default; the same rows and parameters give the same model bytes (tests/unit/test_gbdt.cpp checks it).
 #pragma once
@@ -34,31 +36,12 @@ struct GbdtParams {
   static GbdtParams from_json(const nlohmann::json& j);
 };
 
-// Training rows grouped by query: every target's candidates are contiguous and form one group.
-struct GbdtTrainSet {
-  size_t n_features = 0;
-  std::vector<float> x;  // row-major, rows() x n_features
-  std::vector<float> label;
-  std::vector<unsigned> group_sizes;
-
-  explicit GbdtTrainSet(size_t features) : n_features(features) {}
-  size_t rows() const { return label.size(); }
-  // Rows are added to the group opened last; begin_group() opens a new one.
-  void begin_group() { group_sizes.push_back(0); }
-  void add_row(const std::vector<double>& features, double relevance);
-};
-
 class GbdtRanker : public StructuralRanker {
  public:
   ~GbdtRanker() override;
   GbdtRanker(const GbdtRanker&) = delete;
   GbdtRanker& operator=(const GbdtRanker&) = delete;
 
-  // Fits `p.trees` rounds; honours Ctrl-C between rounds. Feature names are structural_feature_names()
-  // unless given (the unit tests train on synthetic features).
-  static std::unique_ptr<GbdtRanker> train(const GbdtTrainSet& data, const GbdtParams& p,
-                                           const std::string& provenance_json,
-                                           std::vector<std::string> feature_names = {});
   // `j` is a whole model file; throws Error(bad_input) when it is not a GBDT model of this build's features.
   static std::unique_ptr<GbdtRanker> from_json(const nlohmann::json& j, const std::string& origin,
                                                const std::vector<std::string>* expected_features = nullptr);

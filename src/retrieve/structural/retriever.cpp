@@ -78,8 +78,8 @@ class StructuralRetriever : public Retriever {
     // The pool in one batch.
     std::vector<double> scores = rank_pool(*model_, candidates.features, params_.cascade);
     // The order reads only scores and entities: hits are made for the kept candidates alone (a Hit for each
-    // of ~1,000 candidates, with its named features, was ~13,000 map insertions and a 200 KB allocation a
-    // request, most of it cut at top k).
+    // of ~1,000 candidates, with its named features, would be ~13,000 map insertions a request, most of them
+    // cut at top k).
     const std::vector<size_t> order = ranked_order(engine_.view(), candidates, scores, query.top_k);
     std::vector<Hit> hits(order.size());
     for (size_t i = 0; i < order.size(); ++i) {

@@ -10,7 +10,7 @@
 namespace repoctx {
 namespace {
 
-std::string lower(std::string s) {
+std::string lowercase(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
@@ -115,12 +115,12 @@ std::string AcrSearch::collapse_files(const std::vector<AcrResult>& rs) const {
 
 std::vector<int> AcrSearch::files_matching(const std::string& file_name) const {
   // ACR accepts a path relative to the root or any suffix of one ("utils.py"), case-insensitively.
-  std::string want = lower(std::string(trim(file_name)));
+  std::string want = lowercase(std::string(trim(file_name)));
   while (starts_with(want, "./")) want = want.substr(2);
   std::vector<int> out;
   if (want.empty()) return out;
   for (int f : files_)
-    if (ends_with(lower(e_.view().files()[f].path), want)) out.push_back(f);
+    if (ends_with(lowercase(e_.view().files()[f].path), want)) out.push_back(f);
   return out;
 }
 

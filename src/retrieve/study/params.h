@@ -37,6 +37,8 @@ struct StudyParams {
   // Sets the fields named in `j`; throws Error(usage) on an unknown name or a wrong type.
   void apply(const nlohmann::json& j);
   static bool has(const std::string& name);
+  // Every parameter: name, type, default, meaning, valid values, source (util/param_table.h).
+  static nlohmann::json catalogue();
 };
 
 }  // namespace repoctx

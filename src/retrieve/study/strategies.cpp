@@ -23,7 +23,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string request_of(const RetrievalQuery& q) {
+std::string study_request_of(const RetrievalQuery& q) {
   if (trim(q.text).empty()) throw Error(ExitCode::usage, "the study's strategies need the request as --query text");
   return q.text;
 }
@@ -54,7 +54,7 @@ class StudyBm25 : public Retriever {
     GatheredContext ctx(e_);
     json taken = json::array();
     int budget = 0;
-    for (const auto& sc : idx.top(request_of(q), static_cast<size_t>(p_.baseline_candidates))) {
+    for (const auto& sc : idx.top(study_request_of(q), static_cast<size_t>(p_.baseline_candidates))) {
       if (budget > p_.context_tokens - p_.baseline_margin) break;
       std::string doc = idx.document(sc.chunk);
       budget += estimate_tokens(truncate_tokens(doc, p_.context_tokens - budget));
@@ -202,7 +202,7 @@ class ReactStudy : public Retriever {
   std::vector<Hit> retrieve(const RetrievalQuery& q) override { return run(q).hits; }
 
   RetrievalResult run(const RetrievalQuery& q) override {
-    std::string request = request_of(q);
+    std::string request = study_request_of(q);
     MeteredBackend metered(llm_);
     GatheredContext ctx(e_);
     std::vector<std::unique_ptr<AgentTool>> owned;
