@@ -5,8 +5,9 @@
 namespace repoctx {
 namespace {
 
-const ParamTable<StudyParams>& study_fields() {
-  static const ParamTable<StudyParams> f = {
+// The BM25 corpus, the baseline and the stop criteria.
+ParamTable<StudyParams> retrieval_rows() {
+  return {
       REPOCTX_PARAM(StudyParams, "chunk_chars", chunks.chunk_chars,
                     .meaning = "BM25 corpus: LangChain's chunk_size (characters)", .min = 1, .max = 1000000,
                     .source = "study code"),
@@ -47,6 +48,12 @@ const ParamTable<StudyParams>& study_fields() {
       REPOCTX_PARAM(StudyParams, "review_chars", review_chars,
                     .meaning = "SR: schema bound of the self-reflection's reason", .min = 1, .max = 100000,
                     .source = "repoctx"),
+  };
+}
+
+// The ReAct agent and AutoCodeRover.
+ParamTable<StudyParams> agent_rows() {
+  return {
       REPOCTX_PARAM(StudyParams, "max_turns", react.max_turns, .meaning = "ReAct: model turns in all (a hard budget)",
                     .min = 1, .max = 10000, .source = "repoctx"),
       REPOCTX_PARAM(
@@ -107,6 +114,14 @@ const ParamTable<StudyParams>& study_fields() {
       REPOCTX_PARAM(StudyParams, "acr_skip_tests", acr_skip_tests, .meaning = "AutoCodeRover: index no test files",
                     .source = "AutoCodeRover"),
   };
+}
+
+const ParamTable<StudyParams>& study_fields() {
+  static const ParamTable<StudyParams> f = [] {
+    ParamTable<StudyParams> t = retrieval_rows(), agent = agent_rows();
+    t.insert(t.end(), agent.begin(), agent.end());
+    return t;
+  }();
   return f;
 }
 
