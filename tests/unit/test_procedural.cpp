@@ -4,6 +4,7 @@
 // work, and that an interrupted run resumes from the cache. Real-model runs are in test_procedural_llm.cpp.
 #include <gtest/gtest.h>
 
+#include "eval/rq2.h"
 #include "helpers.h"
 #include "index/index.h"
 #include "llm/cache.h"
@@ -593,6 +594,17 @@ TEST(Procedural, EveryStageRunsWithThePaperThresholdsAndEachOneCounts) {
   EXPECT_EQ(verified, (std::set<std::string>{"pkg/counters.py::count_a20", "pkg/counters.py::count_a21"}));
   EXPECT_EQ(count_source(out.steps[0], "expansion"), 2);
   EXPECT_EQ(find_context(out.steps[0], repo, "count_a22"), nullptr);
+  // The verified expansions join the seeds (4.2): RQ2's pairs of step 0 carry a similarity to each of the
+  // 20 initial seeds, the agent's seed and the 2 expansions, and no seed is paired with the seeds.
+  const std::string step0 = repo.engine->target_name(repo.target().entity) + "#0";
+  int step0_pairs = 0;
+  for (const auto& pair : pipe.rq2_pairs()) {
+    if (pair.target_step != step0) continue;
+    ++step0_pairs;
+    EXPECT_EQ(pair.seed_similarities.size(), 23u) << pair.context_step;
+    EXPECT_FALSE(has(pair.context_step, "count_a20") || has(pair.context_step, "count_a21")) << pair.context_step;
+  }
+  EXPECT_GT(step0_pairs, 0);
   // Plan confirmation: step 0 is confirmed in round 1; step 1 (no similar step anywhere) is refined once.
   EXPECT_TRUE(out.steps[0].confirmed);
   EXPECT_EQ(out.steps[0].rounds, 1);
@@ -799,4 +811,38 @@ TEST(Procedural, AnEmptyResultSaysWhy) {
   auto out3 = run_once(fresh, b3, paper);
   EXPECT_TRUE(has(out3.empty_reason, "no context step reached projection similarity 0.75 with a target step (best "))
       << out3.empty_reason;
+}
+
+TEST(Procedural, Rq2PairsCoverTheContextStepsButTheSeedsAndReachThePairsFile) {
+  StatsRepo repo;
+  ScriptedBackend b;
+  script_good(b);
+  RetrieverOptions ro;
+  ro.procedural = test_params();
+  auto r = make_retriever("procedural", *repo.engine, Models{&b, &b, &b}, ro);
+  RetrievalQuery q;
+  q.target = repo.target();
+  auto result = r->run(q);
+  const std::vector<Rq2Pair>& pairs = last_rq2_pairs(*r);
+  ASSERT_FALSE(pairs.empty()) << result.trace.dump(1).substr(0, 2000);
+  // Step 0's verified seed is tally's counting step: it is never paired with step 0's seeds.
+  const std::string target0 = repo.engine->target_name(repo.target().entity) + "#0";
+  int step0_pairs = 0;
+  for (const auto& p : pairs) {
+    if (p.target_step != target0) continue;
+    ++step0_pairs;
+    EXPECT_NE(p.context_step, "pkg/stats.py::tally#0") << "a seed paired with itself";
+    EXPECT_FALSE(p.seed_similarities.empty());
+  }
+  EXPECT_GT(step0_pairs, 0);
+  // The pairs file the CLI appends to is what RQ2 reads.
+  TempDir d;
+  append_rq2_pairs(d.str() + "/pairs.jsonl", pairs);
+  auto back = read_rq2_pairs(d.str() + "/pairs.jsonl");
+  ASSERT_EQ(back.size(), pairs.size());
+  EXPECT_EQ(back.front().context_step, pairs.front().context_step);
+  EXPECT_EQ(back.front().seed_similarities, pairs.front().seed_similarities);
+  // Another strategy has no pairs.
+  auto sparse = make_retriever("sparse", *repo.engine);
+  EXPECT_TRUE(last_rq2_pairs(*sparse).empty());
 }

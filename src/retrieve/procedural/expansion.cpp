@@ -1,7 +1,7 @@
 // ProjAgent 4.2, Seed Expansion and Verification: without any LLM call, the pool's steps whose debiased
 // projection is more similar than 0.65 to at least 2 seeds of a target step are the expansion candidates;
 // the top 30 (by similarity to the target step) are verified by the LLM in batches that fit a token
-// budget, the seeds shown as calibration examples; the verified ones join the step's contexts.
+// budget, the seeds shown as calibration examples; the verified ones join the step's seeds and contexts.
 #include <algorithm>
 #include <map>
 
@@ -90,7 +90,11 @@ void verify_expansion(OnlineRun& run, TargetStepState& st, const std::vector<std
                                   {"similarity", expand[i].first},
                                   {"similar", ok},
                                   {"judged", verdict.count(i) > 0}});
-    if (ok) st.contexts.push_back({c->function, c->description, c->snippet, expand[i].first, "expansion"});
+    if (!ok) continue;
+    // "We add the verified context steps into the initial seeds" (4.2): later rounds' expansion and the
+    // calibration examples count them, and RQ2 pairs carry their similarities.
+    st.seeds.push_back(c);
+    st.contexts.push_back({c->function, c->description, c->snippet, expand[i].first, "expansion"});
   }
 }
 

@@ -182,6 +182,8 @@ struct ProceduralPipeline::Impl {
       out.steps.push_back(std::move(res));
       if (st.seeds.empty()) continue;
       for (const Step* c : steps.pool) {
+        // A seed against the seeds is no pair: its similarity to itself is 1 by definition.
+        if (std::find(st.seeds.begin(), st.seeds.end(), c) != st.seeds.end()) continue;
         Rq2Pair pr;
         pr.target_step = name(target.entity) + "#" + std::to_string(st.id);
         pr.context_step = name(c->function) + "#" + std::to_string(c->ord);

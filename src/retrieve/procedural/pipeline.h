@@ -54,7 +54,7 @@ class ProceduralPipeline {
   // The trace of an interrupted run(), with "interrupted": true and the stage it stopped in.
   const nlohmann::json& partial_trace() const { return partial_; }
   // RQ2 support: after run(), every (target step, grounded context step) pair with its similarities to
-  // the target step's seeds.
+  // the target step's seeds, the seeds themselves left out.
   const std::vector<Rq2Pair>& rq2_pairs() const { return rq2_; }
 
  private:
