@@ -846,3 +846,24 @@ TEST(Procedural, Rq2PairsCoverTheContextStepsButTheSeedsAndReachThePairsFile) {
   auto sparse = make_retriever("sparse", *repo.engine);
   EXPECT_TRUE(last_rq2_pairs(*sparse).empty());
 }
+
+TEST(Procedural, TheEnergyThresholdIsAParameterThatShapesTheSubspace) {
+  StatsRepo repo;
+  auto subspace_of = [&](double threshold) {
+    ScriptedBackend b;
+    script_good(b);
+    ProceduralParams p = test_params();
+    p.energy_threshold = threshold;
+    p.reuse_offline = false;
+    return run_once(repo, b, p).trace["offline"]["subspace"];
+  };
+  json paper = subspace_of(0.98), half = subspace_of(0.5);
+  EXPECT_EQ(paper["energy_threshold"].get<double>(), 0.98) << paper;
+  EXPECT_EQ(half["energy_threshold"].get<double>(), 0.5) << half;
+  // Fewer semantic directions hold half the energy than 98% of it: V_R is larger.
+  EXPECT_LT(half["k"].get<int>(), paper["k"].get<int>()) << paper << half;
+  EXPECT_GT(half["reasoning_dim"].get<int>(), paper["reasoning_dim"].get<int>());
+  ProceduralParams p;
+  EXPECT_EQ(p.energy_threshold, 0.98);  // the paper's default
+  EXPECT_THROW(p.apply(json{{"energy_threshold", 1.5}}), Error);
+}

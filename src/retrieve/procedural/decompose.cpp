@@ -31,11 +31,16 @@ const ParamTable<ProceduralParams>& param_fields() {
       REPOCTX_PARAM(ProceduralParams, "batch_files", batch_files, .meaning = "Algorithm 1: files added per iteration",
                     .min = 1, .max = 100000, .source = "ProjAgent 4.1"),
       REPOCTX_PARAM(ProceduralParams, "tau_mu", tau_mu,
-                    .meaning = "subspace stop criterion: mean change below tau_mu (eq. 4)", .min = 0, .max = 1,
-                    .source = "ProjAgent 4.1"),
-      REPOCTX_PARAM(ProceduralParams, "tau_pc1", tau_pc1,
-                    .meaning = "subspace stop criterion: first principal component's alignment above tau_pc1 (eq. 5)",
+                    .meaning = "Algorithm 1 stops adding files once the debiasing mean moves less than this (eq. 4)",
                     .min = 0, .max = 1, .source = "ProjAgent 4.1"),
+      REPOCTX_PARAM(
+          ProceduralParams, "tau_pc1", tau_pc1,
+          .meaning = "... and the first principal component's cosine to the previous one exceeds this (eq. 5)",
+          .min = 0, .max = 1, .source = "ProjAgent 4.1"),
+      REPOCTX_PARAM(ProceduralParams, "energy_threshold", energy_threshold,
+                    .meaning = "reasoning subspace: the semantic directions are the fewest whose squared singular "
+                               "values hold this share of the unembedding's energy; the rest span V_R",
+                    .min = 0, .max = 1, .source = "ProjAgent 3"),
       REPOCTX_PARAM(ProceduralParams, "rouge_threshold", rouge_threshold,
                     .meaning = "step validation, stage 2: ROUGE-L of the description against the docstring", .min = 0,
                     .max = 1, .source = "ProjAgent 4.1"),
@@ -141,7 +146,9 @@ StepFactory::StepFactory(const Engine& e, const Models& m, const ProceduralParam
 const ReasoningSubspace& StepFactory::subspace() {
   if (!subspace_) {
     LlmBackend& hidden_states = models_.need_hidden("step projection");
-    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states));
+    SubspaceOptions so;
+    so.energy_threshold = p_.energy_threshold;
+    subspace_ = std::make_unique<ReasoningSubspace>(ReasoningSubspace::compute(hidden_states, so));
     StepProjectionOptions po;
     po.max_tokens = p_.projection_tokens;  // 0: every response token (the paper's pooling)
     projector_ = std::make_unique<StepProjector>(hidden_states, *subspace_, po);

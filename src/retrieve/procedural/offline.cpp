@@ -231,6 +231,7 @@ void run_offline_stage(const OfflineInputs& in, StepPool& steps, json& oj) {
   const auto& sub = in.factory.subspace();
   oj["subspace"] = {{"d", sub.dim()},
                     {"k", sub.k()},
+                    {"energy_threshold", sub.threshold()},
                     {"reasoning_dim", sub.reasoning_dim()},
                     {"reasoning_fraction", sub.reasoning_fraction()}};
   for (Step* s : steps.pool) s->debiased = debias(s->projection, steps.mp);

@@ -16,15 +16,16 @@ namespace repoctx {
 struct ProceduralParams {
   bool retrieval = true;  // false: decompose the target only (ProjAgent's no-procedural ablation)
   // 4.1 offline preprocessing
-  int selected_files = 20;        // function selection: top files
-  int batch_files = 5;            // Algorithm 1: files added per iteration
-  double tau_mu = 1e-3;           // eq. 4
-  double tau_pc1 = 0.99;          // eq. 5
-  double rouge_threshold = 0.7;   // step validation, stage 2
-  double snippet_cosine = 0.75;   // snippet validation: cosine(description, snippet) embeddings
-  bool full_search = false;       // RQ1 coverage experiment: decompose every context function offline
-  int max_context_functions = 0;  // cost cap on functions decomposed offline (0 = none, the paper's setting)
-  bool reuse_offline = true;      // load the stored offline artifact when one matches (false: compute it again)
+  int selected_files = 20;         // function selection: top files
+  int batch_files = 5;             // Algorithm 1: files added per iteration
+  double tau_mu = 1e-3;            // eq. 4
+  double tau_pc1 = 0.99;           // eq. 5
+  double energy_threshold = 0.98;  // section 3: energy of the semantic directions (squared singular values)
+  double rouge_threshold = 0.7;    // step validation, stage 2
+  double snippet_cosine = 0.75;    // snippet validation: cosine(description, snippet) embeddings
+  bool full_search = false;        // RQ1 coverage experiment: decompose every context function offline
+  int max_context_functions = 0;   // cost cap on functions decomposed offline (0 = none, the paper's setting)
+  bool reuse_offline = true;       // load the stored offline artifact when one matches (false: compute it again)
   // 4.2 procedural retrieval
   double seed_threshold = 0.75;     // initial seeds: projection similarity >= 0.75
   int seed_top = 20;                //   top 20 verified by the LLM
