@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's two commands on a pristine Debian 12: a minimal bookworm system made by debootstrap
 # (--variant=minbase: no compiler, no git, no npm, no Python libraries), a clone of this checkout copied into
-# it, then `scripts/run.sh` and `scripts/test.sh` run as root inside it (chroot), each timed. Nothing is
+# it, then `scripts/run.sh` and `scripts/test.sh` run as root inside it (its own mount namespace whose root
+# is the new tree), each timed. Nothing is
 # cached between runs: the chroot is new each time. Needs only the Debian mirror and the npm registry.
 #
 #   scripts/pristine.sh [--main-only] [DIR]     (root; DIR defaults to a new folder under /var/tmp)
@@ -76,10 +77,17 @@ done
 mkdir -p "$root/root/repoctx"
 git -C "$here" archive HEAD | tar -x -C "$root/root/repoctx"
 
-in_root() {  # runs a README command inside the chroot with a login-like environment
-  chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
-    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    /bin/bash -c 'cd /root/repoctx && exec "$@"' bash "$@"
+in_root() {  # runs a README command as the new system's root, with a login-like environment
+  # The new tree becomes the root of a mount namespace of its own (pivot_root), not a chroot: the kernel
+  # refuses a user namespace to a chrooted process, and the sandbox tests create one as an unprivileged user,
+  # as they can on a booted Debian 12.
+  unshare --mount --propagation private -- /bin/sh -c '
+    cd "$1" && mkdir -p .old-root && pivot_root . .old-root || exit 125
+    cd / && umount -l /.old-root && rmdir /.old-root
+    shift
+    exec /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM=dumb \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+      /bin/bash -c "cd /root/repoctx && exec \"\$@\"" bash "$@"' sh "$root" "$@"
 }
 rc=0
 timed run.sh in_root scripts/run.sh >"$dir/run.sh.log" 2>&1 || rc=$?

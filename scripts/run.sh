@@ -10,9 +10,9 @@ target="${2:-}"
 # Only what the engine needs: the Debian packages it builds with and Flask (the default repository), the pinned
 # tree-sitter sources; no llama.cpp (no model runs here) and none of the test tools.
 scripts/setup.sh --no-llama >/dev/null
-# A unity build: each library's sources compiled in a few batches, half the CPU of one compiler run per file
+# A unity build: each library's sources compiled in batches of 16, a third of the CPU of one compiler run per file
 # (headers parsed and templates instantiated once a batch); right for a one-off build, not for editing.
-scripts/build.sh --target repoctx -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF -DCMAKE_UNITY_BUILD=ON
+scripts/build.sh --target repoctx -DREPOCTX_BUILD_TESTS=OFF -DREPOCTX_WITH_LLAMA=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 bin=build/bin/repoctx
 echo "== repoctx index $repo"
 $bin index "$repo"

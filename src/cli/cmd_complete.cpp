@@ -314,7 +314,7 @@ struct TrainCmd {
     needs.llm = o.labels == "ppl" || (o.query == "enhanced" && o.candidate_source == "sample");
     needs.embedder = o.encoder.mix;
     ModelSet ms = open_models(models, needs);
-    TrainReport rep = train_aligncoder(tr, o, ms.models, val);
+    AlignTrainReport rep = train_aligncoder(tr, o, ms.models, val);
     if (out.json) {
       json j = rep.to_json();
       j["model"] = o.out_path;

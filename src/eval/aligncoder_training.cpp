@@ -275,7 +275,7 @@ std::vector<AlignSample> build_samples(const std::vector<TrainingRepo>& repos, c
 }
 
 // ------------------------------------------------------------------------------------------ training
-json TrainReport::to_json() const {
+json AlignTrainReport::to_json() const {
   json ep = json::array();
   for (const auto& e : epochs)
     ep.push_back({{"epoch", e.epoch},
@@ -506,8 +506,8 @@ void write_epoch(AlignEncoder& enc, const AdamState& adam, const Validation& val
 
 }  // namespace
 
-TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models,
-                             const std::vector<TrainingRepo>& validation) {
+AlignTrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o,
+                                  const Models& models, const std::vector<TrainingRepo>& validation) {
   check_options(o);
   if (repos.empty()) throw Error(ExitCode::usage, "train-aligncoder needs at least one repository");
   for (const auto& v : validation)
@@ -523,7 +523,7 @@ TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const Align
   adam.lr = o.lr;
   adam.weight_decay = o.weight_decay;
   adam.l2_init = o.l2_init;
-  TrainReport report;
+  AlignTrainReport report;
   Validation val;
   int start = 0;
   if (!o.restart && fs::exists(ckpt)) {

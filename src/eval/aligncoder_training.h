@@ -89,7 +89,7 @@ struct EpochReport {
   double build_seconds = 0, train_seconds = 0;
 };
 
-struct TrainReport {
+struct AlignTrainReport {
   std::vector<EpochReport> epochs;       // those run now
   int resumed_from = 0;                  // epochs found finished in the checkpoint
   double val_loss0 = 0, val_top1_0 = 0;  // the untrained encoder on the validation repositories
@@ -103,8 +103,8 @@ struct TrainReport {
 // the flags when they are missing). Throws Error(interrupted) on Ctrl-C, after the last finished epoch's
 // checkpoint was written.
 // `validation` (may be empty): repositories for early stopping, disjoint from `repos`.
-TrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o, const Models& models,
-                             const std::vector<TrainingRepo>& validation = {});
+AlignTrainReport train_aligncoder(const std::vector<TrainingRepo>& repos, const AlignTrainOptions& o,
+                                  const Models& models, const std::vector<TrainingRepo>& validation = {});
 
 // III-C1 pieces, exposed for tests and the benchmark.
 // Files of `e` that may hold a sample: non-first files of import clusters of two or more files.

@@ -783,7 +783,7 @@ std::string RepoTools::structure(int depth, size_t max_chars) const {
 
 namespace {
 
-std::string json_string(const nlohmann::json& args, const char* key, const char* tool) {
+std::string tool_argument_string(const nlohmann::json& args, const char* key, const char* tool) {
   auto it = args.find(key);
   if (it == args.end() || it->is_null()) return {};
   if (it->is_string()) return it->get<std::string>();
@@ -841,10 +841,10 @@ ToolCall tool_call_from_json(const nlohmann::json& j) {
   for (const char* k : {"args", "arguments"})
     if (j.contains(k) && j[k].is_object()) args = &j[k];
   const char* tool = c.tool.c_str();
-  c.path = json_string(*args, "path", tool);
-  c.pattern = json_string(*args, "pattern", tool);
-  c.name = json_string(*args, "name", tool);
-  if (c.name.empty()) c.name = json_string(*args, "query", tool);
+  c.path = tool_argument_string(*args, "path", tool);
+  c.pattern = tool_argument_string(*args, "pattern", tool);
+  c.name = tool_argument_string(*args, "name", tool);
+  if (c.name.empty()) c.name = tool_argument_string(*args, "query", tool);
   c.start = json_int(*args, "start", tool);
   c.end = json_int(*args, "end", tool);
   c.fixed = json_bool(*args, "fixed", tool);
