@@ -20,8 +20,9 @@ using nlohmann::json;
 namespace {
 
 // Every parameter by its name in traces and --param: one table serves to_json and apply.
-const ParamTable<ProceduralParams>& param_fields() {
-  static const ParamTable<ProceduralParams> f = {
+// 4.1: offline preprocessing, the subspace and step validation.
+ParamTable<ProceduralParams> offline_rows() {
+  return {
       REPOCTX_PARAM(ProceduralParams, "retrieval", retrieval,
                     .meaning = "false: decompose the target only (the no-procedural ablation)",
                     .source = "ProjAgent 5.4"),
@@ -55,6 +56,12 @@ const ParamTable<ProceduralParams>& param_fields() {
       REPOCTX_PARAM(ProceduralParams, "reuse_offline", reuse_offline,
                     .meaning = "load the stored offline artifact when one matches (false: compute it again)",
                     .source = "repoctx"),
+  };
+}
+
+// 4.2: procedural retrieval, and the generation budgets.
+ParamTable<ProceduralParams> online_rows() {
+  return {
       REPOCTX_PARAM(ProceduralParams, "seed_threshold", seed_threshold,
                     .meaning = "initial seeds: projection similarity at least this", .min = -1, .max = 1,
                     .source = "ProjAgent 4.2"),
@@ -100,6 +107,14 @@ const ParamTable<ProceduralParams>& param_fields() {
                     .meaning = "response tokens whose hidden states are pooled (0: all, as the paper)", .min = 0,
                     .max = 10000000, .source = "ProjAgent 4.1"),
   };
+}
+
+const ParamTable<ProceduralParams>& param_fields() {
+  static const ParamTable<ProceduralParams> f = [] {
+    ParamTable<ProceduralParams> t = offline_rows(), online = online_rows();
+    t.insert(t.end(), online.begin(), online.end());
+    return t;
+  }();
   return f;
 }
 
