@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --python-libs --test-tools
-scripts/build.sh -DREPOCTX_BUILD_TESTS=ON -DCMAKE_UNITY_BUILD=OFF  # one object per file: ccache and edits stay cheap
+# With llama.cpp (the tests run the real runtime) and one object per file (ccache and edits stay cheap), whatever
+# an earlier `scripts/run.sh` left in build/'s cache.
+scripts/build.sh -DREPOCTX_BUILD_TESTS=ON -DREPOCTX_WITH_LLAMA=ON -DCMAKE_UNITY_BUILD=OFF
 cd build
 ctest --output-on-failure -j "${REPOCTX_TEST_JOBS:-2}" "$@"
