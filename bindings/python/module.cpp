@@ -117,6 +117,12 @@ repoctx::api::OpenParams open_params(bool refresh, const std::string& db, double
       mp.embed_model = str();
     else if (k == "embed_endpoints")
       mp.embed_endpoints = list();
+    else if (k == "snippet_embed_backend")
+      mp.snippet_embed_backend = str();
+    else if (k == "snippet_embed_model")
+      mp.snippet_embed_model = str();
+    else if (k == "snippet_embed_endpoints")
+      mp.snippet_embed_endpoints = list();
     else if (k == "hidden_model")
       mp.hidden_model = str();
     else if (k == "cache")
@@ -131,7 +137,7 @@ repoctx::api::OpenParams open_params(bool refresh, const std::string& db, double
       throw repoctx::Error(repoctx::ExitCode::usage,
                            "unknown or mistyped model setting '" + k +
                                "' (config, backend, model, endpoints, embed_backend, embed_model, embed_endpoints, "
-                               "hidden_model, threads, ctx, cache, no_cache)");
+                               "snippet_embed_backend, snippet_embed_model, snippet_embed_endpoints, hidden_model, threads, ctx, cache, no_cache)");
   }
   return p;
 }

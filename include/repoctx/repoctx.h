@@ -49,6 +49,9 @@ struct ModelParams {
   std::vector<std::string> endpoints;
   std::string embed_backend, embed_model;
   std::vector<std::string> embed_endpoints;
+  // ProjAgent's snippet validation (its own embedding model in the paper); empty = the embedding model.
+  std::string snippet_embed_backend, snippet_embed_model;
+  std::vector<std::string> snippet_embed_endpoints;
   std::string hidden_model;  // GGUF whose hidden states project steps (procedural)
   int threads = 0, ctx = 0;  // llama backend
   std::string cache;         // LLM cache database; empty = ~/.cache/repoctx/llm-cache.db

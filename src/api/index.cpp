@@ -57,6 +57,9 @@ ModelFlags model_flags_of(const ModelParams& m) {
   f.embed_backend = m.embed_backend;
   f.embed_model = m.embed_model;
   f.embed_endpoints = m.embed_endpoints;
+  f.snippet_embed_backend = m.snippet_embed_backend;
+  f.snippet_embed_model = m.snippet_embed_model;
+  f.snippet_embed_endpoints = m.snippet_embed_endpoints;
   f.hidden_model = m.hidden_model;
   f.threads = m.threads;
   f.ctx = m.ctx;
@@ -65,23 +68,6 @@ ModelFlags model_flags_of(const ModelParams& m) {
   return f;
 }
 
-// NAME -> VALUE: VALUE as JSON when it parses (numbers, true/false), else as a string (the CLI's --param).
-void apply_procedural(ProceduralParams& p, const std::map<std::string, std::string>& kv) {
-  for (const auto& [name, value] : kv) {
-    json v = json::parse(value, nullptr, false);
-    if (v.is_discarded()) v = value;
-    p.apply(json{{name, v}});
-  }
-}
-
-std::string needs_text(const ModelNeeds& n) {
-  std::string s = n.llm ? "llm" : "";
-  auto add = [&](const char* what) { s += std::string(s.empty() ? "" : "+") + what; };
-  if (n.hidden) add("hidden states");
-  if (n.embedder) add("embedder");
-  if (n.embedder_optional) add("embedder (optional)");
-  return s;
-}
 
 Hit hit_of(const Engine& e, const repoctx::Hit& h, int rank, bool with_text, const TargetContext* ctx) {
   const auto& v = e.view();
@@ -390,7 +376,10 @@ GenerateResult Index::generate(const GenerateParams& p) const {
   gp.prompt_budget_tokens = p.prompt_budget_tokens;
   gp.max_tokens = p.max_tokens;
   gp.max_rounds = p.max_rounds;
-  apply_procedural(gp.procedural, p.params);
+  for (const auto& [name, value] : p.params) {
+    json v = json::parse(value, nullptr, false);
+    gp.apply(json{{name, v.is_discarded() ? json(value) : v}});
+  }
   auto snap = impl_->current();
   const Engine& eng = *snap->engine;
   TargetRef t = eng.resolve_target(p.target);
@@ -450,14 +439,14 @@ bool Index::has_llm() const {
 std::vector<StrategyInfo> strategies() {
   std::vector<StrategyInfo> out;
   for (const auto& r : retriever_registry())
-    out.push_back(StrategyInfo{r.name, r.description, needs_text(r.needs), r.score});
+    out.push_back(StrategyInfo{r.name, r.description, r.needs.describe(), r.score});
   return out;
 }
 
 std::vector<StrategyInfo> localize_strategies() {
   std::vector<StrategyInfo> out;
   for (const auto& r : retriever_registry())
-    if (r.localizes) out.push_back(StrategyInfo{r.name, r.description, needs_text(r.needs), r.score});
+    if (r.localizes) out.push_back(StrategyInfo{r.name, r.description, r.needs.describe(), r.score});
   return out;
 }
 

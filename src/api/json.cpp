@@ -23,8 +23,9 @@ std::vector<std::string> strategy_names() {
 
 const char* kTargetDoc = "target function, \"path/to/file.py::Qualified.name\" (path relative to the repository root)";
 const char* kParamsDoc =
-    "procedural parameters NAME -> VALUE (seed_threshold, expand_tau, max_rounds, agent_budget, ...; a VALUE "
-    "that parses as JSON is taken as JSON)";
+    "generation parameters NAME -> VALUE (semantic_top, baseline_top, context_chars) and procedural ones "
+    "(seed_threshold, expand_tau, max_rounds, agent_budget, ...; `repoctx parameters`); a VALUE that parses as "
+    "JSON is taken as JSON";
 const char* kRetrieveParamsDoc =
     "strategy parameters NAME -> VALUE, as the CLI's retrieve --param: procedural's (seed_threshold, expand_tau, "
     "...), completion's (samples, pool, ...), imports_order (structural|bm25), hybrid_fusion "

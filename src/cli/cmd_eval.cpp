@@ -10,8 +10,10 @@
 #include "eval/loro.h"
 #include "eval/retrieval_eval.h"
 #include "eval/rq2.h"
+#include "eval/rq2_label.h"
 #include "eval/train_structural.h"
 #include "util/error.h"
+#include "util/log.h"
 
 using nlohmann::json;
 
@@ -177,9 +179,35 @@ void add_loro_command(CLI::App& app, Commands& out) {
 }
 // ---- end of the leave-one-repository-out evaluation
 
+struct Rq2LabelCmd {
+  OutputOptions out;
+  ModelOptions models;
+  std::string pairs, labels;
+  Rq2LabelOptions lo;
+
+  int run() {
+    auto all = read_rq2_pairs(pairs);
+    LlmSession session(llm_config(models));
+    LlmBackend& llm = session.models(ModelNeeds{.llm = true}).need_llm("rq2-label");
+    if (!out.quiet) log_info("rq2-label: {} pairs, labelled by {}", all.size(), llm.identity());
+    auto rep = label_rq2_pairs(llm, all, labels, lo);
+    for (const auto& e : rep.errors) log_warn("rq2-label: no usable verdict for {}", e);
+    json j = {{"pairs", rep.pairs},   {"reused", rep.reused},     {"labelled", rep.labelled},
+              {"similar", rep.similar}, {"unusable", rep.unusable}, {"labels", labels},
+              {"llm_calls", rep.usage.total().calls}, {"llm_cached", rep.usage.total().cached}};
+    if (out.json)
+      print_json(j);
+    else
+      fmt::print("{} pairs: {} labelled now ({} similar), {} already labelled, {} without a usable answer -> {}\n",
+                 rep.pairs, rep.labelled, rep.similar, rep.reused, rep.unusable, labels);
+    // Pairs without a verdict stay unlabelled (rq2 counts them as such); the exit status says so.
+    return rep.unusable > 0 ? static_cast<int>(ExitCode::llm) : 0;
+  }
+};
+
 struct Rq2Cmd {
   OutputOptions out;
-  std::string pairs, labels;
+  std::string pairs, labels, agreement;
   std::vector<std::string> configs;
 
   int run() const {
@@ -196,6 +224,15 @@ struct Rq2Cmd {
       if (colon == std::string::npos || end != c.c_str() + colon || rc.k < 1)
         throw Error(ExitCode::usage, "--config takes TAU:K, e.g. 0.65:2, got '" + c + "'");
       cfgs.push_back(rc);
+    }
+    if (!agreement.empty()) {
+      auto ag = rq2_agreement(read_rq2_labels(labels), read_rq2_labels(agreement));
+      if (out.json)
+        print_json({{"pairs", ag.pairs}, {"observed", ag.observed}, {"kappa", ag.kappa}});
+      else
+        fmt::print("{} pairs labelled in both: observed agreement {:.3f}, Cohen's kappa {:.3f}\n", ag.pairs,
+                   ag.observed, ag.kappa);
+      return 0;
     }
     auto rep = evaluate_rq2(read_rq2_pairs(pairs), read_rq2_labels(labels), cfgs.empty() ? rq2_paper_configs() : cfgs);
     if (!out.json) {
@@ -261,8 +298,23 @@ void add_eval_commands(CLI::App& app, Commands& out) {
   c->add_option("--pairs", r->pairs, "pairs file (JSONL)")->required();
   c->add_option("--labels", r->labels, "labels file (JSONL: target_step, context_step, similar)")->required();
   c->add_option("--config", r->configs, "TAU:K (repeatable; default: the paper's A-F)");
+  c->add_option("--agreement", r->agreement,
+                "another labels file: print the observed agreement and Cohen's kappa with --labels instead");
   add_output_options(c, r->out);
   out.push_back({c, [r] { return r->run(); }});
+
+  auto l = std::make_shared<Rq2LabelCmd>();
+  c = app.add_subcommand("rq2-label",
+                         "ProjAgent RQ2's labelling stage: an LLM judges each pair of a pairs file procedurally "
+                         "similar or not (prompts/rq2_label.txt), appending to a labels file `rq2` reads");
+  c->add_option("--pairs", l->pairs, "pairs file (JSONL, from `retrieve --strategy procedural --rq2-pairs`)")
+      ->required();
+  c->add_option("--labels", l->labels, "labels file to append to (pairs already in it are skipped)")->required();
+  c->add_option("--max-tokens", l->lo.max_tokens, "tokens per verdict")->capture_default_str();
+  c->add_option("--snippet-chars", l->lo.snippet_chars, "the context snippet is cut here")->capture_default_str();
+  add_output_options(c, l->out);
+  add_model_options(c, l->models);
+  out.push_back({c, [l] { return l->run(); }});
 }
 
 }  // namespace repoctx

@@ -177,7 +177,7 @@ struct EvaluateCmd {
     }
     ro.methods = split_list(methods);
     if (ro.methods.empty()) throw Error(ExitCode::usage, "--methods is empty");
-    apply_params(ro.gen.procedural, params);
+    apply_params(ro.gen, params);
     ro.done_dirs = done_in;
     if (!shard.empty())
       parse_shard();
@@ -301,8 +301,17 @@ void add_evaluate(CLI::App& app, Commands& out) {
   add_test_run_options(c, e->ro.tests, g);
   c->add_option("--repo", e->repo_map, "NAME=PATH: local path of a REPOCOD repository (repeatable)")->group(g);
   c->add_option("--repos-dir", e->tl.repos_dir, "folder holding REPOCOD repositories by name")->group(g);
-  c->add_option("--test-template", e->tl.test_template, "REPOCOD tasks: command running the test files ({tests})")
+  c->add_option("--test-template", e->tl.test_template,
+                "REPOCOD tasks: command running the relevant tests ({tests}: one argument per node id or file)")
       ->capture_default_str()
+      ->group(g);
+  c->add_option("--test-cases-dir", e->tl.test_cases_dir,
+                "REPOCOD tasks: the target_test_cases folder copied out of REPOCOD's image (its "
+                "failed_tests_*.txt files list each task's test node ids)")
+      ->group(g);
+  c->add_flag("--early-stop", e->tl.early_stop,
+              "REPOCOD tasks: pytest -x, as REPOCOD's evaluate.py by default (stops at the first failure; the "
+              "verdict is the same)")
       ->group(g);
   g = "Generation";
   c->add_option("--max-tokens", e->ro.gen.max_tokens, "output tokens per generation")->capture_default_str()->group(g);
@@ -310,7 +319,8 @@ void add_evaluate(CLI::App& app, Commands& out) {
   c->add_option("--budget", e->ro.gen.prompt_budget_tokens, "estimated tokens of context per prompt")
       ->capture_default_str()
       ->group(g);
-  c->add_option("--param", e->params, "procedural retrieval NAME=VALUE (as `retrieve --param`)")->group(g);
+  c->add_option("--param", e->params, "generation (semantic_top, baseline_top, context_chars) or procedural retrieval NAME=VALUE "
+                "(`repoctx parameters`)")->group(g);
   c->add_option("--python", e->ro.gen.python,
                 "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, the config's \"python\", "
                 "python3 on PATH; none = tree-sitter)")

@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/field_options.h"
 #include "eval/rq2.h"
+#include "generate/generator.h"
 #include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
 #include "retrieve/procedural/pipeline.h"
@@ -157,11 +158,7 @@ void add_strategies_command(CLI::App& app, Commands& out) {
   out.push_back({c, [so] {
                    json arr = json::array();
                    for (const auto& r : retriever_registry()) {
-                     const ModelNeeds& n = r.needs;
-                     std::string needs = n.llm ? "llm" : "";
-                     if (n.hidden) needs += std::string(needs.empty() ? "" : "+") + "hidden states";
-                     if (n.embedder) needs += std::string(needs.empty() ? "" : "+") + "embedder";
-                     if (n.embedder_optional) needs += std::string(needs.empty() ? "" : "+") + "embedder (optional)";
+                     std::string needs = r.needs.describe();
                      if (so->json)
                        arr.push_back({{"name", r.name}, {"description", r.description}, {"needs", needs}});
                      else
@@ -204,8 +201,11 @@ json parameter_rows() {
   };
   add("retrieve", api::retrieve_fields());
   add("localize", api::localize_fields());
-  // The strategy parameters inside `params` (retrieve's and localize's), from their tables.
-  for (json r : strategy_parameters()) {
+  // The strategy parameters inside `params` (retrieve's and localize's; generate's and evaluate's take the
+  // generation group and the procedural one), from their tables.
+  json params = strategy_parameters();
+  for (const auto& r : GenerationParams::catalogue()) params.push_back(r);
+  for (json r : params) {
     r["command"] = "params";
     r["cli"] = "--param";
     r["description"] = r["meaning"];
@@ -244,7 +244,8 @@ std::string parameters_markdown(const json& rows) {
       "On the CLI a name is spelled `--name` with dashes unless the CLI column says otherwise. The strategy "
       "parameters inside `params` (`--param NAME=VALUE` on the CLI) are the last table, each with the source of "
       "its default (a paper's section, or repoctx's own choice: docs/DEVIATIONS.md); each trace lists their "
-      "values in \"params\".\n";
+      "values in \"params\". The generation group is taken by `generate` and `evaluate` (their `--param`, "
+      "HTTP `/v1/generate`'s and Python's `generate(params=...)`), beside the procedural group.\n";
   std::string command;
   for (const auto& r : rows) {
     if (r["command"] == "params") {
@@ -282,7 +283,7 @@ std::string parameters_markdown(const json& rows) {
 
 void add_parameters_command(CLI::App& app, Commands& out) {
   auto o = std::make_shared<std::pair<OutputOptions, bool>>();
-  auto* c = app.add_subcommand("parameters", "list the request parameters of retrieve and localize (every surface)");
+  auto* c = app.add_subcommand("parameters", "list the request parameters of retrieve and localize, and every strategy and generation parameter");
   add_output_options(c, o->first);
   c->add_flag("--markdown", o->second, "the table of docs/PARAMETERS.md");
   out.push_back({c, [o] {

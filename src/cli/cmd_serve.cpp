@@ -34,8 +34,22 @@ api::OpenParams open_params(const RepoOptions& r, const ModelOptions& m) {
   p.index.threads = r.threads;
   p.index.snippet_lines = r.snippet_lines;
   p.refresh = !r.no_refresh;
-  p.models = api::ModelParams{m.config,          m.backend,      m.model,   m.endpoints, m.embed_backend, m.embed_model,
-                              m.embed_endpoints, m.hidden_model, m.threads, m.ctx,       m.cache,         m.no_cache};
+  api::ModelParams& mp = p.models;
+  mp.config = m.config;
+  mp.backend = m.backend;
+  mp.model = m.model;
+  mp.endpoints = m.endpoints;
+  mp.embed_backend = m.embed_backend;
+  mp.embed_model = m.embed_model;
+  mp.embed_endpoints = m.embed_endpoints;
+  mp.snippet_embed_backend = m.snippet_embed_backend;
+  mp.snippet_embed_model = m.snippet_embed_model;
+  mp.snippet_embed_endpoints = m.snippet_embed_endpoints;
+  mp.hidden_model = m.hidden_model;
+  mp.threads = m.threads;
+  mp.ctx = m.ctx;
+  mp.cache = m.cache;
+  mp.no_cache = m.no_cache;
   return p;
 }
 

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "generate/generator.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -126,6 +127,16 @@ void add_model_options(CLI::App* c, ModelOptions& f) {
   c->add_option("--embed-model", f.embed_model, "embedding model (GGUF file or model name); default: the LLM")
       ->group(g);
   c->add_option("--embed-endpoint", f.embed_endpoints, "embedding server base URL (repeatable)")->group(g);
+  c->add_option("--snippet-embed-backend", f.snippet_embed_backend,
+                "backend of the snippet-validation embedding model (default: as --embed-backend)")
+      ->group(g);
+  c->add_option("--snippet-embed-model", f.snippet_embed_model,
+                "embedding model of ProjAgent's snippet validation (GGUF file or model name); default: the "
+                "embedding model")
+      ->group(g);
+  c->add_option("--snippet-embed-endpoint", f.snippet_embed_endpoints,
+                "snippet-validation embedding server base URL (repeatable)")
+      ->group(g);
   c->add_option("--hidden-model", f.hidden_model,
                 "GGUF file whose hidden states project steps (procedural; default: the LLM, which must then be a GGUF)")
       ->group(g);
@@ -189,6 +200,16 @@ void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, Comp
       completion->apply(json{{name, v}});
     else
       p.apply(json{{name, v}});
+  }
+}
+
+void apply_params(GenerationParams& g, const std::vector<std::string>& kvs) {
+  for (const auto& kv : kvs) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) throw Error(ExitCode::usage, "--param takes NAME=VALUE, got '" + kv + "'");
+    json v = json::parse(kv.substr(eq + 1), nullptr, false);
+    if (v.is_discarded()) v = kv.substr(eq + 1);
+    g.apply(json{{kv.substr(0, eq), v}});
   }
 }
 

@@ -85,6 +85,9 @@ nlohmann::json hit_json(const Engine& e, const Hit& h, int rank, bool with_text,
 // --param NAME=VALUE (repeatable): VALUE is JSON when it parses as JSON (numbers, true/false), else a string.
 // With `completion`, names of completion parameters (samples, candidates, pool, ...) set those instead.
 void apply_params(ProceduralParams& p, const std::vector<std::string>& kvs, CompletionParams* completion = nullptr);
+struct GenerationParams;
+// generate's and evaluate's --param: the generation table's names, else the procedural ones.
+void apply_params(GenerationParams& g, const std::vector<std::string>& kvs);
 // The same for every strategy: a name of the context-retrieval study's parameters (StudyParams) sets that,
 // any other name a procedural one.
 void apply_params(RetrieverOptions& ro, const std::vector<std::string>& kvs);

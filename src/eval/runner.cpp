@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/repocod.h"
 #include "eval/scratch_tree.h"
 #include "generate/splice.h"
 #include "index/index.h"
@@ -50,6 +51,26 @@ std::vector<std::string> command_argv(const std::string& where, F&& split) {
   }
 }
 
+// A REPOCOD task's relevant tests: the dataset's relevant-tests file (a .txt path: its node ids), or node
+// ids / test files given inline (a string or a list of strings).
+std::vector<std::string> repocod_tests(const json& j, const TaskLoadOptions& o, const std::string& where) {
+  const char* key = j.contains("relavent_test_path") ? "relavent_test_path" : "relevant_test_path";
+  if (!j.contains(key))
+    throw Error(ExitCode::bad_input, where + ": missing 'relavent_test_path' (REPOCOD's relevant tests)");
+  const json& tp = j[key];
+  std::vector<std::string> tests;
+  if (tp.is_string() && ends_with(tp.get<std::string>(), ".txt"))
+    return read_repocod_test_ids(tp.get<std::string>(), o.test_cases_dir, where);
+  if (tp.is_string()) tests.push_back(tp.get<std::string>());
+  if (tp.is_array())
+    for (const auto& x : tp) {
+      if (!x.is_string()) throw Error(ExitCode::bad_input, where + ": '" + key + "' must hold strings only");
+      tests.push_back(x.get<std::string>());
+    }
+  if (tests.empty()) throw Error(ExitCode::bad_input, where + ": '" + key + "' names no test");
+  return tests;
+}
+
 EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::string& where) {
   if (!j.is_object()) throw Error(ExitCode::bad_input, where + ": a task must be a JSON object");
   EvalTask t;
@@ -67,17 +88,8 @@ EvalTask task_from_json(const json& j, const TaskLoadOptions& o, const std::stri
     t.function = str_field(j, "function_name", where);
     t.full_function = str_field(j, "full_function", where, false);
     t.repo_id = name;
-    std::vector<std::string> tests;
-    if (j.contains("relavent_test_path")) {
-      const auto& tp = j["relavent_test_path"];
-      if (tp.is_string())
-        tests.push_back(tp.get<std::string>());
-      else if (tp.is_array())
-        for (const auto& x : tp)
-          if (x.is_string()) tests.push_back(x.get<std::string>());
-    }
-    if (tests.empty())
-      throw Error(ExitCode::bad_input, where + ": missing 'relavent_test_path' (REPOCOD's test files)");
+    std::vector<std::string> tests = repocod_tests(j, o, where);
+    if (o.early_stop) tests.insert(tests.begin(), "-x");
     t.test_argv = command_argv(where, [&] { return expand_tests(o.test_template, tests, false); });
     t.test_command = join_command(t.test_argv);
     t.id = j.contains("repo_id") ? (j["repo_id"].is_string() ? j["repo_id"].get<std::string>() : j["repo_id"].dump())
@@ -369,7 +381,10 @@ CommandResult TestRunner::run(const EvalTask& task, const std::string& patched, 
 MethodPatch patch_for_method(Engine& eng, const Models& models, const EvalTask& task, const std::string& method,
                              const GenerationParams& gen, json& rec) {
   std::string spec = task.file + "::" + task.function;
-  TargetRef t = eng.resolve_target(spec);
+  std::string how;
+  TargetRef t = resolve_repocod_target(eng, task.file, task.function, task.full_function, &how);
+  rec["target"] = eng.target_name(t.entity);
+  rec["target_resolved_by"] = how;
   const auto& te = eng.view().entities()[t.entity];
   const std::string& original = eng.view().content(t.file);
   if (te.body_start_line <= 0) throw Error(ExitCode::bad_input, "`" + spec + "` has no body to hide");
@@ -431,7 +446,7 @@ std::vector<int> repository_targets(const std::vector<EvalTask>& tasks, const st
   for (const auto& t : tasks) {
     if (t.repo != repo) continue;
     try {
-      out.push_back(eng.resolve_target(t.file + "::" + t.function).entity);
+      out.push_back(resolve_repocod_target(eng, t.file, t.function, t.full_function).entity);
     } catch (const Error&) {
     }
   }
@@ -465,7 +480,7 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
         RepoLock lock(task.repo);
         eng = &engine_for(task.repo);
       }
-      json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}};
+      json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}, {"test_command", task.test_command}};
       MethodPatch patch;
       try {
         GenerationParams gen = o.gen;

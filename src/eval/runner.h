@@ -29,19 +29,23 @@ struct EvalTask {
   std::string function;                // qualified name in that file
   std::string test_command;            // run in the repository root, without a shell (util/subprocess.h split_command)
   std::vector<std::string> test_argv;  // test_command as argv (what runs)
-  std::string full_function;           // REPOCOD: the reference function (disambiguates same-named functions)
+  std::string full_function;  // REPOCOD: the reference definition (tells same-named definitions apart; eval/repocod.h)
   std::string given_body;              // optional field `given_body`: the body method `given` splices in verbatim
 };
 
 struct TaskLoadOptions {
   std::map<std::string, std::string> repos;  // REPOCOD `repository` name -> local path
   std::string repos_dir;                     // else <repos_dir>/<repository>
-  // REPOCOD tasks name test files; this command runs them (the word {tests}: one argument per path).
-  std::string test_template = "python3 -m pytest -q -x -p no:cacheprovider {tests}";
+  // REPOCOD tasks name their relevant tests (node ids or test files); this command runs them (the word
+  // {tests}: one argument per test), as REPOCOD's evaluate.py does (--continue-on-collection-errors).
+  std::string test_template = "python3 -m pytest -q -p no:cacheprovider --continue-on-collection-errors {tests}";
+  bool early_stop = false;     // add -x before the tests (REPOCOD's early_stop; the verdict is the same)
+  std::string test_cases_dir;  // REPOCOD's target_test_cases folder, copied out of its image (eval/repocod.h)
 };
 
 // A JSONL file (one task a line) or a JSON array; REPOCOD's fields (repository, repo_id, target_module_path,
-// prompt, relavent_test_path, full_function, function_name) or the plain ones (repo, file, function,
+// prompt, relavent_test_path or relevant_test_path: its relevant-tests file, a list of node ids or test
+// files, or one of them; full_function, function_name; eval/repocod.h) or the plain ones (repo, file, function,
 // test_command, optional id and repo_id). test_command is a command line (quoting as in a shell, but no
 // shell: no variables, pipes or `;`) or a JSON array of arguments. Throws Error(bad_input) naming the line
 // and the missing field.

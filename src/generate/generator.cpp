@@ -12,22 +12,62 @@
 #include "util/cancel.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/param_table.h"
 #include "util/text.h"
 
 namespace repoctx {
 
 using nlohmann::json;
 
+namespace {
+
+// The constants of generation that only `params` reaches (method, budgets and rounds are request fields).
+const ParamTable<GenerationParams>& generation_rows() {
+  static const ParamTable<GenerationParams> t = {
+      REPOCTX_PARAM(GenerationParams, "semantic_top", semantic_top,
+                    .meaning = "semantic contexts per target step (eq. 6's top k)", .min = 0, .max = 100000,
+                    .source = "ProjAgent 4.3"),
+      REPOCTX_PARAM(GenerationParams, "baseline_top", baseline_top,
+                    .meaning = "REPOCOD's sparse and dense baselines: retrieved functions offered to the prompt",
+                    .min = 1, .max = 100000, .source = "repoctx"),
+      REPOCTX_PARAM(GenerationParams, "context_chars", context_chars,
+                    .meaning = "one context's text is cut at this many characters", .min = 1, .max = 10000000,
+                    .source = "repoctx"),
+  };
+  return t;
+}
+
+}  // namespace
+
 json GenerationParams::to_json() const {
-  return {{"method", method},
-          {"prompt_budget_tokens", prompt_budget_tokens},
-          {"max_tokens", max_tokens},
-          {"max_rounds", max_rounds},
-          {"semantic_top", semantic_top},
-          {"baseline_top", baseline_top},
-          {"context_chars", context_chars},
-          {"python", python},
-          {"procedural", procedural.to_json()}};
+  json j = {{"method", method},
+            {"prompt_budget_tokens", prompt_budget_tokens},
+            {"max_tokens", max_tokens},
+            {"max_rounds", max_rounds},
+            {"python", python},
+            {"procedural", procedural.to_json()}};
+  j.update(params_to_json(*this, generation_rows()));
+  return j;
+}
+
+void GenerationParams::apply(const json& j) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    json one = {{it.key(), it.value()}};
+    if (has_param(generation_rows(), it.key()))
+      apply_params(*this, one, generation_rows(), "generation parameter");
+    else if (ProceduralParams::has(it.key()))
+      procedural.apply(one);
+    else {
+      std::vector<std::string> names;
+      for (const auto& r : generation_rows()) names.emplace_back(r.name);
+      for (const auto& r : ProceduralParams::catalogue()) names.push_back(r["name"]);
+      throw_unknown_param(it.key(), "generation parameter", names);
+    }
+  }
+}
+
+json GenerationParams::catalogue() {
+  return params_catalogue(generation_rows(), "generation");
 }
 
 void check_not_unreproducible(const std::string& method) {
@@ -96,7 +136,8 @@ ModelNeeds generation_method_needs(const std::string& method) {
   n.llm = true;
   n.hidden = m.procedural;
   n.embedder = method == "dense";
-  n.embedder_optional = !m.baseline;  // snippet validation and eq. 6's dense half when configured
+  n.embedder_optional = !m.baseline;  // eq. 6's dense half when configured
+  n.snippet_embedder = m.procedural;  // snippet validation
   return n;
 }
 

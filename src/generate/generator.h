@@ -30,9 +30,10 @@ struct GenerationParams {
   int prompt_budget_tokens = 12000;  // contexts' share of the prompt (the paper gives no number; docs/DEVIATIONS.md)
   int max_tokens = 4096;             // greedy decoding, 4096 output tokens (ProjAgent 5.1)
   int max_rounds = 10;               // refinement rounds of the feedback loop
-  int semantic_top = 20;             // semantic contexts per target step (4.3)
-  int baseline_top = 10;             // sparse/dense baselines: retrieved functions
-  int context_chars = 3000;          // one context's text is cut here
+  // In the parameter table (generator.cpp), settable by name like the procedural parameters:
+  int semantic_top = 20;     // semantic contexts per target step (4.3)
+  int baseline_top = 10;     // sparse/dense baselines: retrieved functions
+  int context_chars = 3000;  // one context's text is cut here
   ProceduralParams procedural;
   // The python3 whose compile() is the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH
   // (tree-sitter with a warning when none); "none" = tree-sitter.
@@ -42,6 +43,11 @@ struct GenerationParams {
   // repository. Not part of to_json(): the trace names them.
   std::vector<int> withheld;
   nlohmann::json to_json() const;
+  // NAME -> VALUE of the generation table (semantic_top, baseline_top, context_chars) or, for any other
+  // name, of the procedural one; type- and range-checked, Error(usage) naming the parameter otherwise.
+  void apply(const nlohmann::json& j);
+  // The generation table's rows (group "generation"; util/param_table.h), without the procedural ones.
+  static nlohmann::json catalogue();
 };
 
 struct GenerationOutcome {

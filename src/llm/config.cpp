@@ -144,9 +144,11 @@ void ModelConfig::validate(const std::string& role, const std::string& source) c
 }
 
 void LlmConfig::apply_json(const json& j, const std::string& file) {
-  ConfigObject o(j, "", file, {"llm", "embedding", "hidden_states", "cache", "python"});
+  ConfigObject o(j, "", file, {"llm", "embedding", "snippet_embedding", "hidden_states", "cache", "python"});
   if (o.has("llm")) model_from_json(llm, o.at("llm"), "llm", file);
   if (o.has("embedding")) model_from_json(embedding, o.at("embedding"), "embedding", file);
+  if (o.has("snippet_embedding"))
+    model_from_json(snippet_embedding, o.at("snippet_embedding"), "snippet_embedding", file);
   if (o.has("hidden_states")) model_from_json(hidden_states, o.at("hidden_states"), "hidden_states", file);
   if (o.has("cache")) cache_path = expand_home(o.str("cache", ""));
   if (o.has("python")) python = expand_home(o.str("python", ""));
@@ -226,11 +228,19 @@ LlmBackend& LlmSession::embedder() {
   return *embedder_;
 }
 
+LlmBackend& LlmSession::snippet_embedder() {
+  if (!cfg_.snippet_embedding.configured()) return embedder();
+  if (!snippet_embedder_) snippet_embedder_ = make(cfg_.snippet_embedding, "the snippet-embedding model");
+  return *snippet_embedder_;
+}
+
 Models LlmSession::models(const ModelNeeds& needs) {
   Models m;
   if (needs.llm) m.llm = &llm();
   if (needs.hidden) m.hidden = &hidden_states();
-  bool want_embedder = needs.embedder || (needs.embedder_optional && has_embedder());
+  // Snippet validation with no snippet_embedding role configured uses the embedder (announced below).
+  bool want_embedder = needs.embedder || (needs.embedder_optional && has_embedder()) ||
+                       (needs.snippet_embedder && !cfg_.snippet_embedding.configured());
   if (want_embedder) {
     if (!cfg_.embedding.configured() && !embedder_warned_) {
       log_warn(
@@ -241,6 +251,7 @@ Models LlmSession::models(const ModelNeeds& needs) {
     }
     m.embedder = &embedder();
   }
+  if (needs.snippet_embedder) m.snippet_embedder = &snippet_embedder();
   return m;
 }
 
@@ -267,6 +278,8 @@ LlmConfig llm_config_from(const ModelFlags& f) {
   apply(c.llm, f.backend, f.model, f.endpoints);
   if (!f.embed_backend.empty() || !f.embed_model.empty() || !f.embed_endpoints.empty())
     apply(c.embedding, f.embed_backend, f.embed_model, f.embed_endpoints);
+  if (!f.snippet_embed_backend.empty() || !f.snippet_embed_model.empty() || !f.snippet_embed_endpoints.empty())
+    apply(c.snippet_embedding, f.snippet_embed_backend, f.snippet_embed_model, f.snippet_embed_endpoints);
   if (!f.hidden_model.empty()) apply(c.hidden_states, "llama", f.hidden_model, {});
   if (!f.cache.empty()) c.cache_path = f.cache;
   if (f.no_cache) c.cache_read = false;

@@ -4,6 +4,7 @@
 //     "llm":       {"backend": "openai", "endpoints": ["http://gpu1:8000/v1", "http://gpu2:8000/v1"],
 //                   "model": "Qwen/Qwen2.5-Coder-14B-Instruct", "concurrency": 16},
 //     "embedding": {"backend": "llama", "model": "/models/embeddinggemma-300m.gguf"},
+//     "snippet_embedding": {"backend": "llama", "model": "/models/codet5p-110m-embedding.gguf"},
 //     "hidden_states": {"backend": "llama", "model": "/models/qwen2.5-coder-14b-instruct-q4_k_m.gguf"},
 //     "cache": "~/.cache/repoctx/llm-cache.db"
 //   }
@@ -34,7 +35,10 @@ struct ModelConfig {
 
 struct LlmConfig {
   ModelConfig llm;        // generation, judging, hidden states
-  ModelConfig embedding;  // embeddings (dense retrieval, snippet validation); defaults to `llm`
+  ModelConfig embedding;  // embeddings (dense retrieval, ProjAgent's eq. 6); defaults to `llm`
+  // ProjAgent's snippet validation (4.1) compares a step's description with its snippet by another embedding
+  // model than the semantic retrieval's; defaults to `embedding` (then `llm`).
+  ModelConfig snippet_embedding;
   // Hidden states and the unembedding matrix (ProjAgent's projections): a white-box model in process.
   // Defaults to `llm`; set it when `llm` is an OpenAI-compatible server, which cannot show its internals
   // (the paper uses one model for both; with two, steps are judged by one and projected by the other).
@@ -55,8 +59,9 @@ struct LlmConfig {
 // The model flags every front end spells the same way (the CLI's "Model" group, the public API's
 // ModelParams): empty/zero = not given.
 struct ModelFlags {
-  std::string config, backend, model, embed_backend, embed_model, hidden_model, cache;
-  std::vector<std::string> endpoints, embed_endpoints;
+  std::string config, backend, model, embed_backend, embed_model, snippet_embed_backend, snippet_embed_model,
+      hidden_model, cache;
+  std::vector<std::string> endpoints, embed_endpoints, snippet_embed_endpoints;
   int threads = 0, ctx = 0;
   bool no_cache = false;
 };
@@ -70,6 +75,7 @@ class LlmSession {
   explicit LlmSession(LlmConfig cfg);
   LlmBackend& llm();
   LlmBackend& embedder();
+  LlmBackend& snippet_embedder();  // the snippet_embedding role, else embedder()
   LlmBackend& hidden_states();  // the hidden_states role, else llm()
   bool has_llm() const { return cfg_.llm.configured(); }
   bool has_embedder() const { return cfg_.embedding.configured() || cfg_.llm.configured(); }
@@ -83,7 +89,7 @@ class LlmSession {
   std::unique_ptr<LlmBackend> make(const ModelConfig& m, const std::string& role);
   LlmConfig cfg_;
   std::shared_ptr<LlmCache> cache_;
-  std::unique_ptr<LlmBackend> llm_, embedder_, hidden_;
+  std::unique_ptr<LlmBackend> llm_, embedder_, snippet_embedder_, hidden_;
   bool embedder_warned_ = false;
 };
 

@@ -41,7 +41,8 @@ std::vector<RetrieverInfo> target_strategies() {
   embedder.embedder = true;
   optional_embedder.embedder_optional = true;
   procedural.llm = procedural.hidden = true;
-  procedural.embedder_optional = true;
+  procedural.embedder_optional = true;  // eq. 6's dense half when configured
+  procedural.snippet_embedder = true;
   return {
       {"sparse", "Okapi BM25 over entities (or --corpus snippets); REPOCOD's SPARSE baseline", none, make_sparse,
        "BM25 score"},

@@ -14,7 +14,9 @@ and every bounded number just past its range, every string with choices given a 
 every field given a value of the wrong type, is refused by all four, naming the parameter.
 Each strategy parameter (`params`, `--param NAME=VALUE`) is documented with its meaning and source, its
 default is accepted by all four inside `params`, and a value past its range, outside its choices or of the
-wrong type is refused by all four, naming it.
+wrong type is refused by all four, naming it. The generation group (taken by generate, not retrieve) is checked
+on generate's CLI, HTTP and Python surfaces the same way (MCP offers no generation): with no model configured a
+valid value gets as far as asking for the LLM, a bad one is refused naming it before any model is needed.
 """
 import argparse
 import json
@@ -78,21 +80,24 @@ def cli_args(row, value):
 def body(a):
     ck = Checker()
     rows = run_json(a.repoctx, ["parameters", "--json"])
-    strategy_rows = [r for r in rows if r["command"] == "params"]
+    all_params = [r for r in rows if r["command"] == "params"]
+    strategy_rows = [r for r in all_params if r["group"] != "generation"]
+    generation_rows = [r for r in all_params if r["group"] == "generation"]
     rows = [r for r in rows if r["command"] != "params"]
     ck.check(len(rows) >= 20 and {r["command"] for r in rows} == {"retrieve", "localize"},
              f"{len(rows)} declared parameters of retrieve and localize")
-    names = [r["name"] for r in strategy_rows]
+    names = [r["name"] for r in all_params]
     ck.check(len(names) >= 60 and len(set(names)) == len(names)
-             and {r["group"] for r in strategy_rows} == {"retriever", "study", "completion", "procedural"},
-             f"{len(names)} strategy parameters in four groups, each name once")
+             and {r["group"] for r in strategy_rows} == {"retriever", "study", "completion", "procedural"}
+             and {r["name"] for r in generation_rows} >= {"semantic_top", "baseline_top", "context_chars"},
+             f"{len(names)} strategy and generation parameters in five groups, each name once")
     md = run(a.repoctx, ["parameters", "--markdown"]).stdout
     ck.check(open(a.docs).read() == md, "docs/PARAMETERS.md is the table the declarations make "
              "(regenerate: repoctx parameters --markdown > docs/PARAMETERS.md)")
     for r in rows + strategy_rows:
         ck.check(f"`{r['name']}`" in md and r["description"] and r["description"].replace("|", "\\|") in md,
                  f"docs: {r['command']} {r['name']} documented with its meaning")
-    for r in strategy_rows:
+    for r in all_params:
         ck.check(bool(r["source"]) and r["source"] in md, f"docs: params {r['name']} says where its default comes from")
 
     sys.path.insert(0, a.module_dir)
@@ -193,6 +198,8 @@ def body(a):
                     ck.check(all(refused.values()), f"{where}={json.dumps(bad)} ({what}): refused naming it by "
                              + ", ".join(refused), json.dumps(refused))
             n = check_strategy_params(ck, a, strategy_rows, repo, db, srv, mcp, ix, n)
+            procedural = [r for r in strategy_rows if r["name"] == "seed_threshold"]
+            check_generation_params(ck, a, generation_rows + procedural, repo, db, srv, ix, target)
         finally:
             srv.stop()
             mcp.p.kill()
@@ -234,6 +241,32 @@ def check_strategy_params(ck, a, strategy_rows, repo, db, srv, mcp, ix, n):
                          + ", ".join(ok), f"{json.dumps(ok)} cli: {p.stderr[-200:]} http: {json.dumps(j)[:200]} "
                          f"mcp: {json.dumps(ans)[:200]} python: {py}")
     return n
+
+
+def check_generation_params(ck, a, rows, repo, db, srv, ix, target):
+    """generate's params: the generation group and the procedural one, on the CLI, HTTP and Python."""
+    for r in rows:
+        name = r["name"]
+        for value, what in [(r["default"], None)] + invalid_values(r) + [([1], "of the wrong type")]:
+            p = run(a.repoctx, ["generate", repo, "--db", db, "--no-refresh", "-q", "--target", target,
+                                "--method", "sparse", "--param", f"{name}={param_text(value)}"])
+            st, j, _ = srv.post("/v1/generate", {"target": target, "method": "sparse", "params": {name: value}})
+            try:
+                ix.generate(target=target, method="sparse", params={name: value})
+                py = ""
+            except Exception as e:  # noqa: BLE001 - every call fails here: no model is configured
+                py = str(e)
+            texts = {"cli": p.stderr, "http": json.dumps(j), "python": py}
+            if what is None:
+                ok = {k: "LLM" in t and f"'{name}'" not in t for k, t in texts.items()}
+                ck.check(all(ok.values()), f"generate params {name}={json.dumps(value)} (its default): taken, then "
+                         "the missing LLM is named, by " + ", ".join(ok), json.dumps(texts)[:600])
+            else:
+                ok = {k: name in t and "LLM" not in t for k, t in texts.items()}
+                ok["cli"] = ok["cli"] and p.returncode == 2
+                ok["http"] = ok["http"] and st == 400
+                ck.check(all(ok.values()), f"generate params {name}={json.dumps(value)} ({what}): refused naming it "
+                         "before any model by " + ", ".join(ok), json.dumps(texts)[:600])
 
 
 def main():

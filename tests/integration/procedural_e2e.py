@@ -86,7 +86,7 @@ def check_trace(ck, label, t, p):
              f"[{label}] progress on stderr: each stage with counts and the LLM calls ahead", tail(p.stderr, 800))
 
 
-def check_run(ck, binary, label, repo, args, work, embedder_is_llm):
+def check_run(ck, binary, label, repo, args, work, embedder_is_llm, separate_roles=False):
     trace = os.path.join(work, f"trace-{label}.json")
     cmd = retrieve_cmd(repo, trace, os.path.join(work, "llm.db"), args)
     t0 = time.time()
@@ -99,9 +99,16 @@ def check_run(ck, binary, label, repo, args, work, embedder_is_llm):
     check_trace(ck, label, t, p)
     ck.check(t["offline"]["reused"] is False, f"[{label}] first run: the offline stage is computed")
     warned = "no embedding model configured" in p.stderr
-    ck.check(t["models"].get("embedder_is_llm") is embedder_is_llm and warned == embedder_is_llm,
-             f"[{label}] the embedder is {'the LLM, with a warning' if embedder_is_llm else 'its own model, no warning'}",
+    ck.check(t["models"].get("snippet_embedder_is_llm") is embedder_is_llm and warned == embedder_is_llm,
+             f"[{label}] the snippet embedder is "
+             f"{'the LLM, with a warning' if embedder_is_llm else 'its own model, no warning'}",
              json.dumps(t["models"]) + tail(p.stderr, 600))
+    if separate_roles:
+        m = t["models"]
+        ck.check(m.get("snippet_embedder") and m.get("embedder") and m["snippet_embedder"] != m["embedder"]
+                 and m["llm"] not in (m["snippet_embedder"], m["embedder"]),
+                 f"[{label}] snippet validation and eq. 6 are served by the two embedding models configured",
+                 json.dumps(m))
     # The same run again: the offline stage is reused (no decomposition at all), the rest comes from the cache.
     p2 = run(binary, cmd, timeout=600)
     ck.check(p2.returncode == 0, f"[{label}] the re-run exits 0", tail(p2.stderr))
@@ -160,6 +167,44 @@ def check_interrupt(ck, binary, repo, model, work):
              json.dumps({k: t.get(k) for k in ["interrupted", "interrupted_in"]}))
 
 
+def check_rq2(ck, binary, repo, model, work, common):
+    """RQ2 end to end: pairs from procedural retrieval (thresholds opened so that the random model's steps
+    pair up), labels from the LLM labelling stage, Table 3 from both; a re-run of the labelling is free."""
+    pairs, labels = os.path.join(work, "rq2-pairs.jsonl"), os.path.join(work, "rq2-labels.jsonl")
+    cache = os.path.join(work, "llm.db")
+    opened = PARAMS + ["seed_threshold=-1", "snippet_cosine=-1", "expand_tau=-1", "expand_k=1"]
+    cmd = retrieve_cmd(repo, os.path.join(work, "trace-rq2.json"), cache, common + ["--model", model], opened)
+    p = run(binary, cmd + ["--rq2-pairs", pairs], timeout=600)
+    n = sum(1 for line in open(pairs) if line.strip()) if os.path.exists(pairs) else 0
+    ck.check(p.returncode == 0 and n > 0, f"RQ2: procedural retrieval writes {n} pairs", tail(p.stderr))
+    if n == 0:
+        return
+    seeds_as_pairs = [json.loads(line) for line in open(pairs) if line.strip()]
+    ck.check(all(x["context_step"] != x["target_step"] for x in seeds_as_pairs), "RQ2: no step is paired with itself")
+    label = ["rq2-label", "--pairs", pairs, "--labels", labels, "--model", model, "--cache", cache, "--json",
+             "--max-tokens", "120"]
+    p = run(binary, label, timeout=600)
+    rep = json.loads(p.stdout) if p.returncode == 0 else {}
+    rows = [json.loads(line) for line in open(labels)] if os.path.exists(labels) else []
+    ck.check(rep.get("labelled") == n and len(rows) == n and all(isinstance(r["similar"], bool) for r in rows),
+             f"RQ2: the tiny model labels all {n} pairs (a verdict and a reason each)", p.stdout[-300:] + tail(p.stderr))
+    p = run(binary, label, timeout=600)
+    rep2 = json.loads(p.stdout) if p.returncode == 0 else {}
+    ck.check(rep2.get("reused") == n and rep2.get("labelled") == 0 and rep2.get("llm_calls") == 0,
+             "RQ2: labelling again reuses the labels file (no LLM call)", p.stdout[-300:])
+    os.remove(labels)
+    p = run(binary, label, timeout=600)
+    rep3 = json.loads(p.stdout) if p.returncode == 0 else {}
+    ck.check(rep3.get("labelled") == n and rep3.get("llm_cached") == rep3.get("llm_calls") and rep3.get("llm_calls"),
+             "RQ2: with the labels file gone, the cache answers every call", p.stdout[-300:])
+    p = run(binary, ["rq2", "--pairs", pairs, "--labels", labels])
+    ck.check(p.returncode == 0 and all(f"| {c} " in p.stdout or f"**{c}**" in p.stdout for c in "ABCDEF"),
+             "RQ2: `rq2` prints Table 3's six configurations from the LLM's labels", p.stdout[-600:] + tail(p.stderr))
+    p = run(binary, ["rq2", "--pairs", pairs, "--labels", labels, "--agreement", labels, "--json"])
+    ag = json.loads(p.stdout) if p.returncode == 0 else {}
+    ck.check(ag.get("pairs") == n and ag.get("observed") == 1.0, "RQ2: a labels file agrees with itself", p.stdout)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repoctx", required=True)
@@ -182,12 +227,14 @@ def main():
         common = ["--db", os.path.join(work, "index.db")]
         check_run(ck, a.repoctx, "llama", a.repo, common + ["--model", model], work, embedder_is_llm=True)
         check_interrupt(ck, a.repoctx, a.repo, model, work)
+        check_rq2(ck, a.repoctx, a.repo, model, work, common)
         with start_llama_server(a.llama_server, ascii_model, os.path.join(work, "server.log"), "-c", "8192", "-np",
                                 "2", "-t", "2", "--no-webui") as srv:
             check_run(ck, a.repoctx, "openai+hidden", a.repo,
                       common + ["--backend", "openai", "--endpoint", srv.endpoint, "--model", "tiny",
-                                "--hidden-model", model, "--embed-backend", "llama", "--embed-model", model], work,
-                      embedder_is_llm=False)
+                                "--hidden-model", model, "--embed-backend", "llama", "--embed-model", ascii_model,
+                                "--snippet-embed-backend", "llama", "--snippet-embed-model", model], work,
+                      embedder_is_llm=False, separate_roles=True)
     return ck.finish("procedural_e2e")
 
 

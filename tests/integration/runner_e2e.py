@@ -233,6 +233,49 @@ def projagent_benchmark(ck, binary, repo, work, tasks, model, before):
     ck.check(tree_hashes(repo) == before, "projagent: every repository file is as it was")
 
 
+def repocod_published_schema(ck, binary, repo, work):
+    """A row as the REPOCOD dataset publishes it: function_name of two components at most, the reference
+    definition in full_function, and relevant tests as a file of pytest node ids inside REPOCOD's image,
+    found here under --test-cases-dir; exactly those tests run, without -x unless asked."""
+    cases = os.path.join(work, "target_test_cases")
+    os.makedirs(cases, exist_ok=True)
+    ids = ["colorama/tests/ansi_test.py::AnsiTest::testForeAttributes",
+           "colorama/tests/ansi_test.py::AnsiTest::testBackAttributes"]
+    with open(os.path.join(cases, "failed_tests_code_to_chars.txt"), "w") as f:
+        f.write("\n".join(ids) + "\n")
+    row = {"repository": "colorama", "repo_id": "0", "target_module_path": "colorama/ansi.py",
+           "prompt": "def code_to_chars(code):\n",
+           "relevant_test_path": "/usr/src/app/target_test_cases/failed_tests_code_to_chars.txt",
+           "full_function": "def code_to_chars(code):\n    return CSI + str(code) + 'm'\n",
+           "function_name": "code_to_chars"}
+    tasks = os.path.join(work, "repocod-published.jsonl")
+    with open(tasks, "w") as f:
+        f.write(json.dumps(row) + "\n")
+    out = os.path.join(work, "out-repocod-published")
+    tmpl = f"{PY} -m pytest -q -p no:cacheprovider --continue-on-collection-errors {{tests}}"
+    p = run(binary, ["evaluate", tasks, "--methods", "gold,stub", "--out", out, "--repo", f"colorama={repo}",
+                     "--test-template", tmpl, "--test-cases-dir", cases, "-q"])
+    r = {x["method"]: x for x in results(out)} if p.returncode == 0 else {}
+    gold, stub = r.get("gold", {}), r.get("stub", {})
+    ck.check(gold.get("passed") is True and stub.get("passed") is False,
+             "REPOCOD's published row: its relevant-tests file is read, gold passes and the stub fails",
+             tail(p.stderr) + json.dumps(r)[:600])
+    cmd = gold.get("test_command", "")
+    ck.check(all(i in cmd for i in ids) and " -x" not in cmd and "ansi_test.py " not in cmd + " ",
+             "exactly the listed node ids run, without -x", cmd)
+    ck.check(gold.get("target") == "code_to_chars" and gold.get("target_resolved_by") == "qualname",
+             "the result names the definition the task resolved to and how", json.dumps(gold)[:400])
+    out2 = os.path.join(work, "out-repocod-early")
+    p = run(binary, ["evaluate", tasks, "--methods", "gold", "--out", out2, "--repo", f"colorama={repo}",
+                     "--test-template", tmpl, "--test-cases-dir", cases, "--early-stop", "-q"])
+    cmd = results(out2)[0].get("test_command", "") if p.returncode == 0 else ""
+    ck.check(" -x " in cmd and cmd.index(" -x ") < cmd.index(ids[0]), "--early-stop adds -x before the tests",
+             cmd + tail(p.stderr))
+    p = run(binary, ["evaluate", tasks, "--methods", "gold", "--out", out + "-nocases", "--repo", f"colorama={repo}"])
+    ck.check(p.returncode == 3 and "--test-cases-dir" in p.stderr and "failed_tests_code_to_chars.txt" in p.stderr,
+             "a relevant-tests file that is not here: exit 3 naming it and the option to pass", tail(p.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repoctx", required=True)
@@ -292,6 +335,7 @@ def main():
         ck.check(len(r) == 1 and r[0]["passed"] and r[0]["task"] == "colorama/7", "REPOCOD task loads and passes", tail(str(r)))
         p = run(a.repoctx, ["evaluate", rc, "--methods", "gold", "--out", orc + "2"])
         ck.check(p.returncode == 2 and "--repo colorama=PATH" in p.stderr, "REPOCOD repository without a path: says what to pass")
+        repocod_published_schema(ck, a.repoctx, repo, work)
         # The tiny model: gibberish must be reported as failures, with the file restored.
         if a.tiny_model:
             model = os.path.join(work, "tiny.gguf")

@@ -32,9 +32,12 @@ class ScriptedBackend : public LlmBackend {
   int fail_after = -1;               // generate() throws once this many calls were answered
   std::map<std::string, int> calls;  // by purpose
   int total_calls = 0;
+  int embed_calls = 0;  // embed() requests answered
   std::string id = "scripted-v1";
 
+  int context_tokens = 0;  // what context_length() reports (0: unknown, as the default backend)
   std::string identity() const override { return id; }
+  int context_length() override { return context_tokens; }
   Capabilities capabilities() const override {
     Capabilities c;
     c.hidden_states = true;
@@ -102,6 +105,10 @@ class ScriptedBackend : public LlmBackend {
   }
 
   EmbedResult embed(const EmbedRequest& r) override {
+    {
+      std::lock_guard lk(mu_);
+      ++embed_calls;
+    }
     EmbedResult out;
     for (const auto& t : r.texts) {
       std::vector<float> v = embed_fn ? embed_fn(t) : std::vector<float>{1.0f, 0.0f, 0.0f};

@@ -8,6 +8,7 @@
 #include "helpers.h"
 #include "index/index.h"
 #include "llm/cache.h"
+#include "retrieve/procedural/agent.h"
 #include "retrieve/procedural/pipeline.h"
 #include "retrieve/procedural/stages.h"
 #include "scripted_backend.h"
@@ -726,9 +727,10 @@ TEST(Procedural, BenchmarkTargetsAreNeverContextAndRankTheirFilesFirst) {
 
 TEST(Procedural, SnippetValidationUsesTheEmbedderItIsGivenNeverSilentlyTheLlm) {
   StatsRepo repo;
-  ScriptedBackend llm, embedder;
+  ScriptedBackend llm, embedder, snippet_embedder;
   script_good(llm);
   embedder.id = "scripted-embedder";
+  snippet_embedder.id = "scripted-snippet-embedder";
   // Without an embedder the pipeline refuses and names what to configure (LlmSession::models decides the
   // fallback to the LLM, with its warning; the pipeline never falls back silently).
   try {
@@ -737,15 +739,78 @@ TEST(Procedural, SnippetValidationUsesTheEmbedderItIsGivenNeverSilentlyTheLlm) {
     FAIL() << "no embedder: expected a usage error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_TRUE(has(e.what(), "--embed-model")) << e.what();
+    EXPECT_TRUE(has(e.what(), "--snippet-embed-model")) << e.what();
   }
+  // No snippet-embedding role: the embedder validates snippets.
   ProceduralPipeline pipe(*repo.engine, Models{&llm, &embedder, &llm}, test_params());
   auto out = pipe.run(repo.target());
   EXPECT_GT(out.usage.by_purpose.at("validate_snippet_embed").embedded_texts, 0);
-  EXPECT_EQ(out.trace["models"]["embedder"], "scripted-embedder");
-  EXPECT_FALSE(out.trace["models"]["embedder_is_llm"].get<bool>());
+  EXPECT_EQ(out.trace["models"]["snippet_embedder"], "scripted-embedder");
+  EXPECT_FALSE(out.trace["models"]["snippet_embedder_is_llm"].get<bool>());
   ProceduralPipeline same(*repo.engine, Models{&llm, &llm, &llm}, test_params());
-  EXPECT_TRUE(same.run(repo.target()).trace["models"]["embedder_is_llm"].get<bool>());
+  EXPECT_TRUE(same.run(repo.target()).trace["models"]["snippet_embedder_is_llm"].get<bool>());
+  // Both roles: snippet validation goes to the snippet embedder only; the trace names each.
+  const int embedder_calls_before = embedder.embed_calls;
+  ProceduralPipeline two(*repo.engine, Models{&llm, &embedder, &llm, &snippet_embedder}, test_params());
+  auto out2 = two.run(repo.target());
+  EXPECT_EQ(out2.trace["models"]["snippet_embedder"], "scripted-snippet-embedder");
+  EXPECT_EQ(out2.trace["models"]["embedder"], "scripted-embedder");
+  EXPECT_GT(snippet_embedder.embed_calls, 0);
+  EXPECT_EQ(embedder.embed_calls, embedder_calls_before);
+}
+
+// Every agent run's {compaction_trigger_tokens, compactions} in a trace.
+static void agent_runs(const json& j, std::vector<std::pair<int, int>>& out) {
+  if (j.is_object()) {
+    if (j.contains("compaction_trigger_tokens"))
+      out.emplace_back(j["compaction_trigger_tokens"].get<int>(), j["compactions"].get<int>());
+    for (const auto& [k, v] : j.items()) agent_runs(v, out);
+  } else if (j.is_array()) {
+    for (const auto& v : j) agent_runs(v, out);
+  }
+}
+
+TEST(Procedural, TheAgentCompactsByTheModelsContextWindowUnlessAParameterFixesIt) {
+  ProceduralParams p;
+  ScriptedBackend b;
+  EXPECT_EQ(p.agent_context_tokens, 0);
+  EXPECT_EQ(SeedAgent::compaction_trigger(p, b), SeedAgent::kFallbackAgentContextTokens);  // no window known
+  b.context_tokens = 32768;
+  EXPECT_EQ(SeedAgent::compaction_trigger(p, b), 32768 * 3 / 4 - p.agent_tokens);
+  b.context_tokens = 1000;
+  EXPECT_EQ(SeedAgent::compaction_trigger(p, b), 1024);  // the floor
+  p.agent_context_tokens = 777;
+  EXPECT_EQ(SeedAgent::compaction_trigger(p, b), 777);  // a set parameter wins
+
+  // Through the pipeline: a small window compacts, a large one does not, and the trace says the trigger.
+  StatsRepo repo;
+  for (int window : {1400, 1000000}) {
+    ScriptedBackend llm;
+    script_good(llm);
+    // An agent that greps the repository with a new pattern each turn, so that its conversation grows.
+    auto turn = std::make_shared<int>(0);
+    llm.answers["agent_turn"] = [turn](const GenerateRequest&) {
+      static const char* patterns[] = {"e", "a", "o", "i", "r", "t", "n", "s", "l", "c", "u", "d", "m", "p", "f"};
+      return json{{"thought", "look around"}, {"tool", "grep"}, {"pattern", patterns[(*turn)++ % 15]}}.dump();
+    };
+    llm.context_tokens = window;
+    auto params = test_params();
+    params.agent_context_tokens = 0;
+    ProceduralPipeline pipe(*repo.engine, Models{&llm, &llm, &llm}, params);
+    auto out = pipe.run(repo.target());
+    std::vector<std::pair<int, int>> runs;
+    agent_runs(out.trace, runs);
+    ASSERT_FALSE(runs.empty()) << "the agent never ran";
+    int compactions = 0;
+    for (auto [trigger, n] : runs) {
+      EXPECT_EQ(trigger, SeedAgent::compaction_trigger(params, llm));
+      compactions += n;
+    }
+    if (window == 1400)
+      EXPECT_GT(compactions, 0);
+    else
+      EXPECT_EQ(compactions, 0);
+  }
 }
 
 TEST(Procedural, AnInterruptedRunKeepsItsTraceAndSaysWhere) {

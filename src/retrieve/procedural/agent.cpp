@@ -37,6 +37,15 @@ int SeedAgent::estimate_tokens(const std::vector<ChatMessage>& ms) {
   return static_cast<int>(chars / 4);
 }
 
+int SeedAgent::compaction_trigger(const ProceduralParams& p, LlmBackend& llm) {
+  if (p.agent_context_tokens > 0) return p.agent_context_tokens;
+  // The conversation may fill the model's window less the next turn's answer, with a quarter kept free
+  // because the estimate is not the model's tokenizer and a tool's output arrives before the next check.
+  int ctx = llm.context_length();
+  if (ctx <= 0) return kFallbackAgentContextTokens;
+  return std::max(1024, ctx * 3 / 4 - p.agent_tokens);
+}
+
 namespace {
 
 enum class Kind { system, task, exploration, proposal, summary };
@@ -68,8 +77,12 @@ struct Session {
   std::vector<std::string> rejected;
   std::map<std::string, int> repeats;
 
+  int trigger_tokens;  // compaction past this many estimated tokens (SeedAgent::compaction_trigger)
+
   Session(LlmBackend& l, RepoTools& t, const ProceduralParams& params, const std::function<AgentVerdict(int)>& j)
-      : llm(l), tools(t), p(params), judge(j) {}
+      : llm(l), tools(t), p(params), judge(j), trigger_tokens(SeedAgent::compaction_trigger(params, l)) {
+    run.compaction_trigger_tokens = trigger_tokens;
+  }
 
   std::vector<ChatMessage> messages() const {
     std::vector<ChatMessage> ms;
@@ -83,7 +96,7 @@ struct Session {
     static const PromptTemplate compaction = load_prompt("agent_compaction");
     auto ms = messages();
     int tokens = SeedAgent::estimate_tokens(ms);
-    if (tokens <= p.agent_context_tokens) return;
+    if (tokens <= trigger_tokens) return;
     std::string history;
     for (const auto& t : convo)
       if (t.kind == Kind::exploration || t.kind == Kind::summary) history += t.msg.role + ": " + t.msg.content + "\n";

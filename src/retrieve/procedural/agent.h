@@ -10,7 +10,8 @@
 // Context compaction: the conversation is the system prompt, the first user message, exploration messages
 // (tool calls and their results) and proposal messages. When it grows past the token budget, the
 // exploration messages are replaced by an LLM summary (prompts/agent_compaction.txt) that keeps every
-// explored file, directory and function; system prompt, first message and proposals stay whole.
+// explored file, directory and function; system prompt, first message and proposals stay whole. The
+// budget follows the model's context window (compaction_trigger) unless a parameter fixes it.
 #pragma once
 
 #include <functional>
@@ -34,6 +35,7 @@ struct AgentVerdict {
 struct AgentRun {
   int tool_calls = 0;
   int compactions = 0;
+  int compaction_trigger_tokens = 0;  // the threshold this run used (SeedAgent::compaction_trigger)
   int invalid_turns = 0;      // answers that were not a usable tool call
   std::string stop_reason;    // finish | budget | loop | error
   std::vector<int> accepted;  // functions whose proposal was accepted
@@ -48,6 +50,11 @@ class SeedAgent {
                const std::vector<std::string>& seeds, const std::function<AgentVerdict(int)>& judge);
   static nlohmann::json turn_schema();
   static int estimate_tokens(const std::vector<ChatMessage>& ms);
+  // The conversation is compacted past this many estimated tokens: p.agent_context_tokens when set, else
+  // 3/4 of the model's context length less an answer (p.agent_tokens), at least 1,024; when the backend
+  // reports no context length, kFallbackAgentContextTokens.
+  static int compaction_trigger(const ProceduralParams& p, LlmBackend& llm);
+  static constexpr int kFallbackAgentContextTokens = 6000;
 
  private:
   LlmBackend& llm_;

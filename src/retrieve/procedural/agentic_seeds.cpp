@@ -116,6 +116,7 @@ void find_agent_seeds(OnlineRun& run, TargetStepState& st, json& tj) {
                        [&](int f) { return judge_proposal(run, st, f, tj); });
   tj["agent"] = {{"tool_calls", res.tool_calls},
                  {"compactions", res.compactions},
+                 {"compaction_trigger_tokens", res.compaction_trigger_tokens},
                  {"invalid_turns", res.invalid_turns},
                  {"stop", res.stop_reason},
                  {"turns", res.trace}};

@@ -21,6 +21,7 @@ struct ProceduralPipeline::Impl {
   MeteredBackend llm;
   std::unique_ptr<MeteredBackend> emb, hid;  // none when only the target is decomposed
   bool embedder_is_llm = false;
+  std::string semantic_embedder;  // the embedder role's identity ("" when none was loaded)
   ProceduralParams p;
   std::shared_ptr<const TargetContext> ctx;
   std::unique_ptr<StepFactory> factory;
@@ -33,8 +34,9 @@ struct ProceduralPipeline::Impl {
 
   Impl(const Engine& e_, const Models& m, ProceduralParams p_) : e(e_), llm(m.need_llm("procedural retrieval")), p(p_) {
     if (p.retrieval) {
-      LlmBackend& embedder = m.need_embedder("procedural retrieval (snippet validation, ProjAgent 4.1)");
+      LlmBackend& embedder = m.need_snippet_embedder("procedural retrieval (snippet validation, ProjAgent 4.1)");
       embedder_is_llm = &embedder == m.llm;
+      semantic_embedder = m.embedder ? m.embedder->identity() : "";
       emb = std::make_unique<MeteredBackend>(embedder);
       hid = std::make_unique<MeteredBackend>(m.need_hidden("procedural retrieval"));
     }
@@ -53,7 +55,10 @@ struct ProceduralPipeline::Impl {
 
   json models_trace() const {
     json j = {{"llm", llm.identity()}};
-    if (emb) j["embedder"] = emb->identity(), j["embedder_is_llm"] = embedder_is_llm;
+    // Which model served which role: the snippet embedder validates snippets (4.1); the embedder, when one
+    // was loaded, serves eq. 6 (the generator's semantic contexts).
+    if (emb) j["snippet_embedder"] = emb->identity(), j["snippet_embedder_is_llm"] = embedder_is_llm;
+    if (!semantic_embedder.empty()) j["embedder"] = semantic_embedder;
     if (hid) j["hidden_states"] = hid->identity();
     return j;
   }

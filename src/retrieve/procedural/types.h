@@ -37,7 +37,7 @@ struct ProceduralParams {
   int max_rounds = 5;               // plan confirmation rounds
   bool agent = true;                // agentic seed finding
   int agent_budget = 15;            // tool calls per target step (the paper: "a fixed search budget", no number)
-  int agent_context_tokens = 6000;  // compaction threshold (estimated tokens of the conversation)
+  int agent_context_tokens = 0;  // compaction threshold (estimated tokens; 0: from the model's context length)
   // Generation budgets (per call kind) and JSON-schema bounds; 0 = no bound (the paper's setting). The
   // numbers the paper does not give are in docs/DEVIATIONS.md with their reasons.
   int max_steps = 0;  // steps per function
