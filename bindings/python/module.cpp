@@ -137,7 +137,8 @@ repoctx::api::OpenParams open_params(bool refresh, const std::string& db, double
       throw repoctx::Error(repoctx::ExitCode::usage,
                            "unknown or mistyped model setting '" + k +
                                "' (config, backend, model, endpoints, embed_backend, embed_model, embed_endpoints, "
-                               "snippet_embed_backend, snippet_embed_model, snippet_embed_endpoints, hidden_model, threads, ctx, cache, no_cache)");
+                               "snippet_embed_backend, snippet_embed_model, snippet_embed_endpoints, hidden_model, "
+                               "threads, ctx, cache, no_cache)");
   }
   return p;
 }

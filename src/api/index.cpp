@@ -68,7 +68,6 @@ ModelFlags model_flags_of(const ModelParams& m) {
   return f;
 }
 
-
 Hit hit_of(const Engine& e, const repoctx::Hit& h, int rank, bool with_text, const TargetContext* ctx) {
   const auto& v = e.view();
   Hit o;

@@ -23,7 +23,7 @@ std::vector<std::string> strategy_names() {
 
 const char* kTargetDoc = "target function, \"path/to/file.py::Qualified.name\" (path relative to the repository root)";
 const char* kParamsDoc =
-    "generation parameters NAME -> VALUE (semantic_top, baseline_top, context_chars) and procedural ones "
+    "generation parameters NAME -> VALUE (semantic_top, baseline_top, context_cut_chars) and procedural ones "
     "(seed_threshold, expand_tau, max_rounds, agent_budget, ...; `repoctx parameters`); a VALUE that parses as "
     "JSON is taken as JSON";
 const char* kRetrieveParamsDoc =

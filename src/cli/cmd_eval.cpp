@@ -192,9 +192,14 @@ struct Rq2LabelCmd {
     if (!out.quiet) log_info("rq2-label: {} pairs, labelled by {}", all.size(), llm.identity());
     auto rep = label_rq2_pairs(llm, all, labels, lo);
     for (const auto& e : rep.errors) log_warn("rq2-label: no usable verdict for {}", e);
-    json j = {{"pairs", rep.pairs},   {"reused", rep.reused},     {"labelled", rep.labelled},
-              {"similar", rep.similar}, {"unusable", rep.unusable}, {"labels", labels},
-              {"llm_calls", rep.usage.total().calls}, {"llm_cached", rep.usage.total().cached}};
+    json j = {{"pairs", rep.pairs},
+              {"reused", rep.reused},
+              {"labelled", rep.labelled},
+              {"similar", rep.similar},
+              {"unusable", rep.unusable},
+              {"labels", labels},
+              {"llm_calls", rep.usage.total().calls},
+              {"llm_cached", rep.usage.total().cached}};
     if (out.json)
       print_json(j);
     else

@@ -319,8 +319,10 @@ void add_evaluate(CLI::App& app, Commands& out) {
   c->add_option("--budget", e->ro.gen.prompt_budget_tokens, "estimated tokens of context per prompt")
       ->capture_default_str()
       ->group(g);
-  c->add_option("--param", e->params, "generation (semantic_top, baseline_top, context_chars) or procedural retrieval NAME=VALUE "
-                "(`repoctx parameters`)")->group(g);
+  c->add_option("--param", e->params,
+                "generation (semantic_top, baseline_top, context_cut_chars) or procedural retrieval NAME=VALUE "
+                "(`repoctx parameters`)")
+      ->group(g);
   c->add_option("--python", e->ro.gen.python,
                 "python3 whose compile() is the syntax check (default: $REPOCTX_PYTHON, the config's \"python\", "
                 "python3 on PATH; none = tree-sitter)")

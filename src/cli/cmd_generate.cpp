@@ -144,7 +144,8 @@ void add_generate_commands(CLI::App& app, Commands& out) {
   c->add_option("--max-rounds", g->gp.max_rounds, "refinement rounds of the feedback loop")->capture_default_str();
   c->add_option("--budget", g->gp.prompt_budget_tokens, "estimated tokens of context in the prompt")
       ->capture_default_str();
-  c->add_option("--param", g->params, "generation (semantic_top, baseline_top, context_chars) or procedural retrieval NAME=VALUE "
+  c->add_option("--param", g->params,
+                "generation (semantic_top, baseline_top, context_cut_chars) or procedural retrieval NAME=VALUE "
                 "(`repoctx parameters`)");
   c->add_option("--benchmark-targets", g->benchmark_targets_file,
                 "file of the benchmark's other targets (path::Qual.name a line): never context of projagent");

@@ -283,7 +283,9 @@ std::string parameters_markdown(const json& rows) {
 
 void add_parameters_command(CLI::App& app, Commands& out) {
   auto o = std::make_shared<std::pair<OutputOptions, bool>>();
-  auto* c = app.add_subcommand("parameters", "list the request parameters of retrieve and localize, and every strategy and generation parameter");
+  auto* c = app.add_subcommand(
+      "parameters",
+      "list the request parameters of retrieve and localize, and every strategy and generation parameter");
   add_output_options(c, o->first);
   c->add_flag("--markdown", o->second, "the table of docs/PARAMETERS.md");
   out.push_back({c, [o] {

@@ -75,8 +75,8 @@ Rq2LabelReport label_rq2_pairs(LlmBackend& llm, const std::vector<Rq2Pair>& pair
       if (!similar) {
         ++rep.unusable;
         if (rep.errors.size() < 5)
-          rep.errors.push_back(fmt::format("({}, {}): {}", p.target_step, p.context_step,
-                                           answers[i].missing("\"similar\" verdict")));
+          rep.errors.push_back(
+              fmt::format("({}, {}): {}", p.target_step, p.context_step, answers[i].missing("\"similar\" verdict")));
         continue;
       }
       json line = {{"target_step", p.target_step},

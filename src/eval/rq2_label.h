@@ -16,17 +16,17 @@
 namespace repoctx {
 
 struct Rq2LabelOptions {
-  int max_tokens = 256;        // one verdict and a one-sentence reason
-  int snippet_chars = 4000;    // the context snippet is cut here (a bound on the prompt)
+  int max_tokens = 256;      // one verdict and a one-sentence reason
+  int snippet_chars = 4000;  // the context snippet is cut here (a bound on the prompt)
   int description_chars = 2000;
 };
 
 struct Rq2LabelReport {
   int pairs = 0;
-  int reused = 0;     // already in the output file
-  int labelled = 0;   // written by this run
-  int unusable = 0;   // answers with no usable verdict (not written; reported with their reasons)
-  int similar = 0;    // of labelled
+  int reused = 0;                   // already in the output file
+  int labelled = 0;                 // written by this run
+  int unusable = 0;                 // answers with no usable verdict (not written; reported with their reasons)
+  int similar = 0;                  // of labelled
   std::vector<std::string> errors;  // the first few unusable answers' reasons
   LlmUsage usage;
 };

@@ -480,7 +480,8 @@ int run_evaluation(const std::vector<EvalTask>& tasks, const RunnerOptions& o, c
         RepoLock lock(task.repo);
         eng = &engine_for(task.repo);
       }
-      json rec = {{"task", task.id}, {"method", method}, {"repo_id", task.repo_id}, {"test_command", task.test_command}};
+      json rec = {
+          {"task", task.id}, {"method", method}, {"repo_id", task.repo_id}, {"test_command", task.test_command}};
       MethodPatch patch;
       try {
         GenerationParams gen = o.gen;

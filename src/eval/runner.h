@@ -30,7 +30,7 @@ struct EvalTask {
   std::string test_command;            // run in the repository root, without a shell (util/subprocess.h split_command)
   std::vector<std::string> test_argv;  // test_command as argv (what runs)
   std::string full_function;  // REPOCOD: the reference definition (tells same-named definitions apart; eval/repocod.h)
-  std::string given_body;              // optional field `given_body`: the body method `given` splices in verbatim
+  std::string given_body;     // optional field `given_body`: the body method `given` splices in verbatim
 };
 
 struct TaskLoadOptions {

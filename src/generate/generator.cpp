@@ -30,7 +30,7 @@ const ParamTable<GenerationParams>& generation_rows() {
       REPOCTX_PARAM(GenerationParams, "baseline_top", baseline_top,
                     .meaning = "REPOCOD's sparse and dense baselines: retrieved functions offered to the prompt",
                     .min = 1, .max = 100000, .source = "repoctx"),
-      REPOCTX_PARAM(GenerationParams, "context_chars", context_chars,
+      REPOCTX_PARAM(GenerationParams, "context_cut_chars", context_chars,
                     .meaning = "one context's text is cut at this many characters", .min = 1, .max = 10000000,
                     .source = "repoctx"),
   };
@@ -40,12 +40,9 @@ const ParamTable<GenerationParams>& generation_rows() {
 }  // namespace
 
 json GenerationParams::to_json() const {
-  json j = {{"method", method},
-            {"prompt_budget_tokens", prompt_budget_tokens},
-            {"max_tokens", max_tokens},
-            {"max_rounds", max_rounds},
-            {"python", python},
-            {"procedural", procedural.to_json()}};
+  json j = {{"method", method},         {"prompt_budget_tokens", prompt_budget_tokens},
+            {"max_tokens", max_tokens}, {"max_rounds", max_rounds},
+            {"python", python},         {"procedural", procedural.to_json()}};
   j.update(params_to_json(*this, generation_rows()));
   return j;
 }

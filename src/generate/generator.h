@@ -33,7 +33,7 @@ struct GenerationParams {
   // In the parameter table (generator.cpp), settable by name like the procedural parameters:
   int semantic_top = 20;     // semantic contexts per target step (4.3)
   int baseline_top = 10;     // sparse/dense baselines: retrieved functions
-  int context_chars = 3000;  // one context's text is cut here
+  int context_chars = 3000;  // one context's text is cut here (parameter context_cut_chars)
   ProceduralParams procedural;
   // The python3 whose compile() is the syntax check: "" = $REPOCTX_PYTHON, else python3 on PATH
   // (tree-sitter with a warning when none); "none" = tree-sitter.
@@ -43,7 +43,7 @@ struct GenerationParams {
   // repository. Not part of to_json(): the trace names them.
   std::vector<int> withheld;
   nlohmann::json to_json() const;
-  // NAME -> VALUE of the generation table (semantic_top, baseline_top, context_chars) or, for any other
+  // NAME -> VALUE of the generation table (semantic_top, baseline_top, context_cut_chars) or, for any other
   // name, of the procedural one; type- and range-checked, Error(usage) naming the parameter otherwise.
   void apply(const nlohmann::json& j);
   // The generation table's rows (group "generation"; util/param_table.h), without the procedural ones.

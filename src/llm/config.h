@@ -76,7 +76,7 @@ class LlmSession {
   LlmBackend& llm();
   LlmBackend& embedder();
   LlmBackend& snippet_embedder();  // the snippet_embedding role, else embedder()
-  LlmBackend& hidden_states();  // the hidden_states role, else llm()
+  LlmBackend& hidden_states();     // the hidden_states role, else llm()
   bool has_llm() const { return cfg_.llm.configured(); }
   bool has_embedder() const { return cfg_.embedding.configured() || cfg_.llm.configured(); }
   LlmCache& cache();

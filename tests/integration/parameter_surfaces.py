@@ -89,7 +89,7 @@ def body(a):
     names = [r["name"] for r in all_params]
     ck.check(len(names) >= 60 and len(set(names)) == len(names)
              and {r["group"] for r in strategy_rows} == {"retriever", "study", "completion", "procedural"}
-             and {r["name"] for r in generation_rows} >= {"semantic_top", "baseline_top", "context_chars"},
+             and {r["name"] for r in generation_rows} >= {"semantic_top", "baseline_top", "context_cut_chars"},
              f"{len(names)} strategy and generation parameters in five groups, each name once")
     md = run(a.repoctx, ["parameters", "--markdown"]).stdout
     ck.check(open(a.docs).read() == md, "docs/PARAMETERS.md is the table the declarations make "

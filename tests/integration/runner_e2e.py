@@ -263,7 +263,7 @@ def repocod_published_schema(ck, binary, repo, work):
     cmd = gold.get("test_command", "")
     ck.check(all(i in cmd for i in ids) and " -x" not in cmd and "ansi_test.py " not in cmd + " ",
              "exactly the listed node ids run, without -x", cmd)
-    ck.check(gold.get("target") == "code_to_chars" and gold.get("target_resolved_by") == "qualname",
+    ck.check(gold.get("target") == "colorama/ansi.py::code_to_chars" and gold.get("target_resolved_by") == "qualname",
              "the result names the definition the task resolved to and how", json.dumps(gold)[:400])
     out2 = os.path.join(work, "out-repocod-early")
     p = run(binary, ["evaluate", tasks, "--methods", "gold", "--out", out2, "--repo", f"colorama={repo}",

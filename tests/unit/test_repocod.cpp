@@ -48,9 +48,7 @@ struct Repo {
     index = std::make_unique<IndexedRepo>(dir.str());
   }
   const Engine& eng() const { return *index->engine; }
-  std::string line_of(const TargetRef& t) const {
-    return std::to_string(eng().view().entities()[t.entity].start_line);
-  }
+  std::string line_of(const TargetRef& t) const { return std::to_string(eng().view().entities()[t.entity].start_line); }
 };
 
 std::string resolve(const Repo& r, const std::string& fn, const std::string& full, std::string* how = nullptr) {

@@ -36,9 +36,9 @@ struct AgentRun {
   int tool_calls = 0;
   int compactions = 0;
   int compaction_trigger_tokens = 0;  // the threshold this run used (SeedAgent::compaction_trigger)
-  int invalid_turns = 0;      // answers that were not a usable tool call
-  std::string stop_reason;    // finish | budget | loop | error
-  std::vector<int> accepted;  // functions whose proposal was accepted
+  int invalid_turns = 0;              // answers that were not a usable tool call
+  std::string stop_reason;            // finish | budget | loop | error
+  std::vector<int> accepted;          // functions whose proposal was accepted
   nlohmann::json trace = nlohmann::json::array();
 };
 

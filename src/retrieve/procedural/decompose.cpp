@@ -88,8 +88,7 @@ ParamTable<ProceduralParams> online_rows() {
       REPOCTX_PARAM(ProceduralParams, "agent_context_tokens", agent_context_tokens,
                     .meaning = "agent: compaction past this many estimated tokens of the conversation (0: 3/4 of "
                                "the model's context length less an answer; 6000 when the model reports none)",
-                    .min = 0,
-                    .max = 10000000, .source = "repoctx"),
+                    .min = 0, .max = 10000000, .source = "repoctx"),
       REPOCTX_PARAM(ProceduralParams, "max_steps", max_steps, .meaning = "schema bound: steps per function (0: none)",
                     .min = 0, .max = 10000, .source = "repoctx"),
       REPOCTX_PARAM(ProceduralParams, "description_chars", description_chars,

@@ -27,17 +27,17 @@ struct ProceduralParams {
   int max_context_functions = 0;   // cost cap on functions decomposed offline (0 = none, the paper's setting)
   bool reuse_offline = true;       // load the stored offline artifact when one matches (false: compute it again)
   // 4.2 procedural retrieval
-  double seed_threshold = 0.75;     // initial seeds: projection similarity >= 0.75
-  int seed_top = 20;                //   top 20 verified by the LLM
-  double redundancy = 0.95;         // agent proposals: drop candidates > 0.95 similar to an existing seed
-  double expand_tau = 0.65;         // seed expansion: similarity > 0.65 ...
-  int expand_k = 2;                 //   ... to at least 2 seeds
-  int verify_top = 30;              // verification of the top 30 expanded steps
-  int verify_batch_tokens = 3000;   //   batched within this prompt budget (estimated tokens; the paper: none given)
-  int max_rounds = 5;               // plan confirmation rounds
-  bool agent = true;                // agentic seed finding
-  int agent_budget = 15;            // tool calls per target step (the paper: "a fixed search budget", no number)
-  int agent_context_tokens = 0;  // compaction threshold (estimated tokens; 0: from the model's context length)
+  double seed_threshold = 0.75;    // initial seeds: projection similarity >= 0.75
+  int seed_top = 20;               //   top 20 verified by the LLM
+  double redundancy = 0.95;        // agent proposals: drop candidates > 0.95 similar to an existing seed
+  double expand_tau = 0.65;        // seed expansion: similarity > 0.65 ...
+  int expand_k = 2;                //   ... to at least 2 seeds
+  int verify_top = 30;             // verification of the top 30 expanded steps
+  int verify_batch_tokens = 3000;  //   batched within this prompt budget (estimated tokens; the paper: none given)
+  int max_rounds = 5;              // plan confirmation rounds
+  bool agent = true;               // agentic seed finding
+  int agent_budget = 15;           // tool calls per target step (the paper: "a fixed search budget", no number)
+  int agent_context_tokens = 0;    // compaction threshold (estimated tokens; 0: from the model's context length)
   // Generation budgets (per call kind) and JSON-schema bounds; 0 = no bound (the paper's setting). The
   // numbers the paper does not give are in docs/DEVIATIONS.md with their reasons.
   int max_steps = 0;  // steps per function
