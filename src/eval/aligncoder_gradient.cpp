@@ -10,16 +10,6 @@ namespace repoctx {
 
 using nlohmann::json;
 
-namespace {
-double sigmoid(double x) {
-  return 1.0 / (1.0 + std::exp(-x));
-}
-double cosine(const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
-  double nu = u.norm(), nv = v.norm();
-  return nu > 0 && nv > 0 && u.size() == v.size() ? u.dot(v) / (nu * nv) : 0.0;
-}
-}  // namespace
-
 double encoder_loss(const AlignEncoder& enc, const FeatureBag& q, const std::vector<const FeatureBag*>& docs, int label,
                     EncoderGrad* g) {
   return EncoderGradient::loss(enc, q, docs, label, g);
@@ -41,14 +31,14 @@ double EncoderGradient::loss(const AlignEncoder& enc, const FeatureBag& q, const
   std::vector<AlignEncoder::Forward> fd;
   fd.reserve(n);
   for (const FeatureBag* d : docs) fd.push_back(enc.forward(*d));
-  const double a = cfg.mix ? sigmoid(params[kSlots]) : 0.0;
+  const double a = cfg.mix ? encoder_sigmoid(params[kSlots]) : 0.0;
   const bool head = cfg.mix && cfg.head > 0 && cfg.head_in > 0;
   std::vector<double> cos(n, 0.0), cg(n, 0.0), z(n);
   Eigen::VectorXd gq = cfg.mix ? enc.frozen_vector(q) : Eigen::VectorXd();
   std::vector<Eigen::VectorXd> gd(cfg.mix ? n : 0);
   for (size_t i = 0; i < n; ++i) {
     if (fq.norm > 0 && fd[i].norm > 0) cos[i] = fq.e.dot(fd[i].e) / (fq.norm * fd[i].norm);
-    if (cfg.mix) cg[i] = cosine(gq, gd[i] = enc.frozen_vector(*docs[i]));
+    if (cfg.mix) cg[i] = encoder_cosine(gq, gd[i] = enc.frozen_vector(*docs[i]));
     z[i] = ((1 - a) * cos[i] + a * cg[i]) / cfg.tau;
   }
   double mx = *std::max_element(z.begin(), z.end()), sum = 0;

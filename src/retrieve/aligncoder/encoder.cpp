@@ -292,25 +292,24 @@ Eigen::VectorXd AlignEncoder::embed(const FeatureBag& b) const {
   return f.norm > 0 ? Eigen::VectorXd(f.e / f.norm) : f.e;
 }
 
-namespace {
-double sigmoid(double x) {
+double encoder_sigmoid(double x) {
   return 1.0 / (1.0 + std::exp(-x));
 }
-double cosine(const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
+
+double encoder_cosine(const Eigen::VectorXd& u, const Eigen::VectorXd& v) {
   double nu = u.norm(), nv = v.norm();
   return nu > 0 && nv > 0 && u.size() == v.size() ? u.dot(v) / (nu * nv) : 0.0;
 }
-}  // namespace
 
 std::vector<double> AlignEncoder::scores(const FeatureBag& q, const std::vector<const FeatureBag*>& docs) const {
   Eigen::VectorXd eq = embed(q);
-  double a = cfg_.mix ? sigmoid(p_[kSlots]) : 0.0;
+  double a = cfg_.mix ? encoder_sigmoid(p_[kSlots]) : 0.0;
   Eigen::VectorXd gq = cfg_.mix ? frozen_vector(q) : Eigen::VectorXd();
   std::vector<double> out;
   out.reserve(docs.size());
   for (const FeatureBag* d : docs) {
     double c = eq.dot(embed(*d));
-    out.push_back(cfg_.mix ? (1 - a) * c + a * cosine(gq, frozen_vector(*d)) : c);
+    out.push_back(cfg_.mix ? (1 - a) * c + a * encoder_cosine(gq, frozen_vector(*d)) : c);
   }
   return out;
 }

@@ -149,6 +149,11 @@ std::string base64_encode(const void* data, size_t n);
 std::string base64_decode(std::string_view s);  // throws std::invalid_argument on a bad character
 
 // The token roles the encoder reads (exposed for tests): one entry per code token of `text`.
+// The mix weight's logistic function (a = sigmoid(theta_mix)) and the cosine every score uses (0 when either
+// vector is zero or their sizes differ); the trainer (eval/aligncoder_gradient.cpp) differentiates the same.
+double encoder_sigmoid(double x);
+double encoder_cosine(const Eigen::VectorXd& u, const Eigen::VectorXd& v);
+
 struct TokenOccurrence {
   uint64_t id;
   bool whole;
