@@ -37,8 +37,9 @@ std::string entity_text(const Engine& eng, int entity) {
 double definition_match(const std::string& reference, const std::string& candidate) {
   auto ref = meaningful_lines(reference);
   if (ref.empty()) return 0;
+  auto cand = meaningful_lines(candidate);
   std::map<std::string, int> have;
-  for (auto& l : meaningful_lines(candidate)) ++have[l];
+  for (auto& l : cand) ++have[l];
   int found = 0;
   for (const auto& l : ref) {
     auto it = have.find(l);
@@ -49,7 +50,7 @@ double definition_match(const std::string& reference, const std::string& candida
   }
   // Extra lines in the candidate count against it, so that a longer definition holding the reference's
   // lines does not tie with the reference itself.
-  size_t longer = std::max(ref.size(), meaningful_lines(candidate).size());
+  size_t longer = std::max(ref.size(), cand.size());
   return static_cast<double>(found) / static_cast<double>(longer);
 }
 
