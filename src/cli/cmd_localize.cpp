@@ -1,5 +1,6 @@
-// localize, localize-eval, localize-table, make-lca-tasks: the context-retrieval study (Kovrigin et al.) for
-// one request, over a task file, its table, and an LCA-style task set from a repository's history.
+// localize, localize-eval, localize-table, make-lca-tasks, count-tokens: the context-retrieval study (Kovrigin
+// et al.) for one request, over a task file, its table, an LCA-style task set from a repository's history, and
+// its token counts.
 #include <fmt/core.h>
 
 #include <fstream>
@@ -17,6 +18,8 @@
 #include "util/file_io.h"
 #include "util/log.h"
 #include "util/text.h"
+#include "util/token_count.h"
+#include "util/tokenizer_cl100k.h"
 
 using nlohmann::json;
 
@@ -90,7 +93,7 @@ struct LocalizeCmd {
 struct LocalizeEvalCmd {
   OutputOptions out;
   ModelOptions models;
-  std::string tasks, strategies = "study-bm25", shard = "0/1";
+  std::string tasks, strategies = "study-bm25", shard = "0/1", entity_rule = "innermost";
   LocalizeEvalOptions o;
   std::vector<std::string> params;
   bool no_traces = false;
@@ -111,6 +114,7 @@ struct LocalizeEvalCmd {
     }
     if (o.repos_dirs.empty()) throw Error(ExitCode::usage, "give --repos DIR: the folder holding the clones");
     o.write_traces = !no_traces;
+    o.entity_rule = entity_rule_named(entity_rule);
     auto list = load_localize_tasks(tasks);
     ModelSet ms = open_models(models, needs);
     size_t n = run_localize_eval(list, o, ms.models);
@@ -209,6 +213,11 @@ void add_localize_eval(CLI::App& app, Commands& out) {
   c->add_option("--shard", e->shard, "i/n: run the tasks i, i+n, i+2n, ...")->capture_default_str();
   c->add_option("--max-tasks", e->o.max_tasks, "stop after this many tasks of the shard (0 = all)");
   c->add_flag("--no-traces", e->no_traces, "do not write a trace per task and strategy");
+  c->add_option("--entity-rule", e->entity_rule,
+                "entities of changed and retrieved lines: innermost (each line's innermost function or class, "
+                "else its module: the study's rule) or enclosing (every enclosing function and class besides)")
+      ->check(CLI::IsMember({"innermost", "enclosing"}))
+      ->capture_default_str();
   c->add_option("--param", e->params, "NAME=VALUE (repeatable), as for localize");
   c->add_option("--locate-model", e->o.retriever.locate_model,
                 "locate: model file (default: the built-in models/locate.json)");
@@ -252,11 +261,44 @@ void add_localize_eval(CLI::App& app, Commands& out) {
   out.push_back({c, [m] { return m->run(); }});
 }
 
+// count-tokens: the tokens of files as the study counts them (one JSON line per file), so that a budget or an
+// Avg. CL can be checked by hand and the tokenizer compared with others.
+void add_count_tokens(CLI::App& app, Commands& out) {
+  struct CountTokensCmd {
+    std::vector<std::string> files;
+    std::string tokenizer = "cl100k";
+    bool ids = false;
+  };
+  auto k = std::make_shared<CountTokensCmd>();
+  auto* c = app.add_subcommand("count-tokens", "tokens of files as the context-retrieval study counts them");
+  c->add_option("files", k->files, "text files")->required();
+  c->add_option("--tokenizer", k->tokenizer, "cl100k (GPT-3.5's, exact) or estimate")
+      ->check(CLI::IsMember({"cl100k", "estimate"}))
+      ->capture_default_str();
+  c->add_flag("--ids", k->ids, "also print the token ids (cl100k)");
+  out.push_back({c, [k] {
+                   TokenCounter how = token_counter_named(k->tokenizer);
+                   for (const auto& f : k->files) {
+                     std::string text = read_file(f);
+                     json j = {{"file", f}, {"bytes", text.size()}, {"tokenizer", token_counter_name(how)}};
+                     if (k->ids && how == TokenCounter::cl100k) {
+                       j["ids"] = cl100k::encode(text);
+                       j["tokens"] = j["ids"].size();
+                     } else {
+                       j["tokens"] = count_tokens(text, how);
+                     }
+                     std::cout << j.dump() << "\n";
+                   }
+                   return 0;
+                 }});
+}
+
 }  // namespace
 
 void add_localize_commands(CLI::App& app, Commands& out) {
   add_localize(app, out);
   add_localize_eval(app, out);
+  add_count_tokens(app, out);
 }
 
 }  // namespace repoctx

@@ -24,7 +24,7 @@ void add_eval_commands(CLI::App& app, Commands& out);      // eval, train-struct
 void add_llm_commands(CLI::App& app, Commands& out);       // llm *, cache *, subspace, make-test-model
 // bench, bench-agent-tools, bench-sandbox, bench-syntax, bench-llm, bench-projection
 void add_bench_commands(CLI::App& app, Commands& out);
-// localize, localize-eval, localize-table, make-lca-tasks (the context-retrieval study)
+// localize, localize-eval, localize-table, make-lca-tasks, count-tokens (the context-retrieval study)
 void add_localize_commands(CLI::App& app, Commands& out);
 // complete, complete-eval, complete-table, make-completion-tasks, train-aligncoder, complete-retrieval-eval,
 // bench-completion

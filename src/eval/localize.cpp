@@ -192,7 +192,18 @@ std::string place_hunks(std::vector<FileDiff>& diff,
   return "";
 }
 
-std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines) {
+EntityRule entity_rule_named(const std::string& name) {
+  if (name == "innermost") return EntityRule::innermost;
+  if (name == "enclosing") return EntityRule::enclosing;
+  throw Error(ExitCode::usage,
+              "unknown entity rule '" + name + "': use innermost (the study's) or enclosing (every enclosing scope)");
+}
+
+const char* entity_rule_name(EntityRule r) {
+  return r == EntityRule::innermost ? "innermost" : "enclosing";
+}
+
+std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines, EntityRule rule) {
   std::set<std::string> out;
   for (const auto& [path, set] : lines) {
     auto f = v.file_by_path(path);
@@ -206,10 +217,10 @@ std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines
       for (int e : scopes) {
         const auto& en = v.entities()[e];
         if (line < en.decorated_start_line || line > en.end_line) continue;
-        out.insert(path + "::" + en.qualname);
+        if (rule == EntityRule::enclosing) out.insert(path + "::" + en.qualname);
         if (innermost < 0 || en.decorated_start_line >= v.entities()[innermost].decorated_start_line) innermost = e;
       }
-      if (innermost < 0) out.insert(path + "::<module>");
+      out.insert(path + "::" + (innermost < 0 ? std::string("<module>") : v.entities()[innermost].qualname));
     }
   }
   return out;
@@ -225,19 +236,19 @@ LineSets lines_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
   return out;
 }
 
-TaskScore score_task(const RepoView& v, const LineSets& gold, const std::vector<Hit>& hits) {
+TaskScore score_task(const RepoView& v, const LineSets& gold, const std::vector<Hit>& hits, EntityRule rule) {
   TaskScore s;
   LineSets got = lines_of_hits(v, hits);
   for (const auto& [p, _] : gold) s.gold_files.insert(p);
   for (const auto& [p, _] : got) s.files.insert(p);
-  s.gold_entities = entities_of_lines(v, gold);
-  s.entities = entities_of_lines(v, got);
+  s.gold_entities = entities_of_lines(v, gold, rule);
+  s.entities = entities_of_lines(v, got, rule);
   s.file = prf(s.gold_files, s.files);
   s.entity = prf(s.gold_entities, s.entities);
   return s;
 }
 
-HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
+HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, EntityRule rule) {
   HitRankings r;
   bool file_hits = std::any_of(hits.begin(), hits.end(), [](const Hit& h) { return h.type == Hit::Type::file; });
   bool entity_hits =
@@ -258,7 +269,7 @@ HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
     } else if (h.type != Hit::Type::file) {
       LineSets lines;
       for (int l = h.start_line; l <= h.end_line; ++l) lines[path].insert(l);
-      for (const auto& en : entities_of_lines(v, lines)) add(r.entities, seen_entities, en);
+      for (const auto& en : entities_of_lines(v, lines, rule)) add(r.entities, seen_entities, en);
     }
   }
   return r;

@@ -7,10 +7,11 @@
 //    context anyone could retrieve).
 //  - Gold lines: each hunk's whole range at the base (context lines included, as the study's code counts
 //    them); a hunk with no base lines stands for the line it follows.
-//  - Entities of a set of lines (gold and retrieved alike): every function or class whose range at the base
-//    holds one of the lines, plus the innermost scope of each line, which is the module ("path::<module>")
-//    for a line outside any function or class (the study's jedi get_context rule). Only indexed source files
-//    have entities.
+//  - Entities of a set of lines (gold and retrieved alike), by the study's rule (EntityRule::innermost, the
+//    default): the innermost function or class whose range at the base holds each line, or the module
+//    ("path::<module>") for a line outside every function and class (jedi's get_context, as the study's code
+//    calls it). EntityRule::enclosing adds every enclosing function and class of each line. Only indexed source
+//    files have entities.
 //  - Per task: P = |gold & retrieved| / |retrieved| (0 when nothing was retrieved), R = |gold & retrieved| /
 //    |gold| (0 when the gold set is empty), F1 = 2PR / (P + R) (0 when both are 0): scikit-learn's binary
 //    scores with zero_division = 0, as the study computed them. Averages are macro: over tasks, and over the
@@ -64,15 +65,23 @@ LineSets gold_lines(const std::vector<FileDiff>& diff);
 // every hunk was placed, else why the patch does not apply.
 std::string place_hunks(std::vector<FileDiff>& diff,
                         const std::function<std::optional<std::string>(const std::string&)>& read);
-// "path::Qual.name" of every function or class holding a line, plus each line's innermost scope.
-std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines);
+// Which scopes of a line are its entities: the innermost only (the study's rule), or every enclosing function
+// and class besides.
+enum class EntityRule { innermost, enclosing };
+// "innermost" or "enclosing"; throws Error(usage) naming both on anything else.
+EntityRule entity_rule_named(const std::string& name);
+const char* entity_rule_name(EntityRule r);
+
+// "path::Qual.name" of each line's innermost scope ("path::<module>" outside every function and class), plus,
+// with EntityRule::enclosing, every function or class holding a line.
+std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines, EntityRule rule);
 LineSets lines_of_hits(const RepoView& v, const std::vector<Hit>& hits);
 
 struct TaskScore {
   Prf file, entity;
   std::set<std::string> gold_files, gold_entities, files, entities;
 };
-TaskScore score_task(const RepoView& v, const LineSets& gold, const std::vector<Hit>& hits);
+TaskScore score_task(const RepoView& v, const LineSets& gold, const std::vector<Hit>& hits, EntityRule rule);
 
 struct LocalizeEvalOptions {
   std::vector<std::string> strategies;
@@ -82,6 +91,7 @@ struct LocalizeEvalOptions {
   int shard = 0, shards = 1;
   size_t max_tasks = 0;  // 0 = all
   bool write_traces = true;
+  EntityRule entity_rule = EntityRule::innermost;
   RetrieverOptions retriever;
 };
 
@@ -117,7 +127,7 @@ PreparedTask prepare_localize_task(const LocalizeTask& t, const LocalizeEvalOpti
 struct HitRankings {
   std::vector<std::string> files, entities;
 };
-HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits);
+HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, EntityRule rule);
 // P/R/F1 of the first k of `ranked` (distinct items) against `gold`.
 Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k);
 

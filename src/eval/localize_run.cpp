@@ -129,9 +129,14 @@ json prf_json(const Prf& m) {
 
 json run_one_sample(const LocalizeTask& t, const PreparedTask& p, const std::string& strategy,
                     const LocalizeEvalOptions& o, const Models& models) {
-  json row = {{"task", t.id}, {"dataset", t.dataset}, {"repo", t.repo}, {"strategy", strategy}};
+  json row = {{"task", t.id},
+              {"dataset", t.dataset},
+              {"repo", t.repo},
+              {"strategy", strategy},
+              {"entity_rule", entity_rule_name(o.entity_rule)}};
   if (!p.error.empty()) {
     row["error"] = p.error;
+    row["error_stage"] = "task";  // the task could not be set up (its repository): no strategy ran
     return row;
   }
   row["index_seconds"] = p.index_seconds;
@@ -140,9 +145,9 @@ json run_one_sample(const LocalizeTask& t, const PreparedTask& p, const std::str
     RetrievalQuery q;
     q.text = t.request;
     RetrievalResult res = make_retriever(strategy, *p.engine, models, o.retriever)->run(q);
-    TaskScore s = score_task(p.engine->view(), p.gold, res.hits);
+    TaskScore s = score_task(p.engine->view(), p.gold, res.hits, o.entity_rule);
     row["seconds"] = seconds_since(t0);
-    HitRankings rk = rankings_of_hits(p.engine->view(), res.hits);
+    HitRankings rk = rankings_of_hits(p.engine->view(), res.hits, o.entity_rule);
     json ranked = json::object();
     for (size_t k : {1, 3, 5, 10}) {
       ranked["file@" + std::to_string(k)] = prf_json(prf_at(s.gold_files, rk.files, k));
@@ -174,6 +179,7 @@ json run_one_sample(const LocalizeTask& t, const PreparedTask& p, const std::str
   } catch (const Error& e) {
     if (e.code() == ExitCode::interrupted) throw;
     row["error"] = e.what();
+    row["error_stage"] = "strategy";
     row["seconds"] = seconds_since(t0);
   }
   return row;
@@ -229,8 +235,15 @@ size_t run_localize_eval(const std::vector<LocalizeTask>& tasks, const LocalizeE
 // ------------------------------------------------------------------------------------------- table
 namespace {
 
+// A row whose task could not be set up (its repository missing) is skipped: no strategy ran on it. A row whose
+// strategy failed counts as an empty retrieval (zero precision, recall and context), so that a strategy that
+// fails often is not averaged over its successes alone.
+bool skipped_row(const json& r) {
+  return r.contains("error") && r.value("error_stage", "strategy") == "task";
+}
+
 struct Acc {
-  int n = 0, errors = 0;
+  int n = 0, errors = 0, skipped = 0;
   double fp = 0, fr = 0, ff = 0, ep = 0, er = 0, ef = 0, cl = 0, seconds = 0, index_seconds = 0;
   int indexed = 0;  // tasks whose index was built by this run (the others found it cached)
   void add(const json& r) {
@@ -238,11 +251,16 @@ struct Acc {
       index_seconds += r["index_seconds"].get<double>();
       ++indexed;
     }
+    if (skipped_row(r)) {
+      ++skipped;
+      return;
+    }
+    ++n;
+    seconds += r.value("seconds", 0.0);
     if (r.contains("error")) {
       ++errors;
       return;
     }
-    ++n;
     fp += r["file"]["p"].get<double>();
     fr += r["file"]["r"].get<double>();
     ff += r["file"]["f1"].get<double>();
@@ -250,13 +268,12 @@ struct Acc {
     er += r["entity"]["r"].get<double>();
     ef += r["entity"]["f1"].get<double>();
     cl += r.value("context_tokens", 0);
-    seconds += r.value("seconds", 0.0);
   }
   std::string cells() const {
-    if (n == 0) return fmt::format("| – | – | – | – | – | – | – | 0 | {} |", errors);
+    if (n == 0) return fmt::format("| – | – | – | – | – | – | – | 0 | 0 | {} |", skipped);
     double k = n;
-    return fmt::format("| {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} | {} | {} |", fp / k, fr / k,
-                       ff / k, ep / k, er / k, ef / k, cl / k, n, errors);
+    return fmt::format("| {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {:.0f} | {} | {} | {} |", fp / k,
+                       fr / k, ff / k, ep / k, er / k, ef / k, cl / k, n, errors, skipped);
   }
   // Mean seconds per task of the strategy, and mean seconds of an index build (materialising the tree
   // included) over the tasks that built one.
@@ -272,7 +289,12 @@ struct RankAcc {
   int n = 0;
   double fp1 = 0, ff1 = 0, fr5 = 0, fr10 = 0, ep3 = 0, er3 = 0, ef3 = 0, er10 = 0;
   void add(const json& r) {
-    if (r.contains("error") || !r.contains("ranked")) return;
+    if (skipped_row(r)) return;
+    if (r.contains("error")) {
+      ++n;  // an empty ranking: zero at every cut-off
+      return;
+    }
+    if (!r.contains("ranked")) return;
     const json& k = r["ranked"];
     ++n;
     fp1 += k["file@1"]["p"].get<double>();
@@ -344,6 +366,7 @@ std::string localize_table(const std::string& dir) {
   std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, Acc>>> by_repo;
   std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>> ranked_ds;
   std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>>> ranked_repo;
+  std::map<std::string, std::set<std::string>> rules;  // entity rules per dataset (rows before the rule: enclosing)
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(ExitCode::not_found, "no results folder '" + dir + "'");
   size_t rows = 0;
@@ -360,24 +383,29 @@ std::string localize_table(const std::string& dir) {
       by_repo[r.value("dataset", "")][r.value("repo", "")][key].add(r);
       ranked_ds[r.value("dataset", "")][key].add(r);
       ranked_repo[r.value("dataset", "")][r.value("repo", "")][key].add(r);
+      rules[r.value("dataset", "")].insert(r.value("entity_rule", "enclosing"));
       ++rows;
     }
   }
   if (rows == 0) throw Error(ExitCode::not_found, "no results-*.jsonl rows in '" + dir + "'");
   std::string head =
-      "| Tools | Reasoning | File P | File R | File F1 | Entity P | Entity R | Entity F1 | Avg. CL | tasks | errors |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| Tools | Reasoning | File P | File R | File F1 | Entity P | Entity R | Entity F1 | Avg. CL | tasks | errors | "
+      "skipped |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::string out;
   for (const auto& [ds, strategies] : by_ds) {
-    out += "### " + ds + " (macro average over tasks)\n\n" + head;
+    std::string rule;
+    for (const auto& name : rules[ds]) rule += (rule.empty() ? "" : " and ") + name;
+    if (rules[ds].size() > 1) rule += ": mixed rows, re-run into a fresh folder";
+    out += "### " + ds + " (macro average over tasks; entities: " + rule + ")\n\n" + head;
     for (const auto& [key, acc] : strategies) {
       auto [tools, reasoning] = axes(key.second);
       out += "| " + tools + " | " + reasoning + " " + acc.cells() + "\n";
     }
     out += "\n#### " + ds +
            " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
-           "Entity R | Entity F1 | Avg. CL | tasks | errors | s/task | index s |\n"
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+           "Entity R | Entity F1 | Avg. CL | tasks | errors | skipped | s/task | index s |\n"
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& [repo, strategies2] : by_repo[ds])
       for (const auto& [key, acc] : strategies2)
         out += "| " + repo + " | " + key.second + " " + acc.cells() + acc.times() + "\n";

@@ -129,7 +129,8 @@ LocateModel train_locate(const std::vector<LocalizeTask>& tasks, const LocalizeE
         std::vector<double> logits;
         for (const auto& x : fc.x) logits.push_back(m.file.logit(x));
         LocateEntityCandidates ec = feats.entities(fc, logits, kLocateEntityFiles);
-        std::set<std::string> gold = entities_of_lines(p.engine->view(), p.gold);
+        // The shipped model was trained on these labels: every enclosing scope of a changed line.
+        std::set<std::string> gold = entities_of_lines(p.engine->view(), p.gold, EntityRule::enclosing);
         std::vector<bool> is_gold;
         const auto& v = p.engine->view();
         for (int en : ec.entities) is_gold.push_back(gold.count(locate_entity_key(v, en)) > 0);

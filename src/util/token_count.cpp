@@ -2,6 +2,9 @@
 
 #include <cstdint>
 
+#include "util/error.h"
+#include "util/tokenizer_cl100k.h"
+
 namespace repoctx {
 namespace {
 
@@ -88,6 +91,24 @@ std::string_view truncate_tokens(std::string_view text, int max_tokens) {
     i = next;
   }
   return text.substr(0, i);
+}
+
+TokenCounter token_counter_named(const std::string& name) {
+  if (name == "cl100k") return TokenCounter::cl100k;
+  if (name == "estimate") return TokenCounter::estimate;
+  throw Error(ExitCode::usage, "unknown tokenizer '" + name + "': use cl100k (exact GPT-3.5 tokens) or estimate");
+}
+
+const char* token_counter_name(TokenCounter c) {
+  return c == TokenCounter::cl100k ? "cl100k" : "estimate";
+}
+
+int count_tokens(std::string_view text, TokenCounter how) {
+  return how == TokenCounter::cl100k ? cl100k::count(text) : estimate_tokens(text);
+}
+
+std::string_view truncate_tokens(std::string_view text, int max_tokens, TokenCounter how) {
+  return how == TokenCounter::cl100k ? cl100k::truncate(text, max_tokens) : truncate_tokens(text, max_tokens);
 }
 
 }  // namespace repoctx

@@ -166,7 +166,7 @@ TEST(LocateStrategy, FramesAndLiteralsRankTheFileAndFunctionTestsLast) {
       "ValueError: config path must not be empty\n";
   q.top_k = 10;
   RetrievalResult r = make_retriever("locate", e, {}, ro)->run(q);
-  HitRankings rk = rankings_of_hits(e.view(), r.hits);
+  HitRankings rk = rankings_of_hits(e.view(), r.hits, EntityRule::innermost);
   ASSERT_GE(rk.files.size(), 3u);
   EXPECT_EQ(rk.files[0], "pkg/config.py");
   EXPECT_EQ(rk.files[1], "pkg/server.py");
@@ -186,7 +186,7 @@ TEST(LocateStrategy, FilesBm25RanksFilesThenEntitiesOfTheBestFiles) {
   RetrievalQuery q;
   q.text = "config_value returns the wrong key from the config";
   RetrievalResult r = make_retriever("files-bm25", e)->run(q);
-  HitRankings rk = rankings_of_hits(e.view(), r.hits);
+  HitRankings rk = rankings_of_hits(e.view(), r.hits, EntityRule::innermost);
   ASSERT_FALSE(rk.files.empty());
   EXPECT_EQ(rk.files[0], "pkg/util.py");
   ASSERT_FALSE(rk.entities.empty());

@@ -243,7 +243,7 @@ TEST(StudyReact, CompactionReplacesToolExchangesBySummary) {
 }
 
 TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswer) {
-  GatheredContext ctx(*repo().engine);
+  GatheredContext ctx(*repo().engine, TokenCounter::cl100k);
   AddToContextTool add(*repo().engine, ctx);
   struct Never : StopPolicy {
     std::string name() const override { return "never"; }
@@ -310,22 +310,33 @@ TEST(StudyMetrics, PrecisionRecallF1ByHand) {
   EXPECT_EQ(prf({}, {"x"}).r, 0);
 }
 
-TEST(StudyMetrics, EntitiesOfLinesAreEnclosingScopesAndTheInnermost) {
+TEST(StudyMetrics, EntitiesOfLinesAreTheInnermostScopesOrEveryEnclosingOne) {
   const auto& v = repo().engine->view();
-  // Line 12 is inside Report.summarize.<locals>.zebra_unique_helper; line 1 is module level.
-  auto e = entities_of_lines(v, {{"pkg/core.py", {1, 12}}});
-  EXPECT_EQ(e, (std::set<std::string>{"pkg/core.py::<module>", "pkg/core.py::Report", "pkg/core.py::Report.summarize",
-                                      "pkg/core.py::Report.summarize.<locals>.zebra_unique_helper"}));
-  // A retrieved range on Report.format only against a gold hunk in summarize: same file, half the entities.
+  // Line 12 is inside Report.summarize.<locals>.zebra_unique_helper; line 1 is module level; line 11 is in
+  // Report.summarize itself.
+  LineSets lines = {{"pkg/core.py", {1, 11, 12}}};
+  EXPECT_EQ(entities_of_lines(v, lines, EntityRule::innermost),
+            (std::set<std::string>{"pkg/core.py::<module>", "pkg/core.py::Report.summarize",
+                                   "pkg/core.py::Report.summarize.<locals>.zebra_unique_helper"}));
+  EXPECT_EQ(entities_of_lines(v, lines, EntityRule::enclosing),
+            (std::set<std::string>{"pkg/core.py::<module>", "pkg/core.py::Report", "pkg/core.py::Report.summarize",
+                                   "pkg/core.py::Report.summarize.<locals>.zebra_unique_helper"}));
+  // A retrieved range on Report.format only against a gold hunk in summarize: same file; no entity in common by
+  // the study's rule, the class Report in common when every enclosing scope counts.
   LineSets gold = {{"pkg/core.py", {10, 11}}};
   Hit h;
   h.file = *v.file_by_path("pkg/core.py");
   h.start_line = 20;
   h.end_line = 22;
-  TaskScore s = score_task(v, gold, {h});
+  TaskScore s = score_task(v, gold, {h}, EntityRule::innermost);
   EXPECT_DOUBLE_EQ(s.file.f1, 1.0);
+  EXPECT_EQ(s.gold_entities, (std::set<std::string>{"pkg/core.py::Report.summarize"}));
+  EXPECT_DOUBLE_EQ(s.entity.f1, 0.0);
+  s = score_task(v, gold, {h}, EntityRule::enclosing);
   EXPECT_DOUBLE_EQ(s.entity.p, 0.5);  // {Report, Report.format} vs {Report, Report.summarize}
   EXPECT_DOUBLE_EQ(s.entity.r, 0.5);
+  EXPECT_EQ(entity_rule_named("innermost"), EntityRule::innermost);
+  EXPECT_THROW(entity_rule_named("outermost"), Error);
 }
 
 TEST(StudyTasks, LoadsSweBenchAndLcaRowsAndFlagsBadOnes) {
@@ -470,4 +481,26 @@ TEST(StudyGit, EvaluationRecordsBadTasksAndResumes) {
   std::string table = localize_table(o.out_dir);
   EXPECT_NE(table.find("| BM25 | Baseline |"), std::string::npos);
   EXPECT_NE(table.find("Avg. CL"), std::string::npos);
+}
+
+TEST(StudyTable, StrategyErrorsCountAsEmptyRetrievalsAndTasksNotSetUpAreSkipped) {
+  TempDir d;
+  auto ok = [](const std::string& id, double f1, int tokens) {
+    json prf = {{"p", f1}, {"r", f1}, {"f1", f1}};
+    return json{{"task", id},    {"dataset", "swe"},         {"repo", "o/r"}, {"strategy", "study-bm25"}, {"file", prf},
+                {"entity", prf}, {"context_tokens", tokens}, {"seconds", 1.0}};
+  };
+  json failed = {{"task", "t3"},   {"dataset", "swe"},          {"repo", "o/r"}, {"strategy", "study-bm25"},
+                 {"error", "llm"}, {"error_stage", "strategy"}, {"seconds", 1.0}};
+  json unset = {{"task", "t4"},       {"dataset", "swe"},     {"repo", "o/r"}, {"strategy", "study-bm25"},
+                {"error", "no repo"}, {"error_stage", "task"}};
+  std::ofstream(d.path() / "results-0of1.jsonl") << ok("t1", 1.0, 600).dump() << "\n"
+                                                 << ok("t2", 0.5, 300).dump() << "\n"
+                                                 << failed.dump() << "\n"
+                                                 << unset.dump() << "\n";
+  std::string table = localize_table(d.path().string());
+  // Three scored rows (the failure as zero), one error among them, one task skipped: F1 (1 + 0.5 + 0) / 3.
+  EXPECT_NE(table.find("| BM25 | Baseline | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | 300 | 3 | 1 | 1 |"),
+            std::string::npos)
+      << table;
 }

@@ -16,7 +16,7 @@ void GatheredContext::add(int file, int first, int last) {
   auto starts = line_starts(content);
   auto& set = lines_[file];
   for (int l = first; l <= last; ++l)
-    if (set.insert(l).second) tokens_ += estimate_tokens(line_range(content, starts, l, l));
+    if (set.insert(l).second) tokens_ += count_tokens(line_range(content, starts, l, l), counter_);
   if (set.empty()) lines_.erase(file);
 }
 

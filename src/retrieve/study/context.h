@@ -10,17 +10,20 @@
 #include <nlohmann/json.hpp>
 
 #include "retrieve/retriever.h"
+#include "util/token_count.h"
 
 namespace repoctx {
 
 class GatheredContext {
  public:
-  explicit GatheredContext(const Engine& e) : e_(e) {}
+  GatheredContext(const Engine& e, TokenCounter counter) : e_(e), counter_(counter) {}
   // Lines [first, last] (1-based, inclusive) of a file, clamped to the file.
   void add(int file, int first, int last);
   bool empty() const { return lines_.empty(); }
-  // Sum over gathered lines of their estimated tokens (util/token_count.h), each line without its newline.
+  // Sum over gathered lines of their tokens (cl100k unless the estimate was chosen), each line without its
+  // newline.
   int tokens() const { return tokens_; }
+  TokenCounter counter() const { return counter_; }
   const std::map<int, std::set<int>>& lines() const { return lines_; }
   // One hit per contiguous range of lines, in file order; entity = the innermost function or class that
   // holds the whole range (-1 when none does).
@@ -29,6 +32,7 @@ class GatheredContext {
 
  private:
   const Engine& e_;
+  TokenCounter counter_;
   std::map<int, std::set<int>> lines_;
   int tokens_ = 0;
 };

@@ -24,6 +24,10 @@ ParamTable<StudyParams> retrieval_rows() {
       REPOCTX_PARAM(StudyParams, "context_tokens", context_tokens,
                     .meaning = "baseline and the CL stop criterion: the context must hold at least this many tokens",
                     .min = 0, .max = 10000000, .source = "study code"),
+      REPOCTX_PARAM(StudyParams, "tokenizer", tokenizer,
+                    .meaning = "how context tokens are counted (Avg. CL, the CL criterion, the baseline's budget): "
+                               "cl100k, GPT-3.5's tokenizer as the study counted, or estimate, an approximation",
+                    .choices = "cl100k|estimate", .source = "study code"),
       REPOCTX_PARAM(StudyParams, "baseline_candidates", baseline_candidates,
                     .meaning = "baseline: BM25 documents fetched before the token budget is filled", .min = 1,
                     .max = 100000, .source = "study code"),

@@ -11,14 +11,15 @@
 namespace repoctx {
 
 struct StudyParams {
-  ChunkParams chunks;             // BM25 corpus: chunk_chars, chunk_overlap, bm25_k1, bm25_b, bm25_epsilon
-  int context_tokens = 500;       // baseline and CL: the context must hold at least this many tokens
-  int baseline_candidates = 100;  // baseline: BM25 documents fetched before the token budget is filled
-  int baseline_margin = 10;       // baseline: stop once within this many tokens of context_tokens
-  int search_limit = 10;          // the BM25 search tool's default number of results
-  int search_max_limit = 20;      // and the most it returns
-  int cl_max_rounds = 10;         // CL: agent runs before giving up on the token target (max_searches)
-  int sr_max_reviews = 5;         // SR: self-reflection calls (max_tries)
+  ChunkParams chunks;                // BM25 corpus: chunk_chars, chunk_overlap, bm25_k1, bm25_b, bm25_epsilon
+  int context_tokens = 500;          // baseline and CL: the context must hold at least this many tokens
+  std::string tokenizer = "cl100k";  // how context tokens are counted: cl100k (GPT-3.5's, exact) or estimate
+  int baseline_candidates = 100;     // baseline: BM25 documents fetched before the token budget is filled
+  int baseline_margin = 10;          // baseline: stop once within this many tokens of context_tokens
+  int search_limit = 10;             // the BM25 search tool's default number of results
+  int search_max_limit = 20;         // and the most it returns
+  int cl_max_rounds = 10;            // CL: agent runs before giving up on the token target (max_searches)
+  int sr_max_reviews = 5;            // SR: self-reflection calls (max_tries)
   int review_tokens = 256;
   int review_chars = 300;
   ReactParams react;

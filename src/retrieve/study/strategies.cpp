@@ -32,6 +32,7 @@ RetrievalResult finish(const GatheredContext& ctx, json trace, const MeteredBack
   RetrievalResult r;
   r.hits = ctx.hits();
   trace["context_tokens"] = ctx.tokens();
+  trace["tokenizer"] = token_counter_name(ctx.counter());
   trace["context"] = ctx.to_json();
   if (metered) {
     r.usage = metered->usage();
@@ -51,13 +52,14 @@ class StudyBm25 : public Retriever {
   std::vector<Hit> retrieve(const RetrievalQuery& q) override { return run(q).hits; }
   RetrievalResult run(const RetrievalQuery& q) override {
     const StudyChunkIndex& idx = study_chunks(e_, p_.chunks);
-    GatheredContext ctx(e_);
+    GatheredContext ctx(e_, token_counter_named(p_.tokenizer));
     json taken = json::array();
     int budget = 0;
     for (const auto& sc : idx.top(study_request_of(q), static_cast<size_t>(p_.baseline_candidates))) {
       if (budget > p_.context_tokens - p_.baseline_margin) break;
       std::string doc = idx.document(sc.chunk);
-      budget += estimate_tokens(truncate_tokens(doc, p_.context_tokens - budget));
+      const TokenCounter how = token_counter_named(p_.tokenizer);
+      budget += count_tokens(truncate_tokens(doc, p_.context_tokens - budget, how), how);
       const StudyChunk& c = idx.chunks()[static_cast<size_t>(sc.chunk)];
       ctx.add(c.file, c.start_line, c.end_line);
       taken.push_back({{"file", e_.view().files()[c.file].path},
@@ -204,7 +206,7 @@ class ReactStudy : public Retriever {
   RetrievalResult run(const RetrievalQuery& q) override {
     std::string request = study_request_of(q);
     MeteredBackend metered(llm_);
-    GatheredContext ctx(e_);
+    GatheredContext ctx(e_, token_counter_named(p_.tokenizer));
     std::vector<std::unique_ptr<AgentTool>> owned;
     std::unique_ptr<AcrSearch> acr;
     if (tools_ == "bm25") {
