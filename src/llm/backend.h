@@ -14,9 +14,18 @@
 
 namespace repoctx {
 
+// A call of a tool the model made through the API's native tool calling (OpenAI's `tool_calls`).
+struct LlmToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;  // the JSON text the model wrote; the caller parses it and reports bad JSON
+};
+
 struct ChatMessage {
-  std::string role;  // system | user | assistant
+  std::string role;  // system | user | assistant | tool
   std::string content;
+  std::vector<LlmToolCall> tool_calls = {};  // assistant: the tools it called (native tool calling)
+  std::string tool_call_id = "";             // tool: the call this message answers
 };
 
 struct GenerateRequest {
@@ -29,6 +38,11 @@ struct GenerateRequest {
   std::vector<std::string> stop;
   std::string json_schema;  // constrain the output to this JSON schema (text of the schema)
   std::string grammar;      // or to this GBNF grammar (llama backend)
+  // Native tool calling (OpenAI-compatible servers, Capabilities::tool_calls): the tools offered as the API's
+  // `tools` array ({"type": "function", "function": {name, description, parameters}}) and `tool_choice`
+  // ("auto", "required" or "none"); an empty array offers none.
+  nlohmann::json tools = nlohmann::json::array();
+  std::string tool_choice;
   uint64_t seed = 0;
   bool hidden_states = false;  // white-box only: last-layer pre-norm states of the response tokens
   std::string hidden_pool;     // "" = one row per response token; "mean" = their mean (one row)
@@ -40,7 +54,8 @@ struct GenerateRequest {
 
 struct Generation {
   std::string text;
-  std::string finish_reason;  // stop | length
+  std::vector<LlmToolCall> tool_calls;  // native tool calling: the calls the model made (text may then be empty)
+  std::string finish_reason;            // stop | length
   int completion_tokens = 0;
   std::vector<int32_t> tokens;
   // Row-major [completion_tokens x hidden_dim]: the last layer's output before the final norm, at the
@@ -106,6 +121,7 @@ struct Capabilities {
   bool generate = true, logprobs = true, embeddings = true;
   bool hidden_states = false;  // only in-process backends see the model's internals
   bool grammar = false;
+  bool tool_calls = false;  // native tool calling (GenerateRequest::tools); in-process models have none
   // Requests served at once by generate_many (a server fleet's concurrency; 1 in process): callers that
   // send work in chunks size them by it, so a sequential backend reports progress request by request.
   int parallel = 1;

@@ -147,6 +147,11 @@ class LlamaBackend : public LlmBackend {
   int context_length() override { return std::min(o_.ctx, llama_model_n_ctx_train(model_)); }  // ensure_gen_ctx's
 
   GenerateResult generate(const GenerateRequest& r) override {
+    if (!r.tools.empty())
+      throw Error(ExitCode::usage,
+                  "the in-process llama.cpp backend has no native tool calls: constrain the output with a JSON "
+                  "schema instead (for the ReAct agents: --param tool_calls=schema), or serve the model with "
+                  "llama-server --jinja");
     std::lock_guard lk(mu_);
     ensure_gen_ctx();
     std::string prompt = r.messages.empty() ? r.prompt : apply_template(r.messages);

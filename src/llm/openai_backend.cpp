@@ -181,6 +181,21 @@ InputTooLarge openai_input_too_large(long status, const std::string& body) {
   return out;
 }
 
+// One chat message in the API's shape: an assistant's tool calls as `tool_calls` (function name and
+// arguments text), a tool's answer with its `tool_call_id`.
+static json openai_message(const ChatMessage& m) {
+  json j = {{"role", m.role}, {"content", m.content}};
+  if (!m.tool_calls.empty()) {
+    json calls = json::array();
+    for (const auto& c : m.tool_calls)
+      calls.push_back(
+          {{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    j["tool_calls"] = calls;
+  }
+  if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+  return j;
+}
+
 // choices[0] of a completion: its text must be a string (a null or missing one is an error, not an empty
 // answer that would be cached and served forever).
 GenerateResult openai_generation_from_json(const json& j, const std::string& where, bool chat) {
@@ -201,18 +216,30 @@ GenerateResult openai_generation_from_json(const json& j, const std::string& whe
   const json& c = (*choices)[0];
   if (!c.is_object()) throw bad_shape(where, "choices[0] is not an object", j);
   const json* text = nullptr;
+  Generation g;
   if (chat) {
     auto msg = c.find("message");
     if (msg == c.end() || !msg->is_object()) throw bad_shape(where, "choices[0] has no \"message\" object", j);
     auto content = msg->find("content");
     if (content != msg->end()) text = &*content;
+    if (auto calls = msg->find("tool_calls"); calls != msg->end() && calls->is_array()) {
+      for (const json& call : *calls) {
+        const json* fn = call.is_object() && call.contains("function") ? &call["function"] : nullptr;
+        if (!fn || !fn->is_object() || !fn->contains("name") || !(*fn)["name"].is_string())
+          throw bad_shape(where, "a tool call has no function name", j);
+        const json& args = fn->value("arguments", json(""));
+        g.tool_calls.push_back({call.value("id", ""), (*fn)["name"].get<std::string>(),
+                                args.is_string() ? args.get<std::string>() : args.dump()});
+      }
+    }
   } else if (auto t = c.find("text"); t != c.end()) {
     text = &*t;
   }
-  if (!text || !text->is_string())
+  // A message that calls tools may carry no text (content null).
+  bool no_text_ok = !g.tool_calls.empty() && (!text || text->is_null());
+  if (!no_text_ok && (!text || !text->is_string()))
     throw bad_shape(where, chat ? "choices[0].message.content is not a string" : "choices[0].text is not a string", j);
-  Generation g;
-  g.text = text->get<std::string>();
+  if (!no_text_ok) g.text = text->get<std::string>();
   if (auto fr = c.find("finish_reason"); fr != c.end() && fr->is_string()) g.finish_reason = fr->get<std::string>();
   g.completion_tokens = completion;
   out.choices.push_back(std::move(g));
@@ -256,6 +283,7 @@ class OpenAiBackend : public LlmBackend {
     c.hidden_states = false;
     c.grammar = true;  // llama-server and vLLM accept grammars / JSON schemas
     c.parallel = std::max(1, o_.concurrency);
+    c.tool_calls = true;  // the API's tools; a server without them refuses the request (callers fall back)
     return c;
   }
 
@@ -597,8 +625,12 @@ class OpenAiBackend : public LlmBackend {
     bool chat = !r.messages.empty();
     if (chat) {
       json ms = json::array();
-      for (const auto& m : r.messages) ms.push_back({{"role", m.role}, {"content", m.content}});
+      for (const auto& m : r.messages) ms.push_back(openai_message(m));
       body["messages"] = ms;
+      if (!r.tools.empty()) {
+        body["tools"] = r.tools;
+        if (!r.tool_choice.empty()) body["tool_choice"] = r.tool_choice;
+      }
     } else {
       body["prompt"] = r.prompt;
     }

@@ -10,9 +10,27 @@ namespace repoctx {
 
 using nlohmann::json;
 
+static json tool_calls_json(const std::vector<LlmToolCall>& calls) {
+  json a = json::array();
+  for (const auto& c : calls) a.push_back({{"id", c.id}, {"name", c.name}, {"arguments", c.arguments}});
+  return a;
+}
+
+static std::vector<LlmToolCall> tool_calls_from_json(const json& a) {
+  std::vector<LlmToolCall> out;
+  for (const auto& c : a) out.push_back({c.value("id", ""), c.value("name", ""), c.value("arguments", "")});
+  return out;
+}
+
+// Tool-call fields only when present, so that requests without tools keep the cache keys they always had.
 static json messages_json(const std::vector<ChatMessage>& ms) {
   json a = json::array();
-  for (const auto& m : ms) a.push_back({{"role", m.role}, {"content", m.content}});
+  for (const auto& m : ms) {
+    json j = {{"role", m.role}, {"content", m.content}};
+    if (!m.tool_calls.empty()) j["tool_calls"] = tool_calls_json(m.tool_calls);
+    if (!m.tool_call_id.empty()) j["tool_call_id"] = m.tool_call_id;
+    a.push_back(std::move(j));
+  }
   return a;
 }
 
@@ -28,6 +46,10 @@ json GenerateRequest::to_json() const {
     j["prompt"] = prompt;
   if (!json_schema.empty()) j["json_schema"] = json_schema;
   if (!grammar.empty()) j["grammar"] = grammar;
+  if (!tools.empty()) {
+    j["tools"] = tools;
+    j["tool_choice"] = tool_choice;
+  }
   return j;
 }
 
@@ -38,6 +60,7 @@ json GenerateResult::to_json() const {
                {"finish_reason", c.finish_reason},
                {"completion_tokens", c.completion_tokens},
                {"tokens", c.tokens}};
+    if (!c.tool_calls.empty()) cj["tool_calls"] = tool_calls_json(c.tool_calls);
     if (!c.hidden.empty()) {
       std::vector<uint8_t> bytes(c.hidden.size() * sizeof(float));
       std::memcpy(bytes.data(), c.hidden.data(), bytes.size());
@@ -58,6 +81,7 @@ GenerateResult GenerateResult::from_json(const json& j) {
     g.finish_reason = cj.value("finish_reason", "");
     g.completion_tokens = cj.value("completion_tokens", 0);
     if (cj.contains("tokens")) g.tokens = cj["tokens"].get<std::vector<int32_t>>();
+    if (cj.contains("tool_calls")) g.tool_calls = tool_calls_from_json(cj["tool_calls"]);
     if (cj.contains("hidden")) {
       const auto& bin = cj["hidden"].get_binary();
       g.hidden.resize(bin.size() / sizeof(float));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <variant>
@@ -96,8 +97,9 @@ void apply_params(P& params, const nlohmann::json& j, const ParamTable<P>& table
 template <class P>
 nlohmann::json params_catalogue(const ParamTable<P>& table, const std::string& group) {
   nlohmann::json out = nlohmann::json::array();
-  P defaults{};
-  for (const auto& row : table) out.push_back(param_entry(row.name, row.ref(defaults), row.doc, group));
+  // On the heap: GCC 12 takes the strings of a large aggregate on the stack for "maybe uninitialized" here.
+  auto defaults = std::make_unique<P>();
+  for (const auto& row : table) out.push_back(param_entry(row.name, row.ref(*defaults), row.doc, group));
   return out;
 }
 

@@ -11,7 +11,10 @@ against the first) and an LCA-style row (the second commit). Then:
      lengths, the table with the study's columns;
   2. the same run into a fresh folder with the same LLM cache is served entirely by the cache;
   3. `repoctx localize` on the repository folder prints hits with files and writes a trace.
-The model answers gibberish, so budgets are tiny; schema-constrained turns keep every answer parseable.
+  4. the ReAct cells once more with the API's native tool calls (the default with an OpenAI-compatible server):
+     the server takes the tools and tool messages, and every trace says which path its turns took.
+The model answers gibberish, so budgets are tiny; runs 1-3 take schema-constrained turns (tool_calls=schema),
+which keep every answer parseable and make the random model call tools.
 """
 import argparse
 import json
@@ -62,11 +65,11 @@ def make_repo(work):
     return repo, tasks
 
 
-def run_grid(ck, binary, tasks, clones, out, cache, endpoint):
-    cmd = ["localize-eval", tasks, "--strategies", ",".join(STRATEGIES), "--out", out, "--repos", clones,
+def run_grid(ck, binary, tasks, clones, out, cache, endpoint, strategies=STRATEGIES, tool_calls="schema"):
+    cmd = ["localize-eval", tasks, "--strategies", ",".join(strategies), "--out", out, "--repos", clones,
            "--cache-dir", os.path.join(os.path.dirname(out), "study-cache"), "--cache", cache,
            "--backend", "openai", "--endpoint", endpoint, "--model", "tiny"]
-    for p in PARAMS:
+    for p in PARAMS + [f"tool_calls={tool_calls}"]:
         cmd += ["--param", p]
     t0 = time.time()
     p = run(binary, cmd, timeout=1500)
@@ -80,6 +83,7 @@ def run_grid(ck, binary, tasks, clones, out, cache, endpoint):
 
 
 def check_rows(ck, rows, out):
+    tool_turns = {}
     for s in STRATEGIES:
         mine = [r for r in rows if r["strategy"] == s]
         ck.check(len(mine) == 2, f"{s}: a row per task", f"{len(mine)} rows")
@@ -97,11 +101,16 @@ def check_rows(ck, rows, out):
             ck.check("stop_reason" in t and "context_tokens" in t, f"{s}: trace has stop reason and context length",
                      json.dumps(t)[:300])
             if s.startswith("react-"):
+                ck.check(t.get("tool_call_mode") == "schema", f"{s}: turns took the schema path",
+                         str(t.get("tool_call_mode")))
                 steps = t.get("steps", [])
+                tool_turns[s] = tool_turns.get(s, 0) + sum(1 for x in steps if x.get("action") not in (None, "answer"))
                 ck.check(len(steps) > 0 and all("turn" in x or "stop" in x or "run_turns_reached" in x for x in steps),
                          f"{s}: trace shows each step ({len(steps)}; stop: {t.get('stop_reason')})")
             if s == "acr":
                 ck.check(len(t.get("rounds", [])) >= 1, f"acr: trace shows its rounds (stop: {t.get('stop_reason')})")
+    # A random model may answer at once (the schema's answer branch); over the grid it calls tools too.
+    ck.check(sum(tool_turns.values()) >= 1, f"schema turns call tools on the real runtime: {tool_turns}")
 
 
 def main():
@@ -136,11 +145,21 @@ def main():
                 if u.get("calls", 0):
                     ck.check(u["calls"] == u["cached"], f"re-run of {r['strategy']} on {r['task']} served by the cache",
                              json.dumps(u))
+            react = [s for s in STRATEGIES if s.startswith("react-")]
+            out4 = os.path.join(work, "run-native")
+            p4, rows4 = run_grid(ck, a.repoctx, tasks, clones, out4, cache, endpoint, react, "auto")
+            ck.check(len(rows4) == 2 * len(react) and not any("error" in r for r in rows4),
+                     f"native tool calls: {len(rows4)} rows, none with an error",
+                     json.dumps([r.get("error") for r in rows4 if "error" in r])[:600])
+            for r in rows4:
+                tp = os.path.join(out4, "traces", r["strategy"], r["task"].replace("/", "_") + ".json")
+                mode = json.load(open(tp)).get("tool_call_mode") if os.path.exists(tp) else None
+                ck.check(mode == "native", f"{r['strategy']} on {r['task']}: turns took the native path", str(mode))
             t = os.path.join(work, "trace.json")
             p3 = run(a.repoctx, ["localize", repo, "--query", "clear_line mode string", "--strategy", "react-acr-tc",
                                  "--json", "--trace", t, "--db", os.path.join(work, "idx.db"), "--cache", cache,
                                  "--backend", "openai", "--endpoint", endpoint, "--model", "tiny"]
-                     + sum([["--param", x] for x in PARAMS], []), timeout=600)
+                     + sum([["--param", x] for x in PARAMS + ["tool_calls=schema"]], []), timeout=600)
             ck.check(p3.returncode == 0, "localize on the folder exits 0", tail(p3.stderr))
             if p3.returncode == 0:
                 j = json.loads(p3.stdout)

@@ -577,3 +577,124 @@ TEST(OpenAiConfig, EndpointsMayComeFromTheCommandLine) {
   ok.apply_json(json::parse(R"({"llm": {"backend": "openai", "max_response_mb": 2}})"));
   EXPECT_EQ(ok.llm.openai.max_response_bytes, size_t{2} << 20);
 }
+
+// Native tool calling on the wire: the request carries `tools` and `tool_choice`, an assistant's earlier calls
+// as `tool_calls` (id, type function, name, arguments text) and each tool's answer as a `tool` message with its
+// `tool_call_id`; a reply whose message calls tools with a null content is a generation with those calls.
+TEST(OpenAiToolCalls, RequestsAndRepliesHaveTheApiShapes) {
+  httplib::Server svr;
+  json seen;
+  std::mutex mu;
+  svr.Post("/v1/chat/completions", [&](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lk(mu);
+    seen = json::parse(req.body);
+    json call = {{"id", "call_7"},
+                 {"type", "function"},
+                 {"function", {{"name", "search_class"}, {"arguments", R"({"class_name":"Report"})"}}}};
+    res.set_content(json{{"choices",
+                          {{{"index", 0},
+                            {"finish_reason", "tool_calls"},
+                            {"message", {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", {call}}}}}}},
+                         {"usage", {{"prompt_tokens", 10}, {"completion_tokens", 5}}}}
+                        .dump(),
+                    "application/json");
+  });
+  int port = svr.bind_to_any_port("127.0.0.1");
+  std::thread t([&] { svr.listen_after_bind(); });
+  struct Stop {
+    httplib::Server& svr;
+    std::thread& t;
+    ~Stop() {
+      svr.stop();
+      t.join();
+    }
+  } stop{svr, t};
+  while (!svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  auto b = make_openai_backend(opts({"http://127.0.0.1:" + std::to_string(port) + "/v1"}));
+  EXPECT_TRUE(b->capabilities().tool_calls);
+  GenerateRequest r = chat("find the report");
+  r.messages.push_back({"assistant", "", {{"call_1", "search_method", R"({"method_name":"summarize"})"}}});
+  r.messages.push_back({"tool", "def summarize(self, key): ...", {}, "call_1"});
+  r.tools = json::array({{{"type", "function"},
+                          {"function",
+                           {{"name", "search_class"},
+                            {"description", "a class"},
+                            {"parameters",
+                             {{"type", "object"},
+                              {"properties", {{"class_name", {{"type", "string"}}}}},
+                              {"required", {"class_name"}},
+                              {"additionalProperties", false}}}}}}});
+  r.tool_choice = "auto";
+  GenerateResult g = b->generate(r);
+  ASSERT_EQ(g.choices.size(), 1u);
+  ASSERT_EQ(g.choices[0].tool_calls.size(), 1u);
+  EXPECT_EQ(g.choices[0].tool_calls[0].id, "call_7");
+  EXPECT_EQ(g.choices[0].tool_calls[0].name, "search_class");
+  EXPECT_EQ(json::parse(g.choices[0].tool_calls[0].arguments)["class_name"], "Report");
+  EXPECT_EQ(g.choices[0].text, "");
+  std::lock_guard lk(mu);
+  EXPECT_EQ(seen["tools"], r.tools);
+  EXPECT_EQ(seen["tool_choice"], "auto");
+  const json& ms = seen["messages"];
+  ASSERT_EQ(ms.size(), 3u);
+  EXPECT_EQ(ms[1]["tool_calls"][0]["id"], "call_1");
+  EXPECT_EQ(ms[1]["tool_calls"][0]["type"], "function");
+  EXPECT_EQ(ms[1]["tool_calls"][0]["function"]["name"], "search_method");
+  EXPECT_EQ(ms[1]["tool_calls"][0]["function"]["arguments"], R"({"method_name":"summarize"})");
+  EXPECT_EQ(ms[2]["role"], "tool");
+  EXPECT_EQ(ms[2]["tool_call_id"], "call_1");
+  EXPECT_FALSE(ms[0].contains("tool_calls"));
+  // Tools are part of the cache key; a request without them keeps the key it always had.
+  GenerateRequest plain = chat("find the report");
+  EXPECT_FALSE(plain.to_json().contains("tools"));
+  EXPECT_NE(r.to_json().dump(), plain.to_json().dump());
+}
+
+// llama-server's own tool calling (--jinja, with Qwen2.5's chat template, which has tools) and the tiny
+// model: the server takes the request in the shape the ReAct agent sends on its second turn (tools, an
+// assistant's earlier call, the tool's answer by call id) and answers in a shape the backend reads. A random
+// model is not made to call a tool: the server's tool grammar lets text come before a call, and it writes
+// text until max_tokens (the scripted server above checks the calls' shapes).
+TEST(OpenAiToolCalls, LlamaServerTakesToolsAndToolMessages) {
+  static LlamaServer jinja({"--jinja", "--chat-template-file", REPOCTX_TOOL_TEMPLATE, "-np", "1"});
+  ASSERT_TRUE(jinja.ready()) << "llama-server --jinja did not start";
+  auto b = make_openai_backend(opts({jinja.v1()}));
+  GenerateRequest r = chat("Find the class Report.", 16);
+  r.messages.push_back({"assistant", "", {{"call_1", "search_class", R"({"name":"Report"})"}}});
+  r.messages.push_back({"tool", "class Report: ...", {}, "call_1"});
+  r.tools = json::array();
+  for (const char* name : {"search_class", "search_method"})
+    r.tools.push_back({{"type", "function"},
+                       {"function",
+                        {{"name", name},
+                         {"description", "search the code"},
+                         {"parameters",
+                          {{"type", "object"},
+                           {"properties", {{"name", {{"type", "string"}, {"enum", {"Report", "summarize"}}}}}},
+                           {"required", {"name"}},
+                           {"additionalProperties", false}}}}}});
+  for (const char* choice : {"auto", "required"}) {
+    r.tool_choice = choice;
+    GenerateResult g = b->generate(r);
+    ASSERT_EQ(g.choices.size(), 1u) << choice;
+    for (const auto& c : g.choices[0].tool_calls) {
+      EXPECT_TRUE(c.name == "search_class" || c.name == "search_method") << c.name;
+      EXPECT_TRUE(json::parse(c.arguments, nullptr, false).is_object()) << c.arguments;
+    }
+    EXPECT_GT(g.prompt_tokens, 0);
+  }
+  // With --no-jinja the server refuses tools: the error the ReAct agent falls back on.
+  static LlamaServer no_jinja({"--no-jinja", "-np", "1"});
+  ASSERT_TRUE(no_jinja.ready());
+  GenerateRequest plain_server = r;
+  auto o = opts({no_jinja.v1()});
+  o.retries = 0;
+  auto refusing = make_openai_backend(o);
+  try {
+    refusing->generate(plain_server);
+    ADD_FAILURE() << "a server without --jinja took tools";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::llm);
+    EXPECT_NE(std::string(e.what()).find("jinja"), std::string::npos) << e.what();
+  }
+}

@@ -7,6 +7,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "eval/localize.h"
 #include "helpers.h"
@@ -62,10 +63,11 @@ ScriptedBackend::Handler script(std::vector<std::string> answers) {
   };
 }
 
+// A schema-path turn: {"turn": the call or the answer}.
 std::string call(const std::string& tool, const json& args) {
-  return json{{"thought", "t"}, {"action", tool}, {"arguments", args}}.dump();
+  return json{{"turn", {{"thought", "t"}, {"action", tool}, {"arguments", args}}}}.dump();
 }
-const std::string kAnswer = json{{"thought", "done"}, {"action", "answer"}, {"answer", "found it"}}.dump();
+const std::string kAnswer = json{{"turn", {{"thought", "done"}, {"action", "answer"}, {"answer", "found it"}}}}.dump();
 
 RetrievalResult run_strategy(const std::string& name, ScriptedBackend& llm, RetrieverOptions ro = {}) {
   Models m;
@@ -242,7 +244,71 @@ TEST(StudyReact, CompactionReplacesToolExchangesBySummary) {
   EXPECT_TRUE(seen);
 }
 
-TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswer) {
+namespace {
+
+// What OpenAI's strict structured outputs refuse: a root that is not an object (a root anyOf), an object that
+// is open or leaves a property out of `required`.
+std::vector<std::string> strict_mode_violations(const json& schema, const std::string& at = "$") {
+  std::vector<std::string> out;
+  if (at == "$" && (schema.value("type", "") != "object" || schema.contains("anyOf")))
+    out.push_back("$: the root must be an object, not anyOf");
+  if (schema.is_object()) {
+    if (schema.value("type", "") == "object") {
+      if (schema.value("additionalProperties", true) != false)
+        out.push_back(at + ": additionalProperties is not false");
+      std::set<std::string> props, required;
+      const json properties = schema.value("properties", json::object());
+      const json req = schema.value("required", json::array());
+      for (auto it = properties.begin(); it != properties.end(); ++it) props.insert(it.key());
+      for (const auto& r : req) required.insert(r.get<std::string>());
+      if (props != required) out.push_back(at + ": not every property is required");
+    }
+    for (auto& [k, v] : schema.items()) {
+      auto sub = strict_mode_violations(v, at + "." + k);
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  } else if (schema.is_array()) {
+    for (size_t i = 0; i < schema.size(); ++i) {
+      auto sub = strict_mode_violations(schema[i], at + "[" + std::to_string(i) + "]");
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  }
+  return out;
+}
+
+// A backend with native tool calls: each turn's answer is a list of (tool, arguments text) calls, or none for
+// a plain answer; it records every request. With `refuse`, any request offering tools fails as a server
+// without tool calling fails, and the turns are served by the scripted schema answers instead.
+struct NativeToolBackend : ScriptedBackend {
+  std::deque<std::vector<std::pair<std::string, std::string>>> turns;
+  std::vector<GenerateRequest> requests;
+  bool refuse = false;
+  Capabilities capabilities() const override {
+    Capabilities c = ScriptedBackend::capabilities();
+    c.tool_calls = true;
+    return c;
+  }
+  GenerateResult generate(const GenerateRequest& r) override {
+    if (r.tools.empty()) return ScriptedBackend::generate(r);
+    if (refuse) throw Error(ExitCode::llm, "HTTP 500: tools param requires --jinja flag");
+    requests.push_back(r);
+    ++calls[r.purpose];
+    Generation g;
+    auto calls_now = turns.empty() ? std::vector<std::pair<std::string, std::string>>{} : turns.front();
+    if (!turns.empty()) turns.pop_front();
+    if (calls_now.empty()) g.text = "The context holds Report.summarize.";
+    for (size_t i = 0; i < calls_now.size(); ++i)
+      g.tool_calls.push_back(
+          {"c" + std::to_string(requests.size()) + std::to_string(i), calls_now[i].first, calls_now[i].second});
+    GenerateResult res;
+    res.choices.push_back(g);
+    return res;
+  }
+};
+
+}  // namespace
+
+TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswerUnderOneObjectRoot) {
   GatheredContext ctx(*repo().engine, TokenCounter::cl100k);
   AddToContextTool add(*repo().engine, ctx);
   struct Never : StopPolicy {
@@ -252,10 +318,65 @@ TEST(StudyReact, TurnSchemaIsOneBranchPerToolPlusAnswer) {
   ScriptedBackend llm;
   ReactAgent agent(llm, {&add}, policy, {});
   json s = agent.turn_schema();
-  ASSERT_EQ(s["anyOf"].size(), 2u);
-  EXPECT_EQ(s["anyOf"][0]["properties"]["action"]["const"], "add_to_context");
-  EXPECT_EQ(s["anyOf"][0]["properties"]["arguments"]["properties"]["file_name"]["maxLength"], 200);
-  EXPECT_EQ(s["anyOf"][1]["properties"]["action"]["const"], "answer");
+  const json& any = s["properties"]["turn"]["anyOf"];
+  ASSERT_EQ(any.size(), 2u);
+  EXPECT_EQ(any[0]["properties"]["action"]["enum"], json::array({"add_to_context"}));
+  EXPECT_EQ(any[0]["properties"]["arguments"]["properties"]["file_name"]["maxLength"], 200);
+  EXPECT_EQ(any[1]["properties"]["action"]["enum"], json::array({"answer"}));
+  EXPECT_EQ(strict_mode_violations(s), std::vector<std::string>{});
+  for (const auto& t : agent.native_tools())
+    EXPECT_EQ(strict_mode_violations(t["function"]["parameters"]), std::vector<std::string>{});
+  // The check itself fails on what strict mode refuses.
+  EXPECT_FALSE(strict_mode_violations({{"anyOf", any}}).empty());
+  EXPECT_FALSE(strict_mode_violations({{"type", "object"}, {"properties", {{"a", {{"type", "string"}}}}}}).empty());
+}
+
+TEST(StudyReact, NativeToolCallsAnswerEachCallByItsIdAndEndOnAPlainAnswer) {
+  NativeToolBackend llm;
+  llm.turns = {{{"code_search", R"({"query": "summarize rows"})"},
+                {"add_to_context", R"({"file_name": "pkg/core.py", "start_line": 9, "end_line": 19})"}},
+               {{"code_search", "not json"}},
+               {}};
+  auto r = run_strategy("react-bm25-tc", llm);
+  EXPECT_EQ(r.trace["tool_call_mode"], "native");
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_EQ(r.trace["tool_calls"], 2);
+  EXPECT_EQ(r.trace["invalid_turns"], 1);
+  ASSERT_EQ(r.hits.size(), 1u);
+  EXPECT_EQ(r.hits[0].start_line, 9);
+  ASSERT_EQ(llm.requests.size(), 3u);
+  // Every turn offers the tools with tool_choice auto, and no schema constrains the answer.
+  EXPECT_EQ(llm.requests[0].tools.size(), 2u);
+  EXPECT_EQ(llm.requests[0].tool_choice, "auto");
+  EXPECT_TRUE(llm.requests[0].json_schema.empty());
+  // The second turn reads the assistant's two calls and one tool message per call id, in order.
+  const auto& ms = llm.requests[1].messages;
+  ASSERT_GE(ms.size(), 3u);
+  const ChatMessage& assistant = ms[ms.size() - 3];
+  EXPECT_EQ(assistant.role, "assistant");
+  ASSERT_EQ(assistant.tool_calls.size(), 2u);
+  EXPECT_EQ(ms[ms.size() - 2].role, "tool");
+  EXPECT_EQ(ms[ms.size() - 2].tool_call_id, assistant.tool_calls[0].id);
+  EXPECT_EQ(ms.back().tool_call_id, assistant.tool_calls[1].id);
+  EXPECT_NE(ms.back().content.find("added to the context"), std::string::npos);
+  // Unparseable arguments go back to the model as an error on that call.
+  EXPECT_NE(llm.requests[2].messages.back().content.find("not a JSON object"), std::string::npos);
+  // The system prompt describes native turns, not the JSON answer format.
+  EXPECT_EQ(llm.requests[0].messages[0].content.find("{\"turn\""), std::string::npos);
+}
+
+TEST(StudyReact, AServerThatRefusesToolsSendsTheRunToSchemaTurns) {
+  NativeToolBackend llm;
+  llm.refuse = true;
+  llm.answers["study_react_turn"] = script({kAnswer});
+  auto r = run_strategy("react-bm25-tc", llm);
+  EXPECT_EQ(r.trace["tool_call_mode"], "schema");
+  EXPECT_EQ(r.trace["stop_reason"], "no_tool_call");
+  EXPECT_NE(r.trace["steps"][0]["native_tool_calls_refused"].get<std::string>().find("--jinja"), std::string::npos);
+  // An explicit native choice fails instead of falling back.
+  RetrieverOptions ro;
+  ro.study.react.tool_calls = "native";
+  EXPECT_THROW(run_strategy("react-bm25-tc", llm, ro), Error);
 }
 
 TEST(StudyAcr, SearchApisAnswerFromTheIndex) {
@@ -279,6 +400,41 @@ TEST(StudyAcr, SearchApisAnswerFromTheIndex) {
   EXPECT_FALSE(s.search_method("test_report").ok);
   EXPECT_NE(s.call("search_class", {"a", "b"}).text.find("wrong number of arguments"), std::string::npos);
   EXPECT_FALSE(s.get_code_around_line("../outside.py", 1, 2).ok);
+}
+
+TEST(StudyAcr, ShowDefinitionFollowsTheSymbolOnTheLine) {
+  AcrSearch s(*repo().engine, {});
+  // An imported function (line 11: rows = load_rows(self.store)) is shown where its module defines it.
+  auto imported = s.show_definition("load_rows", 11, "pkg/core.py");
+  ASSERT_TRUE(imported.ok) << imported.text;
+  ASSERT_EQ(imported.results.size(), 1u);
+  EXPECT_EQ(repo().engine->view().files()[imported.results[0].file].path, "pkg/store.py");
+  EXPECT_EQ(imported.results[0].start, 6);
+  EXPECT_NE(imported.text.find("def load_rows(store):"), std::string::npos);
+  // A method through self (line 18: self.format(counts)), and the class of its receiver's chain.
+  auto method = s.show_definition("format", 18, "pkg/core.py");
+  ASSERT_TRUE(method.ok) << method.text;
+  EXPECT_EQ(method.results[0].start, 20);
+  EXPECT_EQ(method.results[0].class_name, "Report");
+  // A name defined on the line itself, a module outside the repository, and a symbol not on the line.
+  EXPECT_EQ(s.show_definition("zebra_unique_helper", 12, "pkg/core.py").results[0].start, 12);
+  auto outside = s.show_definition("json", 18, "pkg/core.py");
+  EXPECT_TRUE(outside.ok);
+  EXPECT_TRUE(outside.results.empty());
+  EXPECT_NE(outside.text.find("outside the repository"), std::string::npos) << outside.text;
+  EXPECT_NE(s.show_definition("Store", 11, "pkg/core.py").text.find("does not appear"), std::string::npos);
+  EXPECT_FALSE(s.show_definition("x", 1, "../etc/passwd").ok);
+  EXPECT_NE(s.call("show_definition", {"load_rows", "eleven", "pkg/core.py"}).text.find("whole number"),
+            std::string::npos);
+  // The study's tool set is six ACR searches and show_definition; the full set is ACR's eight APIs.
+  auto study = acr_tools(s, "study");
+  std::vector<std::string> names;
+  for (const auto& t : study) names.push_back(t->spec().name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"search_class", "search_method_in_file", "search_method_in_class",
+                                      "search_method", "search_code", "search_code_in_file", "show_definition"}));
+  EXPECT_EQ(acr_tools(s, "full").size(), 8u);
+  EXPECT_THROW(acr_tools(s, "some"), Error);
 }
 
 TEST(StudyAcr, TwoStagesSearchThenBugLocations) {

@@ -5,6 +5,7 @@
 #include "llm/prompts.h"
 #include "llm/structured.h"
 #include "util/cancel.h"
+#include "util/error.h"
 #include "util/text.h"
 #include "util/token_count.h"
 
@@ -60,7 +61,7 @@ json ReactAgent::turn_schema() const {
     any.push_back({{"type", "object"},
                    {"properties",
                     {{"thought", thought},
-                     {"action", {{"const", s.name}}},
+                     {"action", {{"type", "string"}, {"enum", {s.name}}}},
                      {"arguments", bounded(s.parameters, p_.string_arg_chars)}}},
                    {"required", {"thought", "action", "arguments"}},
                    {"additionalProperties", false}});
@@ -68,11 +69,33 @@ json ReactAgent::turn_schema() const {
   any.push_back({{"type", "object"},
                  {"properties",
                   {{"thought", thought},
-                   {"action", {{"const", "answer"}}},
+                   {"action", {{"type", "string"}, {"enum", {"answer"}}}},
                    {"answer", {{"type", "string"}, {"maxLength", p_.answer_chars}}}}},
                  {"required", {"thought", "action", "answer"}},
                  {"additionalProperties", false}});
-  return {{"anyOf", any}};
+  return {{"type", "object"},
+          {"properties", {{"turn", {{"anyOf", any}}}}},
+          {"required", {"turn"}},
+          {"additionalProperties", false}};
+}
+
+std::string ReactAgent::planned_tool_calls() const {
+  bool native = p_.tool_calls == "native" || (p_.tool_calls == "auto" && llm_.capabilities().tool_calls);
+  return native ? "native" : "schema";
+}
+
+json ReactAgent::native_tools() const {
+  json out = json::array();
+  for (const AgentTool* t : tools_) {
+    const ToolSpec& s = t->spec();
+    out.push_back({{"type", "function"},
+                   {"function",
+                    {{"name", s.name},
+                     {"description", s.description},
+                     {"parameters", bounded(s.parameters, p_.string_arg_chars)},
+                     {"strict", true}}}});
+  }
+  return out;
 }
 
 std::string ReactAgent::check_arguments(const ToolSpec& spec, const json& args) {
@@ -142,13 +165,12 @@ void ReactAgent::bad_turn(const std::string& said, const std::string& why, json&
   tj["invalid"] = why;
   push({"assistant", sanitize_utf8(said.substr(0, 500))}, Kind::exchange);
   push({"user", "Error: " + why +
-                    ". Answer with one JSON object: {\"thought\", \"action\", \"arguments\"} to call "
-                    "a tool, or {\"thought\", \"action\": \"answer\", \"answer\"} when done."},
+                    ". Answer with one JSON object: {\"turn\": {\"thought\", \"action\", \"arguments\"}} to "
+                    "call a tool, or {\"turn\": {\"thought\", \"action\": \"answer\", \"answer\"}} when done."},
        Kind::exchange);
 }
 
-void ReactAgent::handle_tool(const std::string& name, const json& args, const std::string& said, json& tj) {
-  push({"assistant", said}, Kind::exchange);
+std::string ReactAgent::execute(const std::string& name, const json& args, json& tj) {
   AgentTool* tool = find(name);
   ToolOutput out;
   if (!tool) {
@@ -171,8 +193,22 @@ void ReactAgent::handle_tool(const std::string& name, const json& args, const st
   tj["ok"] = out.ok;
   if (!out.ok) tj["error"] = out.text.substr(0, 300);
   tj["output_chars"] = out.text.size();
-  push({"user", out.ok ? text : "Error: " + text}, Kind::exchange);
   invalid_streak_ = out.ok || tool ? 0 : invalid_streak_ + 1;
+  return out.ok ? text : "Error: " + text;
+}
+
+void ReactAgent::handle_tool(const std::string& name, const json& args, const std::string& said, json& tj) {
+  push({"assistant", said}, Kind::exchange);
+  push({"user", execute(name, args, tj)}, Kind::exchange);
+}
+
+bool ReactAgent::repeated(const std::string& name, const json& args, json& tj) {
+  int seen = ++repeats_[name + "|" + args.dump()];
+  if (seen < p_.loop_repeats) return false;
+  run_.stop_reason = "loop";
+  tj["stop"] = "loop";
+  tj["repeats"] = seen;
+  return true;
 }
 
 bool ReactAgent::handle_answer(const std::string& answer, const std::string& said, json& tj) {
@@ -190,45 +226,116 @@ bool ReactAgent::handle_answer(const std::string& answer, const std::string& sai
   return true;
 }
 
+// The schema path: one constrained call whose "turn" is a tool call or the answer.
+bool ReactAgent::schema_turn(json& tj) {
+  StructuredCall call{purpose_, convo_, turn_schema(), p_.turn_tokens};
+  StructuredAnswer a = ask_json(llm_, call);
+  const json turn = a.ok() ? a.value->value("turn", json()) : json();
+  auto field = [&](const char* k) {
+    return turn.is_object() && turn.contains(k) && turn[k].is_string() ? turn[k].get<std::string>() : "";
+  };
+  const std::string action = field("action");
+  const std::string said = a.ok() ? a.value->dump(-1, ' ', false, json::error_handler_t::replace) : a.text;
+  if (!a.ok() || action.empty()) {
+    bad_turn(a.text, a.ok() ? "the answer names no action" : a.error, tj);
+    return true;
+  }
+  tj["action"] = action;
+  tj["thought"] = field("thought");
+  if (action == "answer") {
+    invalid_streak_ = 0;
+    return handle_answer(field("answer"), said, tj);
+  }
+  json args = turn.value("arguments", json::object());
+  tj["arguments"] = args;
+  if (repeated(action, args, tj)) return false;
+  handle_tool(action, args, said, tj);
+  if (std::string why = policy_.after_tool(*this); !why.empty()) {
+    run_.stop_reason = why;
+    tj["stop"] = why;
+    return false;
+  }
+  return true;
+}
+
+// The native path: the API's tool calls, each answered by a tool message with its call id.
+bool ReactAgent::native_turn(json& tj) {
+  GenerateRequest r;
+  r.purpose = purpose_;
+  r.messages = convo_;
+  r.max_tokens = p_.turn_tokens;
+  r.tools = native_tools();
+  r.tool_choice = p_.tool_choice;
+  GenerateResult res = llm_.generate(r);
+  if (res.choices.empty()) throw Error(ExitCode::llm, "the model returned no choice for a ReAct turn");
+  native_answered_ = true;
+  Generation g = std::move(res.choices[0]);
+  g.text = sanitize_utf8(g.text);
+  if (g.tool_calls.empty()) {
+    invalid_streak_ = 0;
+    tj["action"] = "answer";
+    return handle_answer(g.text, g.text, tj);
+  }
+  for (size_t i = 0; i < g.tool_calls.size(); ++i)
+    if (g.tool_calls[i].id.empty()) g.tool_calls[i].id = "call_" + std::to_string(run_.turns) + "_" + std::to_string(i);
+  push({"assistant", g.text, g.tool_calls}, Kind::exchange);
+  tj["thought"] = g.text;
+  json calls = json::array();
+  bool go_on = true;
+  for (const LlmToolCall& call : g.tool_calls) {
+    json cj = {{"action", call.name}};
+    json args = json::parse(call.arguments.empty() ? "{}" : call.arguments, nullptr, false);
+    std::string text;
+    if (args.is_discarded()) {
+      ++run_.invalid_turns;
+      ++invalid_streak_;
+      cj["invalid"] = "the arguments are not JSON";
+      text = "Error: the arguments of " + call.name + " are not a JSON object: " + call.arguments.substr(0, 200);
+    } else {
+      cj["arguments"] = args;
+      if (go_on && repeated(call.name, args, cj)) go_on = false;
+      text = go_on ? execute(call.name, args, cj) : "Not run: the run stopped.";
+    }
+    push({"tool", text, {}, call.id}, Kind::exchange);
+    calls.push_back(std::move(cj));
+  }
+  tj["action"] = calls[0]["action"];
+  if (calls[0].contains("arguments")) tj["arguments"] = calls[0]["arguments"];
+  tj["calls"] = calls;
+  for (const auto& cj : calls)
+    if (cj.contains("stop")) tj["stop"] = cj["stop"];
+  if (!go_on) return false;
+  if (std::string why = policy_.after_tool(*this); !why.empty()) {
+    run_.stop_reason = why;
+    tj["stop"] = why;
+    return false;
+  }
+  return true;
+}
+
 // One model turn; false when the run ends.
 bool ReactAgent::turn() {
   throw_if_interrupted("LLM answers so far are cached; re-run to resume");
   compact_if_needed();
-  StructuredCall call{purpose_, convo_, turn_schema(), p_.turn_tokens};
-  StructuredAnswer a = ask_json(llm_, call);
   ++run_.turns;
   ++since_answer_;
   json tj = {{"turn", run_.turns}};
   if (trace_state) tj["state"] = trace_state();
   bool go_on = true;
-  const std::string action = a.string("action");
-  if (!a.ok() || action.empty()) {
-    bad_turn(a.text, a.ok() ? "the answer names no action" : a.error, tj);
-  } else if (action == "answer") {
-    invalid_streak_ = 0;
-    tj["action"] = "answer";
-    tj["thought"] = a.string("thought");
-    go_on = handle_answer(a.string("answer"), a.value->dump(-1, ' ', false, json::error_handler_t::replace), tj);
-  } else {
-    json args = a.value->value("arguments", json::object());
-    tj["action"] = action;
-    tj["arguments"] = args;
-    tj["thought"] = a.string("thought");
-    std::string sig = action + "|" + args.dump();
-    int seen = ++repeats_[sig];
-    if (seen >= p_.loop_repeats) {
-      run_.stop_reason = "loop";
-      tj["stop"] = "loop";
-      tj["repeats"] = seen;
-      go_on = false;
-    } else {
-      handle_tool(action, args, a.value->dump(-1, ' ', false, json::error_handler_t::replace), tj);
-      if (std::string why = policy_.after_tool(*this); !why.empty()) {
-        run_.stop_reason = why;
-        tj["stop"] = why;
-        go_on = false;
-      }
+  if (native_) {
+    try {
+      go_on = native_turn(tj);
+    } catch (const Error& e) {
+      // A server without tool calling refuses the first request that offers tools: the run goes on with
+      // schema-constrained turns (an explicit `native` choice fails instead).
+      if (e.code() == ExitCode::interrupted || native_answered_ || p_.tool_calls != "auto") throw;
+      native_ = false;
+      run_.tool_call_mode = "schema";
+      tj["native_tool_calls_refused"] = std::string(e.what()).substr(0, 300);
+      go_on = schema_turn(tj);
     }
+  } else {
+    go_on = schema_turn(tj);
   }
   if (trace_state) tj["state_after"] = trace_state();
   run_.trace.push_back(tj);
@@ -252,6 +359,11 @@ ReactRun ReactAgent::run(const std::vector<ChatMessage>& system_and_task) {
   kinds_.clear();
   repeats_.clear();
   since_answer_ = invalid_streak_ = 0;
+  if (p_.tool_calls != "auto" && p_.tool_calls != "native" && p_.tool_calls != "schema")
+    throw Error(ExitCode::usage, "tool_calls must be auto, native or schema, got '" + p_.tool_calls + "'");
+  native_ = planned_tool_calls() == "native";
+  native_answered_ = false;
+  run_.tool_call_mode = native_ ? "native" : "schema";
   for (const auto& m : system_and_task) push(m, Kind::fixed);
   while (run_.turns < p_.max_turns)
     if (!turn()) return run_;

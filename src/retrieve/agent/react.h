@@ -3,10 +3,15 @@
 // (retrieve/study/) are this loop with different tools (BM25 search or AutoCodeRover's search APIs, plus
 // add_to_context) and stop policies (CL, TC, SR).
 //
-//  - Tools implement AgentTool: a name, a description and a JSON schema of their arguments. Every turn is
-//    one schema-constrained call (llm/structured.h) whose schema is the union of the tools' argument
-//    schemas, so any model, even a random one, answers with a parseable tool call; "answer" is the turn
-//    without a tool call.
+//  - Tools implement AgentTool: a name, a description and a JSON schema of their arguments. A turn is one
+//    of two kinds of call (ReactParams::tool_calls):
+//    native: the API's own tool calling (OpenAI's tools/tool_choice, tool messages answering each call id),
+//      as the study's agent called its tools; an answer is a message without tool calls. Taken by default
+//      when the backend has it (an OpenAI-compatible server); a server that refuses tools on the first turn
+//      sends the run to the schema path, and the trace says why.
+//    schema: one JSON-schema-constrained call (llm/structured.h) whose schema holds the union of the tools'
+//      argument schemas under one "turn" field (no root anyOf, which OpenAI's strict mode refuses), so any
+//      model, even a random one, answers with a parseable tool call; "answer" is the turn without one.
 //  - Stop policies (StopPolicy) decide what an answer without a tool call means (stop, or continue with a
 //    message) and may stop the run after any tool call.
 //  - Bad turns never crash the run: unparseable answers, unknown tools, missing or mistyped arguments and
@@ -60,8 +65,10 @@ struct ReactParams {
   int tool_output_chars = 4000;     // a tool's output is cut to this
   int conversation_tokens = 12000;  // compaction threshold (estimated tokens)
   int compaction_tokens = 512;
-  int loop_repeats = 3;  // the same call this many times stops the run
-  int max_invalid = 3;   // bad turns in a row that stop the run
+  int loop_repeats = 3;              // the same call this many times stops the run
+  int max_invalid = 3;               // bad turns in a row that stop the run
+  std::string tool_calls = "auto";   // auto (native when the backend has it) | native | schema
+  std::string tool_choice = "auto";  // native: the API's tool_choice (auto | required)
 };
 
 class ReactAgent;
@@ -85,7 +92,8 @@ class StopPolicy {
 };
 
 struct ReactRun {
-  std::string stop_reason;  // a policy's reason | budget | loop | invalid
+  std::string stop_reason;     // a policy's reason | budget | loop | invalid
+  std::string tool_call_mode;  // how the turns called tools: native | schema
   int turns = 0, tool_calls = 0, invalid_turns = 0, compactions = 0;
   std::string final_answer;
   nlohmann::json trace = nlohmann::json::array();  // one entry per turn and per policy decision
@@ -102,7 +110,12 @@ class ReactAgent {
 
   // "- name {args}: description" per tool, for system prompts.
   std::string tool_list() const;
+  // The schema path's turn: {"turn": one of the tools' calls or the answer}.
   nlohmann::json turn_schema() const;
+  // The native path's tools, in the API's `tools` shape (strict: every object closed, every field required).
+  nlohmann::json native_tools() const;
+  // The path a run starts on: "native" or "schema" (for the system prompt's description of a turn).
+  std::string planned_tool_calls() const;
   LlmBackend& llm() const { return llm_; }
   const std::vector<ChatMessage>& conversation() const { return convo_; }
   const ReactParams& params() const { return p_; }
@@ -117,6 +130,13 @@ class ReactAgent {
  private:
   enum class Kind { fixed, exchange, summary };
   bool turn();
+  bool schema_turn(nlohmann::json& tj);
+  bool native_turn(nlohmann::json& tj);
+  // Runs one tool call (unknown tools, bad arguments and failures become error text); records it in `tj`.
+  // Returns what the model reads next.
+  std::string execute(const std::string& name, const nlohmann::json& args, nlohmann::json& tj);
+  // The same call repeated loop_repeats times: records the stop in `tj` and returns true.
+  bool repeated(const std::string& name, const nlohmann::json& args, nlohmann::json& tj);
   void handle_tool(const std::string& name, const nlohmann::json& args, const std::string& said, nlohmann::json& tj);
   bool handle_answer(const std::string& answer, const std::string& said, nlohmann::json& tj);
   void bad_turn(const std::string& said, const std::string& why, nlohmann::json& tj);
@@ -133,6 +153,7 @@ class ReactAgent {
   std::vector<Kind> kinds_;
   ReactRun run_;
   int since_answer_ = 0, invalid_streak_ = 0;
+  bool native_ = false, native_answered_ = false;  // native path; a native turn has succeeded this run
   std::map<std::string, int> repeats_;
 };
 

@@ -385,6 +385,99 @@ AcrAnswer AcrSearch::get_code_around_line(const std::string& file_name, int line
   return a;
 }
 
+Resolution AcrSearch::resolve_symbol_at(int file, int line, const std::string& symbol) const {
+  const RepoView& v = e_.view();
+  const SymbolGraph& g = e_.graph();
+  // A reference on the line whose chain names the symbol: the chain up to it ("obj.foo" for foo in obj.foo()).
+  for (const Reference& ref : v.references(file)) {
+    if (ref.line != line) continue;
+    size_t at = 0;
+    for (;;) {
+      size_t dot = ref.chain.find('.', at);
+      std::string part = ref.chain.substr(at, dot == std::string::npos ? std::string::npos : dot - at);
+      if (part == symbol) {
+        Resolution r = g.resolve(file, ref.scope, ref.chain.substr(0, dot));
+        if (r.kind != Resolution::Kind::none) return r;
+        break;
+      }
+      if (dot == std::string::npos) break;
+      at = dot + 1;
+    }
+  }
+  // A definition of the symbol on that line (the name after def or class).
+  const auto& fr = v.files()[file];
+  for (int en = fr.first_entity; en < fr.first_entity + fr.n_entities; ++en) {
+    const auto& c = v.entities()[en];
+    if (c.name == symbol && c.start_line <= line && line <= c.header_end_line) {
+      Resolution r;
+      r.kind = Resolution::Kind::entity;
+      r.entity = en;
+      return r;
+    }
+  }
+  // Otherwise what the name means at module level of the file (its definitions and imports).
+  return g.module_member(file, symbol);
+}
+
+AcrAnswer AcrSearch::show_definition(const std::string& symbol, int line_number, const std::string& file_path) const {
+  const RepoView& v = e_.view();
+  std::string path(trim(file_path));
+  while (starts_with(path, "./")) path = path.substr(2);
+  auto f = v.file_by_path(path);
+  if (!f) return failed("Could not find file " + file_path + " in the codebase (give its path from the root).");
+  if (line_number < 1 || line_number > v.files()[*f].line_count)
+    return failed(fmt::format("{} is invalid in file {} ({} lines).", line_number, path, v.files()[*f].line_count));
+  const std::string& content = v.content(*f);
+  std::string line(line_range(content, line_starts(content), line_number, line_number));
+  if (symbol.empty() || line.find(symbol) == std::string::npos)
+    return failed(fmt::format("The symbol `{}` does not appear in line {} of file {}: {}", symbol, line_number, path,
+                              sanitize_utf8(line)));
+  Resolution r = resolve_symbol_at(*f, line_number, symbol);
+  AcrAnswer a;
+  a.ok = true;
+  if (r.kind == Resolution::Kind::builtin || r.kind == Resolution::Kind::external) {
+    a.text = fmt::format("The symbol `{}` in line {} of file {} is defined outside the repository ({}).", symbol,
+                         line_number, path, r.kind == Resolution::Kind::builtin ? "a Python builtin" : "an import");
+    return a;
+  }
+  AcrResult res;
+  if (r.kind == Resolution::Kind::entity) {
+    const auto& en = v.entities()[r.entity];
+    res.file = en.file;
+    res.start = en.decorated_start_line;
+    res.end = en.end_line;
+    if (is_type(en.kind))
+      res.class_name = en.name;
+    else
+      std::tie(res.class_name, res.func_name) = class_and_func_at(en.file, en.start_line);
+  } else if (r.kind == Resolution::Kind::module) {
+    res.file = r.file;
+    res.start = 1;
+    res.end = std::min(v.files()[r.file].line_count, 2 * o_.code_context + 1);  // the module's head
+  } else {
+    return failed(
+        fmt::format("Could not find the definition of symbol `{}` in line {} of file {}.", symbol, line_number, path));
+  }
+  res.code = numbered(res.file, res.start, res.end);
+  a.text = fmt::format("Found the definition of symbol `{}` in line {} of file {}:\n\n{}", symbol, line_number, path,
+                       tagged(res));
+  a.results.push_back(std::move(res));
+  return a;
+}
+
+const std::vector<std::pair<std::string, std::vector<std::string>>>& AcrSearch::study_apis() {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> a = {
+      {"search_class", {"class_name"}},
+      {"search_method_in_file", {"method_name", "file_path"}},
+      {"search_method_in_class", {"method_name", "class_name"}},
+      {"search_method", {"method_name"}},
+      {"search_code", {"code_str"}},
+      {"search_code_in_file", {"code_str", "file_path"}},
+      {"show_definition", {"symbol", "line_number", "file_path"}},
+  };
+  return a;
+}
+
 const std::vector<std::pair<std::string, std::vector<std::string>>>& AcrSearch::apis() {
   static const std::vector<std::pair<std::string, std::vector<std::string>>> a = {
       {"search_class", {"class_name"}},
@@ -400,8 +493,10 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& AcrSearch::
 }
 
 AcrAnswer AcrSearch::call(const std::string& api, const std::vector<std::string>& a) const {
-  auto it = std::find_if(apis().begin(), apis().end(), [&](const auto& p) { return p.first == api; });
-  if (it == apis().end()) return failed("the API call '" + api + "' calls a non-existent function");
+  auto named = [&](const auto& p) { return p.first == api; };
+  auto it = std::find_if(apis().begin(), apis().end(), named);
+  if (it == apis().end()) it = std::find_if(study_apis().begin(), study_apis().end(), named);
+  if (it == study_apis().end()) return failed("the API call '" + api + "' calls a non-existent function");
   if (a.size() != it->second.size())
     return failed(fmt::format("the API call '{}' has wrong number of arguments ({} given, {} expected)", api, a.size(),
                               it->second.size()));
@@ -412,6 +507,13 @@ AcrAnswer AcrSearch::call(const std::string& api, const std::vector<std::string>
   if (api == "search_method_in_file") return search_method_in_file(a[0], a[1]);
   if (api == "search_code") return search_code(a[0]);
   if (api == "search_code_in_file") return search_code_in_file(a[0], a[1]);
+  if (api == "show_definition") {
+    try {
+      return show_definition(a[0], std::stoi(a[1]), a[2]);
+    } catch (const std::exception&) {
+      return failed("show_definition needs a whole number for line_number, got '" + a[1] + "'");
+    }
+  }
   int line = 0, window = 0;
   try {
     line = std::stoi(a[1]);

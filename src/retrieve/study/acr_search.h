@@ -51,9 +51,16 @@ class AcrSearch {
   AcrAnswer search_code_in_file(const std::string& code_str, const std::string& file_name) const;
   AcrAnswer get_code_around_line(const std::string& file_name, int line_no, int window) const;
   AcrAnswer get_class_full_snippet(const std::string& class_name) const;
+  // The study's definition lookup (its ReAct agent's show_definition, jedi's infer at the symbol): where the
+  // index resolves `symbol` as written on line `line_number` of `file_path` (a path from the root) to, shown
+  // in full; a name defined outside the repository is named, not shown.
+  AcrAnswer show_definition(const std::string& symbol, int line_number, const std::string& file_path) const;
 
-  // API name -> argument names, in the order ACR's signatures give them.
+  // API name -> argument names, in the order ACR's signatures give them: AutoCodeRover's own APIs (its
+  // procedure's, the `full` ReAct tool set).
   static const std::vector<std::pair<std::string, std::vector<std::string>>>& apis();
+  // The study's ReAct tool set (its code's acr_toolkit): six of ACR's search APIs and show_definition.
+  static const std::vector<std::pair<std::string, std::vector<std::string>>>& study_apis();
   // Dispatch by name with string arguments (ACR's proxy format); ok = false with the reason on a wrong
   // name, arity or an unusable number.
   AcrAnswer call(const std::string& api, const std::vector<std::string>& args) const;
@@ -72,6 +79,7 @@ class AcrSearch {
   std::string shown(const std::vector<AcrResult>& rs, size_t limit) const;
   std::string collapse_files(const std::vector<AcrResult>& rs) const;
   std::vector<AcrResult> code_matches(const std::vector<int>& files, const std::string& code) const;
+  Resolution resolve_symbol_at(int file, int line, const std::string& symbol) const;
 
   const Engine& e_;
   AcrOptions o_;

@@ -88,6 +88,15 @@ ParamTable<StudyParams> agent_rows() {
       REPOCTX_PARAM(StudyParams, "max_invalid", react.max_invalid,
                     .meaning = "ReAct: invalid turns in a row that stop the run", .min = 1, .max = 1000,
                     .source = "repoctx"),
+      REPOCTX_PARAM(StudyParams, "tool_calls", react.tool_calls,
+                    .meaning = "ReAct: how a turn calls tools: native (the API's tool calls, as the study's agent), "
+                               "schema (a JSON-schema-constrained answer), auto (native when the backend is an "
+                               "OpenAI-compatible server, falling back to schema if it refuses tools)",
+                    .choices = "auto|native|schema", .source = "study code"),
+      REPOCTX_PARAM(StudyParams, "tool_choice", react.tool_choice,
+                    .meaning = "ReAct, native tool calls: the API's tool_choice (required forces a tool call each "
+                               "turn: the run then ends by its budget or criterion)",
+                    .choices = "auto|required", .source = "study code"),
       REPOCTX_PARAM(StudyParams, "acr_max_rounds", acr_max_rounds,
                     .meaning = "AutoCodeRover: search rounds (the study's iteration limit)", .min = 1, .max = 1000,
                     .source = "study code"),
@@ -115,6 +124,10 @@ ParamTable<StudyParams> agent_rows() {
       REPOCTX_PARAM(StudyParams, "acr_code_context", acr_code_context,
                     .meaning = "AutoCodeRover: lines shown around a search_code match", .min = 0, .max = 1000,
                     .source = "AutoCodeRover"),
+      REPOCTX_PARAM(StudyParams, "react_acr_tools", react_acr_tools,
+                    .meaning = "react-acr-*: the agent's tools: study (the study's six ACR searches and "
+                               "show_definition) or full (every AutoCodeRover search API)",
+                    .choices = "study|full", .source = "study code"),
       REPOCTX_PARAM(StudyParams, "acr_skip_tests", acr_skip_tests, .meaning = "AutoCodeRover: index no test files",
                     .source = "AutoCodeRover"),
   };

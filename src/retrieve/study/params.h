@@ -24,16 +24,17 @@ struct StudyParams {
   int review_chars = 300;
   ReactParams react;
   // AutoCodeRover
-  int acr_max_rounds = 15;       // search rounds (the study's iteration limit)
-  int acr_max_tries = 5;         // tries to get a usable answer / a valid proxy extraction per round
-  int acr_answer_tokens = 1024;  // free-text answers (API selection, analysis)
-  int acr_proxy_tokens = 512;    // the proxy's JSON extraction
-  int acr_max_calls = 5;         // API calls per extraction (schema bound)
-  int acr_max_locations = 5;     // bug locations per extraction (schema bound)
-  int acr_result_limit = 3;      // RESULT_SHOW_LIMIT: results shown in full
-  int acr_class_full_limit = 2;  // get_class_full_snippet: classes shown in full
-  int acr_code_context = 3;      // search_code: lines shown around a match
-  bool acr_skip_tests = true;    // ACR indexes no test files
+  int acr_max_rounds = 15;                // search rounds (the study's iteration limit)
+  int acr_max_tries = 5;                  // tries to get a usable answer / a valid proxy extraction per round
+  int acr_answer_tokens = 1024;           // free-text answers (API selection, analysis)
+  int acr_proxy_tokens = 512;             // the proxy's JSON extraction
+  int acr_max_calls = 5;                  // API calls per extraction (schema bound)
+  int acr_max_locations = 5;              // bug locations per extraction (schema bound)
+  int acr_result_limit = 3;               // RESULT_SHOW_LIMIT: results shown in full
+  int acr_class_full_limit = 2;           // get_class_full_snippet: classes shown in full
+  int acr_code_context = 3;               // search_code: lines shown around a match
+  bool acr_skip_tests = true;             // ACR indexes no test files
+  std::string react_acr_tools = "study";  // the ReAct agent's ACR tools: the study's set, or full (every ACR API)
   nlohmann::json to_json() const;
   // Sets the fields named in `j`; throws Error(usage) on an unknown name or a wrong type.
   void apply(const nlohmann::json& j);

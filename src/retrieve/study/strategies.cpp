@@ -213,7 +213,7 @@ class ReactStudy : public Retriever {
       owned.push_back(std::make_unique<Bm25SearchTool>(e_, p_));
     } else {
       acr = std::make_unique<AcrSearch>(e_, acr_options(p_));
-      owned = acr_tools(*acr);
+      owned = acr_tools(*acr, p_.react_acr_tools);
     }
     owned.push_back(std::make_unique<AddToContextTool>(e_, ctx));
     std::vector<AgentTool*> tools;
@@ -229,7 +229,8 @@ class ReactStudy : public Retriever {
     agent.trace_state = [&ctx] { return json{{"context_tokens", ctx.tokens()}}; };
     static const PromptTemplate sys = load_prompt("study_react_system");
     static const PromptTemplate task = load_prompt("study_react_task");
-    auto ms = render_prompt(sys, {{"tools", agent.tool_list()}});
+    const PromptTemplate format = load_prompt("study_react_turn_" + agent.planned_tool_calls());
+    auto ms = render_prompt(sys, {{"tools", agent.tool_list()}, {"turn_format", format.system}});
     for (auto& m : render_prompt(task, {{"request", request}})) ms.push_back(m);
     ReactRun run = agent.run(ms);
     json trace = {{"strategy", name()},
@@ -237,6 +238,7 @@ class ReactStudy : public Retriever {
                   {"stop_reason", run.stop_reason},
                   {"turns", run.turns},
                   {"tool_calls", run.tool_calls},
+                  {"tool_call_mode", run.tool_call_mode},
                   {"invalid_turns", run.invalid_turns},
                   {"compactions", run.compactions},
                   {"steps", run.trace}};

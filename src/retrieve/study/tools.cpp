@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "util/error.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -104,7 +105,9 @@ AcrTool::AcrTool(const AcrSearch& s, const std::string& api, const std::vector<s
       {"search_method_in_file", "the code of a method or function in a given file"},
       {"search_code", "the code around a snippet, anywhere in the codebase"},
       {"search_code_in_file", "the code around a snippet in a given file"},
-      {"get_code_around_line", "the lines around a line of a file (window_size lines before and after)"}};
+      {"get_code_around_line", "the lines around a line of a file (window_size lines before and after)"},
+      {"show_definition",
+       "the code where a symbol (variable, method, function or class) on a given line of a file is defined"}};
   spec_.description = what.count(api) ? what.at(api) : api;
   json props = json::object();
   for (const auto& a : args)
@@ -124,9 +127,12 @@ ToolOutput AcrTool::call(const json& args) {
   return {r.ok, r.text};
 }
 
-std::vector<std::unique_ptr<AgentTool>> acr_tools(const AcrSearch& s) {
+std::vector<std::unique_ptr<AgentTool>> acr_tools(const AcrSearch& s, const std::string& set) {
+  if (set != "study" && set != "full")
+    throw Error(ExitCode::usage, "unknown ACR tool set '" + set + "': use study or full");
   std::vector<std::unique_ptr<AgentTool>> out;
-  for (const auto& [api, args] : AcrSearch::apis()) out.push_back(std::make_unique<AcrTool>(s, api, args));
+  for (const auto& [api, args] : set == "study" ? AcrSearch::study_apis() : AcrSearch::apis())
+    out.push_back(std::make_unique<AcrTool>(s, api, args));
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The study agents' tools on the index (retrieve/agent/react.h's AgentTool): the BM25 code search of the
 // study's code (code_search), add_to_context (the only way an agent's context grows, as in the study), and
-// every AutoCodeRover search API (acr_search.h) as a tool.
+// AutoCodeRover's search APIs (acr_search.h) as tools: the study's set or all of them.
 #pragma once
 
 #include <memory>
@@ -57,7 +57,8 @@ class AcrTool : public AgentTool {
   ToolSpec spec_;
 };
 
-// Every ACR search API as a tool.
-std::vector<std::unique_ptr<AgentTool>> acr_tools(const AcrSearch& s);
+// The ReAct agent's ACR tools: `study`, the study's set (AcrSearch::study_apis), or `full`, every API of
+// AutoCodeRover's (AcrSearch::apis).
+std::vector<std::unique_ptr<AgentTool>> acr_tools(const AcrSearch& s, const std::string& set);
 
 }  // namespace repoctx
