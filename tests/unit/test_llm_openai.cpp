@@ -61,6 +61,25 @@ GenerateRequest raw(const std::string& text, int max_tokens = 12) {
   return r;
 }
 
+// A scripted server listening on a free loopback port for the scope (stopped also when an assertion throws).
+class ServedOnLoopback {
+ public:
+  explicit ServedOnLoopback(httplib::Server& svr) : svr_(svr), port_(svr.bind_to_any_port("127.0.0.1")) {
+    thread_ = std::thread([this] { svr_.listen_after_bind(); });
+    while (!svr_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ~ServedOnLoopback() {
+    svr_.stop();
+    thread_.join();
+  }
+  std::string v1() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+
+ private:
+  httplib::Server& svr_;
+  int port_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 TEST(OpenAiBackend, ChatCompletionEmbeddingsAndLogprobsFromLlamaServer) {
@@ -516,18 +535,8 @@ TEST(OpenAiLimits, AServerWithoutATokenizerGetsInputsCutByBytes) {
     ++accepted;
     res.set_content(json{{"data", data}}.dump(), "application/json");
   });
-  int port = svr.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { svr.listen_after_bind(); });
-  struct Stop {  // also when an assertion throws
-    httplib::Server& svr;
-    std::thread& t;
-    ~Stop() {
-      svr.stop();
-      t.join();
-    }
-  } stop{svr, t};
-  while (!svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  auto o = opts({"http://127.0.0.1:" + std::to_string(port) + "/v1"});
+  ServedOnLoopback served(svr);
+  auto o = opts({served.v1()});
   o.model = "m";
   auto b = make_openai_backend(o);
   EXPECT_EQ(b->context_length(), 640);
@@ -599,18 +608,8 @@ TEST(OpenAiToolCalls, RequestsAndRepliesHaveTheApiShapes) {
                         .dump(),
                     "application/json");
   });
-  int port = svr.bind_to_any_port("127.0.0.1");
-  std::thread t([&] { svr.listen_after_bind(); });
-  struct Stop {
-    httplib::Server& svr;
-    std::thread& t;
-    ~Stop() {
-      svr.stop();
-      t.join();
-    }
-  } stop{svr, t};
-  while (!svr.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  auto b = make_openai_backend(opts({"http://127.0.0.1:" + std::to_string(port) + "/v1"}));
+  ServedOnLoopback served(svr);
+  auto b = make_openai_backend(opts({served.v1()}));
   EXPECT_TRUE(b->capabilities().tool_calls);
   GenerateRequest r = chat("find the report");
   r.messages.push_back({"assistant", "", {{"call_1", "search_method", R"({"method_name":"summarize"})"}}});
