@@ -3,6 +3,7 @@
 // its token counts.
 #include <fmt/core.h>
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 
@@ -261,6 +262,28 @@ void add_localize_eval(CLI::App& app, Commands& out) {
   out.push_back({c, [m] { return m->run(); }});
 }
 
+// Counting speed without file reading or process start (docs/BENCHMARKS.md compares it with tiktoken's own
+// implementation run the same way).
+void print_token_count_bench(const std::vector<std::string>& files, TokenCounter how, int passes) {
+  std::vector<std::string> texts;
+  size_t bytes = 0;
+  for (const auto& f : files) bytes += texts.emplace_back(read_file(f)).size();
+  count_tokens("warm up", how);  // loads the ranks
+  double best = 1e300;
+  long tokens = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    auto t0 = std::chrono::steady_clock::now();
+    tokens = 0;
+    for (const auto& t : texts) tokens += count_tokens(t, how);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::cout << json{{"files", files.size()}, {"bytes", bytes},
+                    {"tokens", tokens},      {"tokenizer", token_counter_name(how)},
+                    {"best_seconds", best},  {"mb_per_s", static_cast<double>(bytes) / 1e6 / best}}
+                   .dump()
+            << "\n";
+}
+
 // count-tokens: the tokens of files as the study counts them (one JSON line per file), so that a budget or an
 // Avg. CL can be checked by hand and the tokenizer compared with others.
 void add_count_tokens(CLI::App& app, Commands& out) {
@@ -268,6 +291,7 @@ void add_count_tokens(CLI::App& app, Commands& out) {
     std::vector<std::string> files;
     std::string tokenizer = "cl100k";
     bool ids = false;
+    int bench = 0;
   };
   auto k = std::make_shared<CountTokensCmd>();
   auto* c = app.add_subcommand("count-tokens", "tokens of files as the context-retrieval study counts them");
@@ -276,8 +300,15 @@ void add_count_tokens(CLI::App& app, Commands& out) {
       ->check(CLI::IsMember({"cl100k", "estimate"}))
       ->capture_default_str();
   c->add_flag("--ids", k->ids, "also print the token ids (cl100k)");
+  c->add_option("--bench", k->bench,
+                "instead: count every file N times in memory and print the best pass's speed (the ranks loaded first)")
+      ->check(CLI::Range(1, 1000));
   out.push_back({c, [k] {
                    TokenCounter how = token_counter_named(k->tokenizer);
+                   if (k->bench > 0) {
+                     print_token_count_bench(k->files, how, k->bench);
+                     return 0;
+                   }
                    for (const auto& f : k->files) {
                      std::string text = read_file(f);
                      json j = {{"file", f}, {"bytes", text.size()}, {"tokenizer", token_counter_name(how)}};

@@ -564,6 +564,57 @@ struct GitFixture {
 
 }  // namespace
 
+// A row of LCA's code-editing set (JetBrains-Research/lca-code-editing, config commitchronicle-py-long, as the
+// study's code reads it): hash, repo, date, license, message, and `mods` whose ADD has a null old_path and whose
+// DELETE has a null new_path, each diff its hunks only. Every file the commit touches at the base is gold,
+// whatever its type; an added file is not (nothing at the base to retrieve).
+TEST(StudyTasks, LcaRowsInThePublishedSchema) {
+  TempDir d;
+  json mods = json::array(
+      {{{"change_type", "MODIFY"},
+        {"old_path", "src/pkg/core.py"},
+        {"new_path", "src/pkg/core.py"},
+        {"diff", "@@ -10,3 +10,4 @@ def run(self):\n     a = 1\n-    b = 2\n+    b = 3\n+    c = 4\n     return a\n"}},
+       {{"change_type", "ADD"},
+        {"old_path", nullptr},
+        {"new_path", "src/pkg/new.py"},
+        {"diff", "@@ -0,0 +1,2 @@\n+def f():\n+    return 1\n"}},
+       {{"change_type", "DELETE"},
+        {"old_path", "docs/old.txt"},
+        {"new_path", nullptr},
+        {"diff", "@@ -1,2 +0,0 @@\n-old\n-notes\n"}},
+       {{"change_type", "MODIFY"},
+        {"old_path", "README.rst"},
+        {"new_path", "README.rst"},
+        {"diff", "@@ -5 +5 @@\n-Usage\n+Usage and options\n"}},
+       {{"change_type", "RENAME"},
+        {"old_path", "src/pkg/util.py"},
+        {"new_path", "src/pkg/helpers.py"},
+        {"diff", "@@ -1 +1 @@\n-import os\n+import os.path\n"}}});
+  json row = {{"hash", "5f0c3a9e1b2d4c6e8f0a1b2c3d4e5f6a7b8c9d0e"},
+              {"repo", "owner/project"},
+              {"date", "01.02.2023 10:11:12"},
+              {"license", "MIT License"},
+              {"message", "Add option parsing to run and document it"},
+              {"mods", mods}};
+  d.write("lca.jsonl", row.dump() + "\n");
+  auto t = load_localize_tasks(d.str() + "/lca.jsonl");
+  ASSERT_EQ(t.size(), 1u);
+  ASSERT_TRUE(t[0].error.empty()) << t[0].error;
+  EXPECT_EQ(t[0].dataset, "lca");
+  EXPECT_EQ(t[0].repo, "owner/project");
+  EXPECT_EQ(t[0].commit, "5f0c3a9e1b2d4c6e8f0a1b2c3d4e5f6a7b8c9d0e");
+  EXPECT_EQ(t[0].request, "Add option parsing to run and document it");
+  auto diff = parse_unified_diff(t[0].patch);
+  ASSERT_EQ(diff.size(), 5u);
+  LineSets gold = gold_lines(diff);
+  std::set<std::string> files;
+  for (const auto& [path, _] : gold) files.insert(path);
+  EXPECT_EQ(files, (std::set<std::string>{"README.rst", "docs/old.txt", "src/pkg/core.py", "src/pkg/util.py"}));
+  EXPECT_EQ(gold["src/pkg/core.py"], (std::set<int>{10, 11, 12}));
+  EXPECT_EQ(gold["docs/old.txt"], (std::set<int>{1, 2}));
+}
+
 TEST(StudyGit, GoldFromThePatchAtTheBaseCommit) {
   GitFixture f;
   GitRepository g(f.dir.str());
