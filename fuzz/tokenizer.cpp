@@ -1,5 +1,6 @@
-// The code tokenizer and the text helpers every stage uses, on arbitrary bytes: string and hash tokens
-// agree, sanitized text is valid UTF-8, the bounded edit distance equals the full one within its bound.
+// The code tokenizer, the cl100k token counter and the text helpers every stage uses, on arbitrary bytes:
+// string and hash tokens agree, cl100k's count is its ids' number and a cut holds at most its budget,
+// sanitized text is valid UTF-8, the bounded edit distance equals the full one within its bound.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -8,6 +9,7 @@
 #include "repo/documents.h"
 #include "util/hash.h"
 #include "util/text.h"
+#include "util/tokenizer_cl100k.h"
 
 namespace {
 
@@ -34,6 +36,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (words.size() != hashes.size()) __builtin_trap();
   for (size_t i = 0; i < words.size(); ++i)
     if (hash64(words[i]) != hashes[i] || words[i].size() < 2) __builtin_trap();
+  // cl100k on any bytes (invalid UTF-8 included): ids in the vocabulary, counts and cuts consistent.
+  auto ids = cl100k::encode(text);
+  if (static_cast<size_t>(cl100k::count(text)) != ids.size()) __builtin_trap();
+  for (uint32_t id : ids)
+    if (id >= cl100k::vocabulary_size()) __builtin_trap();
+  for (int budget : {0, static_cast<int>(ids.size() / 2), static_cast<int>(ids.size())}) {
+    std::string_view cut = cl100k::truncate(text, budget);
+    if (cut.data() != text.data() || cut.size() > text.size()) __builtin_trap();
+    if (cl100k::count(cut) > budget) __builtin_trap();
+  }
+  if (cl100k::truncate(text, static_cast<int>(ids.size())).size() != text.size()) __builtin_trap();
   TermVec tv = term_vector(text);
   if (tv.length != words.size()) __builtin_trap();
   if (!is_valid_utf8(sanitize_utf8(text))) __builtin_trap();

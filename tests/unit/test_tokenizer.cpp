@@ -4,6 +4,7 @@
 // and the three white-space rules. tests/integration/tokenizer_reference.py compares whole files.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -90,4 +91,26 @@ TEST(Cl100k, CounterIsChosenByName) {
   EXPECT_EQ(count_tokens("hello world", TokenCounter::cl100k), count_tokens("hello world", TokenCounter::estimate));
   EXPECT_EQ(count_tokens("====================================", TokenCounter::cl100k), 2);
   EXPECT_EQ(count_tokens("====================================", TokenCounter::estimate), 1);
+}
+
+TEST(Cl100k, RandomBytesKeepCountsAndCutsConsistent) {
+  // Bytes drawn mostly from the classes the pre-tokenizer tells apart, with invalid UTF-8 among them: the
+  // count is the ids' number and every cut between pieces holds at most its budget (fuzz/tokenizer.cpp runs
+  // the same checks under libFuzzer).
+  const std::vector<std::string> parts = {
+      "a",      "Z",  "é",   "中", "7",  "١", " ", "  ",   "\t",       "\n",   "\r\n",
+      "\u00a0", "'s", "'LL", "=",  "==", "(", "🎉", "\x80", "\xe2\x82", "\xff", "_x"};
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::string text;
+    int n = static_cast<int>(rng() % 120);
+    for (int i = 0; i < n; ++i) text += parts[rng() % parts.size()];
+    auto ids = cl100k::encode(text);
+    ASSERT_EQ(static_cast<size_t>(cl100k::count(text)), ids.size()) << text;
+    for (int budget = 0; budget <= static_cast<int>(ids.size()); ++budget) {
+      std::string_view cut = cl100k::truncate(text, budget);
+      ASSERT_LE(cl100k::count(cut), budget) << text;
+    }
+    ASSERT_EQ(cl100k::truncate(text, static_cast<int>(ids.size())).size(), text.size()) << text;
+  }
 }
