@@ -164,6 +164,12 @@ json run_one_sample(const LocalizeTask& t, const PreparedTask& p, const std::str
     row["context_tokens"] = res.trace.is_object() ? res.trace.value("context_tokens", 0) : 0;
     row["stop_reason"] = res.trace.is_object() ? res.trace.value("stop_reason", "") : "";
     row["gold_files"] = s.gold_files;
+    // Gold files the index does not hold (documentation, configuration: only source files are indexed): no
+    // strategy can retrieve them, so they bound file recall.
+    json outside = json::array();
+    for (const auto& f : s.gold_files)
+      if (!p.engine->view().file_by_path(f)) outside.push_back(f);
+    row["gold_files_not_indexed"] = outside;
     row["files"] = s.files;
     row["gold_entities"] = s.gold_entities.size();
     row["entities"] = s.entities.size();
@@ -244,6 +250,8 @@ bool skipped_row(const json& r) {
 
 struct Acc {
   int n = 0, errors = 0, skipped = 0;
+  int recall_rows = 0;        // rows that list their gold files not indexed
+  double recall_ceiling = 0;  // sum over those rows of the share of gold files the index holds
   double fp = 0, fr = 0, ff = 0, ep = 0, er = 0, ef = 0, cl = 0, seconds = 0, index_seconds = 0;
   int indexed = 0;  // tasks whose index was built by this run (the others found it cached)
   void add(const json& r) {
@@ -260,6 +268,11 @@ struct Acc {
     if (r.contains("error")) {
       ++errors;
       return;
+    }
+    if (r.contains("gold_files_not_indexed") && r.contains("gold_files") && !r["gold_files"].empty()) {
+      double total = static_cast<double>(r["gold_files"].size());
+      recall_ceiling += (total - static_cast<double>(r["gold_files_not_indexed"].size())) / total;
+      ++recall_rows;
     }
     fp += r["file"]["p"].get<double>();
     fr += r["file"]["r"].get<double>();
@@ -398,10 +411,17 @@ std::string localize_table(const std::string& dir) {
     for (const auto& name : rules[ds]) rule += (rule.empty() ? "" : " and ") + name;
     if (rules[ds].size() > 1) rule += ": mixed rows, re-run into a fresh folder";
     out += "### " + ds + " (macro average over tasks; entities: " + rule + ")\n\n" + head;
+    const Acc* ceiling = nullptr;
     for (const auto& [key, acc] : strategies) {
       auto [tools, reasoning] = axes(key.second);
       out += "| " + tools + " | " + reasoning + " " + acc.cells() + "\n";
+      if (acc.recall_rows && (!ceiling || acc.recall_rows > ceiling->recall_rows)) ceiling = &acc;
     }
+    if (ceiling)
+      out += fmt::format(
+          "\nFile recall ceiling {:.3f}: the mean share of a task's gold files the index holds (the others, "
+          "documentation and configuration files, no strategy can retrieve).\n",
+          ceiling->recall_ceiling / ceiling->recall_rows);
     out += "\n#### " + ds +
            " per repository\n\n| Repository | Strategy | File P | File R | File F1 | Entity P | "
            "Entity R | Entity F1 | Avg. CL | tasks | errors | skipped | s/task | index s |\n"

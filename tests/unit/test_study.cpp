@@ -692,22 +692,33 @@ TEST(StudyGit, EvaluationRecordsBadTasksAndResumes) {
 
 TEST(StudyTable, StrategyErrorsCountAsEmptyRetrievalsAndTasksNotSetUpAreSkipped) {
   TempDir d;
-  auto ok = [](const std::string& id, double f1, int tokens) {
+  auto ok = [](const std::string& id, double f1, int tokens, json gold, json not_indexed) {
     json prf = {{"p", f1}, {"r", f1}, {"f1", f1}};
-    return json{{"task", id},    {"dataset", "swe"},         {"repo", "o/r"}, {"strategy", "study-bm25"}, {"file", prf},
-                {"entity", prf}, {"context_tokens", tokens}, {"seconds", 1.0}};
+    return json{{"task", id},
+                {"dataset", "swe"},
+                {"repo", "o/r"},
+                {"strategy", "study-bm25"},
+                {"file", prf},
+                {"entity", prf},
+                {"context_tokens", tokens},
+                {"seconds", 1.0},
+                {"gold_files", gold},
+                {"gold_files_not_indexed", not_indexed}};
   };
   json failed = {{"task", "t3"},   {"dataset", "swe"},          {"repo", "o/r"}, {"strategy", "study-bm25"},
                  {"error", "llm"}, {"error_stage", "strategy"}, {"seconds", 1.0}};
   json unset = {{"task", "t4"},       {"dataset", "swe"},     {"repo", "o/r"}, {"strategy", "study-bm25"},
                 {"error", "no repo"}, {"error_stage", "task"}};
-  std::ofstream(d.path() / "results-0of1.jsonl") << ok("t1", 1.0, 600).dump() << "\n"
-                                                 << ok("t2", 0.5, 300).dump() << "\n"
-                                                 << failed.dump() << "\n"
-                                                 << unset.dump() << "\n";
+  std::ofstream(d.path() / "results-0of1.jsonl")
+      << ok("t1", 1.0, 600, {"a.py", "docs/a.rst"}, {"docs/a.rst"}).dump() << "\n"
+      << ok("t2", 0.5, 300, {"b.py"}, json::array()).dump() << "\n"
+      << failed.dump() << "\n"
+      << unset.dump() << "\n";
   std::string table = localize_table(d.path().string());
   // Three scored rows (the failure as zero), one error among them, one task skipped: F1 (1 + 0.5 + 0) / 3.
   EXPECT_NE(table.find("| BM25 | Baseline | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | 0.500 | 300 | 3 | 1 | 1 |"),
             std::string::npos)
       << table;
+  // Half of t1's gold files and all of t2's are indexed: file recall can reach (0.5 + 1) / 2 at most.
+  EXPECT_NE(table.find("File recall ceiling 0.750"), std::string::npos) << table;
 }
