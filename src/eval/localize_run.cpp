@@ -379,7 +379,7 @@ std::string localize_table(const std::string& dir) {
   std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, Acc>>> by_repo;
   std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>> ranked_ds;
   std::map<std::string, std::map<std::string, std::map<std::pair<int, std::string>, RankAcc>>> ranked_repo;
-  std::map<std::string, std::set<std::string>> rules;  // entity rules per dataset (rows before the rule: enclosing)
+  std::map<std::string, std::set<std::string>> rules;  // entity rules per dataset (a row without one: enclosing)
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(ExitCode::not_found, "no results folder '" + dir + "'");
   size_t rows = 0;

@@ -259,27 +259,26 @@ void encode_piece(const Ranks& r, std::string_view piece, Emit&& emit) {
   }
 }
 
+template <class Emit>
+void encode_text(const Ranks& r, std::string_view text, Emit&& emit) {
+  for (size_t i = 0; i < text.size();) {
+    size_t e = next_piece(text, i);
+    encode_piece(r, text.substr(i, e - i), emit);
+    i = e;
+  }
+}
+
 }  // namespace
 
 std::vector<uint32_t> encode(std::string_view text) {
-  const Ranks& r = ranks();
   std::vector<uint32_t> ids;
-  for (size_t i = 0; i < text.size();) {
-    size_t e = next_piece(text, i);
-    encode_piece(r, text.substr(i, e - i), [&](uint32_t id) { ids.push_back(id); });
-    i = e;
-  }
+  encode_text(ranks(), text, [&](uint32_t id) { ids.push_back(id); });
   return ids;
 }
 
 int count(std::string_view text) {
-  const Ranks& r = ranks();
   int n = 0;
-  for (size_t i = 0; i < text.size();) {
-    size_t e = next_piece(text, i);
-    encode_piece(r, text.substr(i, e - i), [&](uint32_t) { ++n; });
-    i = e;
-  }
+  encode_text(ranks(), text, [&](uint32_t) { ++n; });
   return n;
 }
 

@@ -58,8 +58,7 @@ class StudyBm25 : public Retriever {
     for (const auto& sc : idx.top(study_request_of(q), static_cast<size_t>(p_.baseline_candidates))) {
       if (budget > p_.context_tokens - p_.baseline_margin) break;
       std::string doc = idx.document(sc.chunk);
-      const TokenCounter how = token_counter_named(p_.tokenizer);
-      budget += count_tokens(truncate_tokens(doc, p_.context_tokens - budget, how), how);
+      budget += count_tokens(truncate_tokens(doc, p_.context_tokens - budget, ctx.counter()), ctx.counter());
       const StudyChunk& c = idx.chunks()[static_cast<size_t>(sc.chunk)];
       ctx.add(c.file, c.start_line, c.end_line);
       taken.push_back({{"file", e_.view().files()[c.file].path},
