@@ -73,7 +73,7 @@ Hit hit_of(const Engine& e, const repoctx::Hit& h, int rank, bool with_text, con
   Hit o;
   o.rank = rank;
   o.type = h.type == repoctx::Hit::Type::entity ? "entity" : h.type == repoctx::Hit::Type::snippet ? "snippet" : "file";
-  o.file = h.file >= 0 ? v.files()[h.file].path : "";
+  o.file = hit_path(v, h);
   if (h.entity >= 0) {
     const auto& en = v.entities()[h.entity];
     o.qualname = en.qualname;

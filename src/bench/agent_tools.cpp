@@ -74,7 +74,7 @@ void time_study_tools(const Engine& e, const BenchToolsOptions& o, const std::ve
     return acr.search_code_in_file("return", files[ents[static_cast<size_t>(f)].file].path).text;
   });
   auto t0 = std::chrono::steady_clock::now();
-  const StudyChunkIndex& chunks = study_chunks(e, {});
+  const StudyChunkIndex& chunks = study_chunks(e, "text", {});
   out["study_chunk_index"] = {
       {"chunks", chunks.chunks().size()},
       {"build_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()}};

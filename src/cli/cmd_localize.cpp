@@ -45,13 +45,9 @@ struct LocalizeCmd {
     GitRepository git(repo.repo);
     auto c = git.resolve_commit(commit);
     if (!c) throw Error(ExitCode::not_found, "commit '" + commit + "' is not in '" + repo.repo + "'");
-    std::string tree = git.tree_id(*c);
-    std::string dir = git.materialize_tree(
-        *c, cache_root() + "/trees", [](const std::string& p) { return language_from_path(p) != Language::unknown; });
     IndexOptions io = index_options(repo, !out.quiet);
-    io.db_path = repo.db.empty() ? cache_root() + "/indexes/" + tree + ".db" : repo.db;
-    build_index(dir, io);
-    return Engine::open(io.db_path);
+    io.db_path = repo.db;
+    return Engine::open(index_at_commit(git, *c, cache_root(), io));
   }
 
   int run() {
@@ -259,6 +255,10 @@ void add_localize_eval(CLI::App& app, Commands& out) {
   c->add_option("--max-files", m->o.max_files, "most files a change may touch")->capture_default_str();
   c->add_option("--min-lines", m->o.min_changed_lines, "fewest added+removed lines")->capture_default_str();
   c->add_option("--max-lines", m->o.max_changed_lines, "most added+removed lines")->capture_default_str();
+  c->add_option("--gold-files", m->o.gold_files,
+                "the files of the gold patch: python (non-test Python files) or text (every non-test file)")
+      ->check(CLI::IsMember({"python", "text"}))
+      ->capture_default_str();
   out.push_back({c, [m] { return m->run(); }});
 }
 

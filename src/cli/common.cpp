@@ -163,7 +163,7 @@ json hit_json(const Engine& e, const Hit& h, int rank, bool with_text, const Tar
   json j;
   j["rank"] = rank;
   j["type"] = h.type == Hit::Type::entity ? "entity" : h.type == Hit::Type::snippet ? "snippet" : "file";
-  j["file"] = h.file >= 0 ? v.files()[h.file].path : "";
+  j["file"] = hit_path(v, h);
   if (h.entity >= 0) {
     const auto& en = v.entities()[h.entity];
     j["qualname"] = en.qualname;

@@ -23,15 +23,19 @@ int words(const std::string& s) {
   return n;
 }
 
-bool is_source(const std::string& path) {
+bool is_python_source(const std::string& path) {
   return ends_with(path, ".py") && !is_test_path(path);
+}
+
+bool is_not_test(const std::string& path) {
+  return !is_test_path(path);
 }
 
 // The commit as a task row, or null when it does not qualify.
 json task_row(const GitRepository& git, const CommitInfo& c, const LcaBuildOptions& o) {
   std::string msg(trim(c.message));
   if (c.parents != 1 || words(msg) < o.min_message_words || starts_with(msg, "Merge")) return nullptr;
-  std::string diff = git.diff(c.parent, c.id, is_source);
+  std::string diff = git.diff(c.parent, c.id, o.gold_files == "text" ? is_not_test : is_python_source);
   if (diff.empty()) return nullptr;
   auto files = parse_unified_diff(diff);
   int modified = 0;

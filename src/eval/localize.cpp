@@ -229,8 +229,9 @@ std::set<std::string> entities_of_lines(const RepoView& v, const LineSets& lines
 LineSets lines_of_hits(const RepoView& v, const std::vector<Hit>& hits) {
   LineSets out;
   for (const auto& h : hits) {
-    if (h.file < 0) continue;
-    auto& set = out[v.files()[h.file].path];
+    const std::string& path = hit_path(v, h);
+    if (path.empty()) continue;
+    auto& set = out[path];
     for (int l = h.start_line; l <= h.end_line; ++l) set.insert(l);
   }
   return out;
@@ -258,8 +259,8 @@ HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, En
     if (seen.insert(s).second) out.push_back(s);
   };
   for (const auto& h : hits) {
-    if (h.file < 0) continue;
-    const std::string& path = v.files()[static_cast<size_t>(h.file)].path;
+    const std::string& path = hit_path(v, h);
+    if (path.empty()) continue;
     if (!file_hits || h.type == Hit::Type::file) add(r.files, seen_files, path);
     if (entity_hits) {
       if (h.type == Hit::Type::entity && h.entity >= 0)
@@ -278,6 +279,16 @@ HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, En
 Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k) {
   std::set<std::string> top(ranked.begin(), ranked.begin() + static_cast<long>(std::min(k, ranked.size())));
   return prf(gold, top);
+}
+
+std::string index_at_commit(const GitRepository& git, const std::string& commit, const std::string& cache_root,
+                            IndexOptions io, IndexStats* stats) {
+  std::string tree = git.tree_id(commit);
+  std::string dir = git.materialize_tree(commit, cache_root + "/checkouts", [](const std::string&) { return true; });
+  if (io.db_path.empty()) io.db_path = cache_root + "/checkout-indexes/" + tree + ".db";
+  IndexStats st = build_index(dir, io);
+  if (stats) *stats = st;
+  return io.db_path;
 }
 
 std::string find_clone(const std::vector<std::string>& dirs, const std::string& repo) {

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "index/index.h"
 #include "index/repo_view.h"
 #include "llm/models.h"
 #include "repo/git_source.h"
@@ -130,6 +131,13 @@ struct HitRankings {
 HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, EntityRule rule);
 // P/R/F1 of the first k of `ranked` (distinct items) against `gold`.
 Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k);
+
+// The repository at `commit`: every file of its tree written once into cache_root/checkouts/<tree id>/
+// (the index reads the sources; the study's corpus the other text files too) and indexed into
+// cache_root/checkout-indexes/<tree id>.db unless io.db_path names another index; both are reused by every
+// later call at the same tree. Returns the index's path.
+std::string index_at_commit(const GitRepository& git, const std::string& commit, const std::string& cache_root,
+                            IndexOptions io, IndexStats* stats = nullptr);
 
 // Finds the clone of "owner/name" under one of `dirs`; "" when none holds it.
 std::string find_clone(const std::vector<std::string>& dirs, const std::string& repo);

@@ -167,7 +167,7 @@ std::string read_head(const std::string& path, size_t n) {
 
 std::string WalkOptions::fingerprint() const {
   std::string f = std::to_string(max_file_bytes) + "|" + (follow_symlinks ? "1" : "0") + (skip_vendored ? "1" : "0") +
-                  (skip_generated ? "1" : "0") + (skip_tests ? "1" : "0");
+                  (skip_generated ? "1" : "0") + (skip_tests ? "1" : "0") + (every_text_file ? "|text" : "");
   for (const auto& p : extra_ignore_patterns) f += "|" + p;
   return f;
 }
@@ -308,12 +308,12 @@ class Walker {
 
   void consider_file(const fs::directory_entry& ent, const std::string& name, const std::string& child_rel,
                      bool is_link) {
-    if (!is_source_name(name) || ignored(child_rel, false)) return;
+    if (!(opt_.every_text_file || is_source_name(name)) || ignored(child_rel, false)) return;
     std::error_code ec;
     if (is_link) {
       if (!fs::exists(ent.path(), ec)) {
         skip(child_rel, "dangling symlink");
-        log_warn("'{}' is a symlink to a missing file (skipped)", child_rel);
+        if (!opt_.every_text_file) log_warn("'{}' is a symlink to a missing file (skipped)", child_rel);
         return;
       }
       if (!inside_root(ent.path())) {
@@ -334,8 +334,9 @@ class Walker {
     if (size > opt_.max_file_bytes) {
       skip(child_rel, "larger than the size limit (" + std::to_string(size >> 10) + " KiB > " +
                           std::to_string(opt_.max_file_bytes >> 10) + " KiB)");
-      log_warn("skipping '{}': {:.1f} MB is above the {:.1f} MB limit (raise it with --max-file-mb)", child_rel,
-               static_cast<double>(size) / 1048576.0, static_cast<double>(opt_.max_file_bytes) / 1048576.0);
+      if (!opt_.every_text_file)
+        log_warn("skipping '{}': {:.1f} MB is above the {:.1f} MB limit (raise it with --max-file-mb)", child_rel,
+                 static_cast<double>(size) / 1048576.0, static_cast<double>(opt_.max_file_bytes) / 1048576.0);
       return;
     }
     int64_t mtime_ns = static_cast<int64_t>(fst.st_mtim.tv_sec) * 1000000000LL + fst.st_mtim.tv_nsec;
@@ -355,13 +356,13 @@ class Walker {
   bool content_is_source(const fs::directory_entry& ent, const std::string& name, const std::string& child_rel) {
     if (::access(ent.path().c_str(), R_OK) != 0) {
       skip(child_rel, std::string("unreadable: ") + std::strerror(errno));
-      log_warn("cannot read '{}': {} (skipped)", child_rel, std::strerror(errno));
+      if (!opt_.every_text_file) log_warn("cannot read '{}': {} (skipped)", child_rel, std::strerror(errno));
       return false;
     }
     std::string head = read_head(ent.path().string(), 8192);
     if (head.find('\0') != std::string::npos) {
       skip(child_rel, "binary content (NUL bytes)");
-      log_warn("skipping '{}': binary content", child_rel);
+      if (!opt_.every_text_file) log_warn("skipping '{}': binary content", child_rel);
       return false;
     }
     if (opt_.skip_generated &&

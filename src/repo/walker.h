@@ -19,6 +19,9 @@ struct WalkOptions {
   bool skip_vendored = true;             // vendor/, third_party/, extern/, externals/, _vendor/ ...
   bool skip_generated = true;            // "generated ... do not edit" markers, *_pb2.py
   bool skip_tests = false;
+  // Every file whose first bytes hold no NUL, not only source files (language unknown for the others),
+  // without a warning per skipped file: the text corpus of the study's BM25 (retrieve/study/corpus.h).
+  bool every_text_file = false;
   std::vector<std::string> extra_ignore_patterns;  // gitignore syntax, relative to the root
   // Files the caller already knows unchanged (same size and mtime as when their content was checked):
   // their first bytes are not read again for the binary and generated-file rules. A re-index of a large

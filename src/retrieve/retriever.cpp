@@ -336,6 +336,10 @@ std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scor
   return scored;
 }
 
+const std::string& hit_path(const RepoView& v, const Hit& h) {
+  return h.file >= 0 ? v.files()[static_cast<size_t>(h.file)].path : h.path;
+}
+
 Hit entity_hit(const Engine& e, int entity, double score) {
   const auto& en = e.view().entities()[entity];
   Hit h;

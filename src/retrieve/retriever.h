@@ -53,6 +53,7 @@ struct Hit {
   enum class Type { entity, snippet, file };
   Type type = Type::entity;
   int file = -1;
+  std::string path;  // a hit in a repository file the index does not hold (file = -1): its path
   int entity = -1;   // Type::entity
   int snippet = -1;  // Type::snippet (-1 for snippets made at query time, e.g. dependency snippets)
   int start_line = 0, end_line = 0;
@@ -156,6 +157,9 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k);
 std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
                                     const std::function<bool(int)>& skip = {});
 Hit entity_hit(const Engine& e, int entity, double score);
+// The repository path a hit is in: its indexed file's, else its own (a text file's); "" for text made at
+// query time.
+const std::string& hit_path(const RepoView& v, const Hit& h);
 // two entity rankings made one. "structural-first": the hits of `first` in its order, then those of
 // `second` it lacks, in theirs; score 1 / position. "rrf": reciprocal rank fusion, score sum of 1 / (60 + rank)
 // over the rankings that hold the entity (Cormack et al. 2009), ties by entity_before. A hit keeps the

@@ -264,7 +264,7 @@ RetrievalResult AcrProcedure::run(const std::string& request) {
     rounds.push_back(tj);
   }
   // Stage 2: the final bug locations' code is the context.
-  GatheredContext ctx(e_, token_counter_named(p_.tokenizer));
+  GatheredContext ctx(study_corpus(e_, p_.corpus), token_counter_named(p_.tokenizer));
   json resolved = json::array();
   for (const auto& b : final_locations) {
     AcrAnswer a = lookup(b);

@@ -147,20 +147,16 @@ std::vector<std::pair<size_t, size_t>> split_recursive(std::string_view text, in
   return out;
 }
 
-StudyChunkIndex::StudyChunkIndex(const Engine& e, const ChunkParams& p) : e_(e), p_(p) {
-  const auto& files = e.view().files();
-  std::vector<int> order(files.size());
-  for (size_t i = 0; i < files.size(); ++i) order[i] = static_cast<int>(i);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return files[a].path < files[b].path; });
+StudyChunkIndex::StudyChunkIndex(const StudyCorpus& corpus, const ChunkParams& p) : corpus_(corpus), p_(p) {
   std::unordered_map<std::string, uint32_t> df;
   uint64_t total_len = 0;
-  for (int f : order) {
+  for (int d : corpus.searched()) {
     throw_if_interrupted("nothing is kept of the chunk index");
-    const std::string& content = e.view().content(f);
+    const std::string& content = corpus.content(d);
     auto starts = line_starts(content);
     for (auto [at, len] : split_recursive(content, p.chunk_chars, p.chunk_overlap)) {
       StudyChunk c;
-      c.file = f;
+      c.doc = d;
       c.start_byte = static_cast<uint32_t>(at);
       c.length = static_cast<uint32_t>(len);
       c.start_line = static_cast<int>(std::upper_bound(starts.begin(), starts.end(), at) - starts.begin());
@@ -198,8 +194,8 @@ StudyChunkIndex::StudyChunkIndex(const Engine& e, const ChunkParams& p) : e_(e),
 
 std::string StudyChunkIndex::document(int chunk) const {
   const StudyChunk& c = chunks_[static_cast<size_t>(chunk)];
-  const std::string& content = e_.view().content(c.file);
-  return "# Path: " + e_.view().files()[c.file].path + "\n" + content.substr(c.start_byte, c.length);
+  const std::string& content = corpus_.content(c.doc);
+  return "# Path: " + corpus_.path(c.doc) + "\n" + content.substr(c.start_byte, c.length);
 }
 
 double StudyChunkIndex::idf(std::string_view token) const {
@@ -232,15 +228,16 @@ std::vector<ScoredChunk> StudyChunkIndex::top(std::string_view query, size_t n) 
 namespace {
 struct ChunkCache {
   std::mutex mu;
-  std::map<std::tuple<int, int, double, double, double>, std::unique_ptr<StudyChunkIndex>> by_params;
+  std::map<std::tuple<std::string, int, int, double, double, double>, std::unique_ptr<StudyChunkIndex>> by_params;
 };
 }  // namespace
 
-const StudyChunkIndex& study_chunks(const Engine& e, const ChunkParams& p) {
+const StudyChunkIndex& study_chunks(const Engine& e, const std::string& corpus_files, const ChunkParams& p) {
   auto& cache = e.derived<ChunkCache>();
   std::lock_guard lk(cache.mu);
-  auto& slot = cache.by_params[{p.chunk_chars, p.chunk_overlap, p.k1, p.b, p.epsilon}];
-  if (!slot) slot = std::make_unique<StudyChunkIndex>(e, p);
+  const StudyCorpus& corpus = study_corpus(e, corpus_files);
+  auto& slot = cache.by_params[{corpus_files, p.chunk_chars, p.chunk_overlap, p.k1, p.b, p.epsilon}];
+  if (!slot) slot = std::make_unique<StudyChunkIndex>(corpus, p);
   return *slot;
 }
 

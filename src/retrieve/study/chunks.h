@@ -2,7 +2,7 @@
 // chunk_size 512 characters, chunk_overlap 128, separators "\n\n", "\n", " ", "" kept at the start of the
 // next piece, whitespace stripped, add_start_index; each chunk prefixed by "# Path: <path>\n"; ranked by
 // rank_bm25's BM25Okapi over whitespace tokens, k1 1.5, b 0.75, epsilon 0.25), built anew here over the
-// indexed files of one engine. Hand-written because neither algorithm exists in a C++ library and the
+// files of a study corpus (corpus.h). Hand-written because neither algorithm exists in a C++ library and the
 // study's numbers depend on their exact behaviour.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "retrieve/engine.h"
+#include "retrieve/study/corpus.h"
 
 namespace repoctx {
 
@@ -28,7 +28,7 @@ struct ChunkParams {
 std::vector<std::pair<size_t, size_t>> split_recursive(std::string_view text, int chunk_chars, int chunk_overlap);
 
 struct StudyChunk {
-  int file = -1;
+  int doc = -1;  // the corpus document
   uint32_t start_byte = 0, length = 0;
   int start_line = 0, end_line = 0;  // 1-based, inclusive: the lines the chunk covers
 };
@@ -40,7 +40,8 @@ struct ScoredChunk {
 
 class StudyChunkIndex {
  public:
-  StudyChunkIndex(const Engine& e, const ChunkParams& p);
+  StudyChunkIndex(const StudyCorpus& corpus, const ChunkParams& p);
+  const StudyCorpus& corpus() const { return corpus_; }
   const std::vector<StudyChunk>& chunks() const { return chunks_; }
   // "# Path: <path>\n" + the chunk: what BM25 and the agent read.
   std::string document(int chunk) const;
@@ -50,7 +51,7 @@ class StudyChunkIndex {
   double idf(std::string_view token) const;  // exposed for tests
 
  private:
-  const Engine& e_;
+  const StudyCorpus& corpus_;
   ChunkParams p_;
   std::vector<StudyChunk> chunks_;
   std::vector<uint32_t> doc_len_;
@@ -62,7 +63,7 @@ class StudyChunkIndex {
   std::unordered_map<std::string, Term> terms_;
 };
 
-// One chunk index per engine and parameter set, built at first use (Engine::derived).
-const StudyChunkIndex& study_chunks(const Engine& e, const ChunkParams& p);
+// One chunk index per engine, corpus (corpus.h) and parameter set, built at first use (Engine::derived).
+const StudyChunkIndex& study_chunks(const Engine& e, const std::string& corpus, const ChunkParams& p);
 
 }  // namespace repoctx

@@ -7,17 +7,16 @@
 
 namespace repoctx {
 
-void GatheredContext::add(int file, int first, int last) {
-  const auto& f = e_.view().files()[file];
+void GatheredContext::add(int doc, int first, int last) {
   first = std::max(first, 1);
-  last = std::min(last, f.line_count);
+  last = std::min(last, corpus_.line_count(doc));
   if (last < first) return;
-  const std::string& content = e_.view().content(file);
+  const std::string& content = corpus_.content(doc);
   auto starts = line_starts(content);
-  auto& set = lines_[file];
+  auto& set = lines_[doc];
   for (int l = first; l <= last; ++l)
     if (set.insert(l).second) tokens_ += count_tokens(line_range(content, starts, l, l), counter_);
-  if (set.empty()) lines_.erase(file);
+  if (set.empty()) lines_.erase(doc);
 }
 
 int innermost_entity(const RepoView& v, int file, int first, int last) {
@@ -37,7 +36,8 @@ int innermost_entity(const RepoView& v, int file, int first, int last) {
 
 std::vector<Hit> GatheredContext::hits() const {
   std::vector<Hit> out;
-  for (const auto& [file, set] : lines_) {
+  for (const auto& [doc, set] : lines_) {
+    int file = corpus_.file(doc);
     for (auto it = set.begin(); it != set.end();) {
       int first = *it, last = *it;
       for (++it; it != set.end() && *it == last + 1; ++it) last = *it;
@@ -46,7 +46,13 @@ std::vector<Hit> GatheredContext::hits() const {
       h.file = file;
       h.start_line = first;
       h.end_line = last;
-      h.entity = innermost_entity(e_.view(), file, first, last);
+      if (file >= 0) {
+        h.entity = innermost_entity(corpus_.engine().view(), file, first, last);
+      } else {
+        const std::string& content = corpus_.content(doc);
+        h.path = corpus_.path(doc);
+        h.text = std::string(line_range(content, line_starts(content), first, last));
+      }
       h.score = 1.0;
       out.push_back(h);
     }
@@ -54,9 +60,19 @@ std::vector<Hit> GatheredContext::hits() const {
   return out;
 }
 
+const std::string& GatheredContext::path_of(const Hit& h) const {
+  return hit_path(corpus_.engine().view(), h);
+}
+
+std::string GatheredContext::text_of(const Hit& h) const {
+  if (h.file < 0) return h.text;
+  const std::string& content = corpus_.content(h.file);
+  return std::string(line_range(content, line_starts(content), h.start_line, h.end_line));
+}
+
 nlohmann::json GatheredContext::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const Hit& h : hits()) j[e_.view().files()[h.file].path].push_back({h.start_line, h.end_line});
+  for (const Hit& h : hits()) j[path_of(h)].push_back({h.start_line, h.end_line});
   return j;
 }
 

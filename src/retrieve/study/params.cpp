@@ -8,6 +8,11 @@ namespace {
 // The BM25 corpus, the baseline and the stop criteria.
 ParamTable<StudyParams> retrieval_rows() {
   return {
+      REPOCTX_PARAM(StudyParams, "study_corpus", corpus,
+                    .meaning = "the files the BM25 corpus, the context and add_to_context address: text (every text "
+                               "file of the repository), study (the study code's file types and excluded folders) "
+                               "or indexed (the indexed source files)",
+                    .choices = "text|study|indexed", .source = "repoctx"),
       REPOCTX_PARAM(StudyParams, "chunk_chars", chunks.chunk_chars,
                     .meaning = "BM25 corpus: LangChain's chunk_size (characters)", .min = 1, .max = 1000000,
                     .source = "study code"),

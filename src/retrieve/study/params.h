@@ -14,6 +14,7 @@ struct StudyParams {
   ChunkParams chunks;                // BM25 corpus: chunk_chars, chunk_overlap, bm25_k1, bm25_b, bm25_epsilon
   int context_tokens = 500;          // baseline and CL: the context must hold at least this many tokens
   std::string tokenizer = "cl100k";  // how context tokens are counted: cl100k (GPT-3.5's, exact) or estimate
+  std::string corpus = "text";       // the files the corpus, the context and add_to_context address (corpus.h)
   int baseline_candidates = 100;     // baseline: BM25 documents fetched before the token budget is filled
   int baseline_margin = 10;          // baseline: stop once within this many tokens of context_tokens
   int search_limit = 10;             // the BM25 search tool's default number of results

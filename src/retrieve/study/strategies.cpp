@@ -51,8 +51,8 @@ class StudyBm25 : public Retriever {
   std::string name() const override { return "study-bm25"; }
   std::vector<Hit> retrieve(const RetrievalQuery& q) override { return run(q).hits; }
   RetrievalResult run(const RetrievalQuery& q) override {
-    const StudyChunkIndex& idx = study_chunks(e_, p_.chunks);
-    GatheredContext ctx(e_, token_counter_named(p_.tokenizer));
+    const StudyChunkIndex& idx = study_chunks(e_, p_.corpus, p_.chunks);
+    GatheredContext ctx(idx.corpus(), token_counter_named(p_.tokenizer));
     json taken = json::array();
     int budget = 0;
     for (const auto& sc : idx.top(study_request_of(q), static_cast<size_t>(p_.baseline_candidates))) {
@@ -60,8 +60,8 @@ class StudyBm25 : public Retriever {
       std::string doc = idx.document(sc.chunk);
       budget += count_tokens(truncate_tokens(doc, p_.context_tokens - budget, ctx.counter()), ctx.counter());
       const StudyChunk& c = idx.chunks()[static_cast<size_t>(sc.chunk)];
-      ctx.add(c.file, c.start_line, c.end_line);
-      taken.push_back({{"file", e_.view().files()[c.file].path},
+      ctx.add(c.doc, c.start_line, c.end_line);
+      taken.push_back({{"file", idx.corpus().path(c.doc)},
                        {"lines", {c.start_line, c.end_line}},
                        {"score", sc.score},
                        {"budget", budget}});
@@ -70,6 +70,7 @@ class StudyBm25 : public Retriever {
                   {"params", p_.to_json()},
                   {"chunks", taken},
                   {"corpus_chunks", idx.chunks().size()},
+                  {"corpus_files", idx.corpus().searched().size()},
                   {"stop_reason", "context_length"}};
     return finish(ctx, std::move(trace), nullptr);
   }
@@ -79,10 +80,9 @@ class StudyBm25 : public Retriever {
   StudyParams p_;
 };
 
-std::string gathered_list(const Engine& e, const GatheredContext& ctx) {
+std::string gathered_list(const GatheredContext& ctx) {
   std::string out;
-  for (const Hit& h : ctx.hits())
-    out += fmt::format("- {} lines {}-{}\n", e.view().files()[h.file].path, h.start_line, h.end_line);
+  for (const Hit& h : ctx.hits()) out += fmt::format("- {} lines {}-{}\n", ctx.path_of(h), h.start_line, h.end_line);
   return out.empty() ? "(nothing yet)\n" : out;
 }
 
@@ -90,7 +90,7 @@ std::string gathered_list(const Engine& e, const GatheredContext& ctx) {
 // much it has and goes on (the study re-ran its agent up to max_searches times).
 class ContextLengthPolicy : public StopPolicy {
  public:
-  ContextLengthPolicy(const Engine& e, const GatheredContext& ctx, const StudyParams& p) : e_(e), ctx_(ctx), p_(p) {}
+  ContextLengthPolicy(const GatheredContext& ctx, const StudyParams& p) : ctx_(ctx), p_(p) {}
   std::string name() const override { return "CL"; }
   StopDecision on_answer(ReactAgent&, const std::string&) override {
     ++rounds_;
@@ -109,13 +109,12 @@ class ContextLengthPolicy : public StopPolicy {
     d.message = render_text(t.user,
                             {{"context_tokens", std::to_string(ctx_.tokens())},
                              {"target_tokens", std::to_string(p_.context_tokens)},
-                             {"gathered", gathered_list(e_, ctx_)}},
+                             {"gathered", gathered_list(ctx_)}},
                             t.name);
     return d;
   }
 
  private:
-  const Engine& e_;
   const GatheredContext& ctx_;
   StudyParams p_;
   int rounds_ = 0;
@@ -137,8 +136,8 @@ class ToolCallPolicy : public StopPolicy {
 // agent, up to sr_max_reviews times.
 class SelfReflectionPolicy : public StopPolicy {
  public:
-  SelfReflectionPolicy(const Engine& e, const GatheredContext& ctx, const StudyParams& p, std::string request)
-      : e_(e), ctx_(ctx), p_(p), request_(std::move(request)) {}
+  SelfReflectionPolicy(const GatheredContext& ctx, const StudyParams& p, std::string request)
+      : ctx_(ctx), p_(p), request_(std::move(request)) {}
   std::string name() const override { return "SR"; }
   StopDecision on_answer(ReactAgent& agent, const std::string&) override {
     static const PromptTemplate t = load_prompt("study_self_reflection");
@@ -180,15 +179,11 @@ class SelfReflectionPolicy : public StopPolicy {
   std::string gathered_text() const {
     std::string out;
     for (const Hit& h : ctx_.hits()) {
-      const std::string& content = e_.view().content(h.file);
-      auto starts = line_starts(content);
-      out += fmt::format("{} lines {}-{}:\n{}\n\n", e_.view().files()[h.file].path, h.start_line, h.end_line,
-                         line_range(content, starts, h.start_line, h.end_line));
+      out += fmt::format("{} lines {}-{}:\n{}\n\n", ctx_.path_of(h), h.start_line, h.end_line, ctx_.text_of(h));
       if (out.size() > static_cast<size_t>(p_.react.tool_output_chars) * 2) break;
     }
     return out.empty() ? "(empty)" : sanitize_utf8(out);
   }
-  const Engine& e_;
   const GatheredContext& ctx_;
   StudyParams p_;
   std::string request_;
@@ -205,7 +200,7 @@ class ReactStudy : public Retriever {
   RetrievalResult run(const RetrievalQuery& q) override {
     std::string request = study_request_of(q);
     MeteredBackend metered(llm_);
-    GatheredContext ctx(e_, token_counter_named(p_.tokenizer));
+    GatheredContext ctx(study_corpus(e_, p_.corpus), token_counter_named(p_.tokenizer));
     std::vector<std::unique_ptr<AgentTool>> owned;
     std::unique_ptr<AcrSearch> acr;
     if (tools_ == "bm25") {
@@ -214,16 +209,16 @@ class ReactStudy : public Retriever {
       acr = std::make_unique<AcrSearch>(e_, acr_options(p_));
       owned = acr_tools(*acr, p_.react_acr_tools);
     }
-    owned.push_back(std::make_unique<AddToContextTool>(e_, ctx));
+    owned.push_back(std::make_unique<AddToContextTool>(ctx));
     std::vector<AgentTool*> tools;
     for (auto& t : owned) tools.push_back(t.get());
     std::unique_ptr<StopPolicy> policy;
     if (criterion_ == "cl")
-      policy = std::make_unique<ContextLengthPolicy>(e_, ctx, p_);
+      policy = std::make_unique<ContextLengthPolicy>(ctx, p_);
     else if (criterion_ == "tc")
       policy = std::make_unique<ToolCallPolicy>();
     else
-      policy = std::make_unique<SelfReflectionPolicy>(e_, ctx, p_, request);
+      policy = std::make_unique<SelfReflectionPolicy>(ctx, p_, request);
     ReactAgent agent(metered, tools, *policy, p_.react, "study_react_turn");
     agent.trace_state = [&ctx] { return json{{"context_tokens", ctx.tokens()}}; };
     static const PromptTemplate sys = load_prompt("study_react_system");

@@ -9,7 +9,7 @@ namespace repoctx {
 
 using nlohmann::json;
 
-std::optional<int> agent_file(const Engine& e, const std::string& path, std::string* error) {
+std::optional<int> agent_document(const StudyCorpus& corpus, const std::string& path, std::string* error) {
   std::string p(trim(path));
   while (starts_with(p, "./")) p = p.substr(2);
   if (p.empty()) {
@@ -20,21 +20,23 @@ std::optional<int> agent_file(const Engine& e, const std::string& path, std::str
     *error = "'" + path + "' is outside the repository; give a path relative to the repository root";
     return std::nullopt;
   }
-  if (auto f = e.view().file_by_path(p)) return f;
+  if (auto d = corpus.find(p)) return d;
   std::string close;
   std::string base = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
   int shown = 0;
-  for (const auto& fr : e.view().files())
-    if (ends_with(fr.path, "/" + base) || fr.path == base) {
-      close += (close.empty() ? "" : ", ") + fr.path;
-      if (++shown == 5) break;
+  for (int d = 0; d < corpus.size() && shown < 5; ++d) {
+    const std::string& dp = corpus.path(d);
+    if (ends_with(dp, "/" + base) || dp == base) {
+      close += (close.empty() ? "" : ", ") + dp;
+      ++shown;
     }
+  }
   *error = "file '" + path + "' is not in the repository" + (close.empty() ? "" : " (did you mean: " + close + "?)");
   return std::nullopt;
 }
 
 Bm25SearchTool::Bm25SearchTool(const Engine& e, const StudyParams& p)
-    : e_(e), index_(study_chunks(e, p.chunks)), p_(p) {
+    : index_(study_chunks(e, p.corpus, p.chunks)), p_(p) {
   spec_.name = "code_search";
   spec_.description =
       "BM25 search over chunks of the repository's files; returns the best chunks with their line numbers "
@@ -56,9 +58,9 @@ ToolOutput Bm25SearchTool::call(const json& args) {
   std::string out;
   for (size_t i = static_cast<size_t>(offset); i < top.size(); ++i) {
     const StudyChunk& c = index_.chunks()[static_cast<size_t>(top[i].chunk)];
-    const std::string& content = e_.view().content(c.file);
+    const std::string& content = index_.corpus().content(c.doc);
     auto starts = line_starts(content);
-    out += "+++ " + e_.view().files()[c.file].path + "\n";
+    out += "+++ " + index_.corpus().path(c.doc) + "\n";
     for (int l = c.start_line; l <= c.end_line; ++l)
       out += fmt::format(" {} {}\n", l, line_range(content, starts, l, l));
     out += "\n";
@@ -67,7 +69,7 @@ ToolOutput Bm25SearchTool::call(const json& args) {
   return {true, sanitize_utf8(out)};
 }
 
-AddToContextTool::AddToContextTool(const Engine& e, GatheredContext& ctx) : e_(e), ctx_(ctx) {
+AddToContextTool::AddToContextTool(GatheredContext& ctx) : ctx_(ctx) {
   spec_.name = "add_to_context";
   spec_.description =
       "adds lines [start_line, end_line) of a file (end exclusive, 1-based) to the context for the later edit";
@@ -81,14 +83,14 @@ AddToContextTool::AddToContextTool(const Engine& e, GatheredContext& ctx) : e_(e
 
 ToolOutput AddToContextTool::call(const json& args) {
   std::string err;
-  auto f = agent_file(e_, args["file_name"].get<std::string>(), &err);
-  if (!f) return {false, "add_to_context: " + err};
+  auto d = agent_document(ctx_.corpus(), args["file_name"].get<std::string>(), &err);
+  if (!d) return {false, "add_to_context: " + err};
   int start = args["start_line"].get<int>(), end = args["end_line"].get<int>();
-  int n = e_.view().files()[*f].line_count;
+  int n = ctx_.corpus().line_count(*d);
   if (start <= 0) return {false, "Start line must be a positive integer"};
   if (end <= start) return {false, "End line must be greater than the start line"};
   if (end > n + 1) return {false, fmt::format("End line is greater than the number of lines in the file ({})", n)};
-  ctx_.add(*f, start, end - 1);
+  ctx_.add(*d, start, end - 1);
   return {true,
           "Code snippet has been added to the context. You can add more snippets or finish the run if you think you "
           "have found all relevant code."};

@@ -15,10 +15,10 @@
 
 namespace repoctx {
 
-// A path as an agent wrote it, normalised ("./a/b.py" -> "a/b.py"), and the indexed file it names; on
+// A path as an agent wrote it, normalised ("./a/b.py" -> "a/b.py"), and the corpus document it names; on
 // failure *error says why (absolute paths and ".." are outside the repository; unknown paths name close
 // ones).
-std::optional<int> agent_file(const Engine& e, const std::string& path, std::string* error);
+std::optional<int> agent_document(const StudyCorpus& corpus, const std::string& path, std::string* error);
 
 class Bm25SearchTool : public AgentTool {
  public:
@@ -27,7 +27,6 @@ class Bm25SearchTool : public AgentTool {
   ToolOutput call(const nlohmann::json& args) override;
 
  private:
-  const Engine& e_;
   const StudyChunkIndex& index_;
   StudyParams p_;
   ToolSpec spec_;
@@ -35,12 +34,11 @@ class Bm25SearchTool : public AgentTool {
 
 class AddToContextTool : public AgentTool {
  public:
-  AddToContextTool(const Engine& e, GatheredContext& ctx);
+  explicit AddToContextTool(GatheredContext& ctx);
   const ToolSpec& spec() const override { return spec_; }
   ToolOutput call(const nlohmann::json& args) override;
 
  private:
-  const Engine& e_;
   GatheredContext& ctx_;
   ToolSpec spec_;
 };
