@@ -55,9 +55,16 @@ def find_base(repo_dir, want, created):
         if holds(c):
             return c
     log = git(repo_dir, "log", "--all", "--format=%H %ct", f"--find-object={want[0][1]}") or b""
-    for c, _ in sorted((l.split() for l in log.decode().splitlines() if l.strip()), key=lambda x: int(x[1])):
+    introduced = sorted((l.split() for l in log.decode().splitlines() if l.strip()), key=lambda x: int(x[1]))
+    for c, _ in introduced:
         if holds(c):
             return c
+    # The other files may reach their pre-fix state later: every commit from the first one's introduction on.
+    if introduced:
+        since = git(repo_dir, "rev-list", "--all", "--reverse", f"--since={introduced[0][1]}") or b""
+        for c in since.decode().split()[:3000]:
+            if holds(c):
+                return c
     return None
 
 

@@ -284,7 +284,9 @@ Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ra
 std::string index_at_commit(const GitRepository& git, const std::string& commit, const std::string& cache_root,
                             IndexOptions io, IndexStats* stats) {
   std::string tree = git.tree_id(commit);
-  std::string dir = git.materialize_tree(commit, cache_root + "/checkouts", [](const std::string&) { return true; });
+  std::string dir = git.materialize_tree(
+      commit, cache_root + "/checkouts", [](const std::string&) { return true; },
+      [](const std::string& path) { return language_from_path(path) != Language::unknown; });
   if (io.db_path.empty()) io.db_path = cache_root + "/checkout-indexes/" + tree + ".db";
   IndexStats st = build_index(dir, io);
   if (stats) *stats = st;

@@ -133,7 +133,8 @@ HitRankings rankings_of_hits(const RepoView& v, const std::vector<Hit>& hits, En
 Prf prf_at(const std::set<std::string>& gold, const std::vector<std::string>& ranked, size_t k);
 
 // The repository at `commit`: every file of its tree written once into cache_root/checkouts/<tree id>/
-// (the index reads the sources; the study's corpus the other text files too) and indexed into
+// (the index reads the sources; the study's corpus the other text files too; a non-source file whose blob
+// the clone lacks is left out, listed in .repoctx-missing) and indexed into
 // cache_root/checkout-indexes/<tree id>.db unless io.db_path names another index; both are reused by every
 // later call at the same tree. Returns the index's path.
 std::string index_at_commit(const GitRepository& git, const std::string& commit, const std::string& cache_root,

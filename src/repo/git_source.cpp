@@ -278,7 +278,9 @@ struct WriteState {
   git_repository* repo;
   fs::path dir;
   const std::function<bool(const std::string&)>* keep;
+  const std::function<bool(const std::string&)>* required;
   std::string error;
+  std::vector<std::string> missing;
 };
 
 int write_entry(const char* root, const git_tree_entry* e, void* payload) {
@@ -290,6 +292,10 @@ int write_entry(const char* root, const git_tree_entry* e, void* payload) {
   if (!(*st->keep)(rel)) return 0;
   Blob b;
   if (lg2().git_blob_lookup(b.out(), st->repo, lg2().git_tree_entry_id(e)) != 0) {
+    if (*st->required && !(*st->required)(rel)) {
+      st->missing.push_back(rel);
+      return 0;
+    }
     st->error = "cannot read " + rel + ": " + last_error();
     return -1;
   }
@@ -309,7 +315,8 @@ int write_entry(const char* root, const git_tree_entry* e, void* payload) {
 }  // namespace
 
 std::string GitRepository::materialize_tree(const std::string& commit, const std::string& cache_root,
-                                            const std::function<bool(const std::string&)>& keep) const {
+                                            const std::function<bool(const std::string&)>& keep,
+                                            const std::function<bool(const std::string&)>& required) const {
   std::string tid = tree_id(commit);
   fs::path final_dir = fs::path(cache_root) / tid;
   std::error_code ec;
@@ -321,11 +328,15 @@ std::string GitRepository::materialize_tree(const std::string& commit, const std
   if (ec) throw Error(ExitCode::bad_input, "cannot create '" + tmp.string() + "': " + ec.message());
   Tree t;
   impl_->commit_tree(commit, t);
-  WriteState st{impl_->repo, tmp, &keep, ""};
+  WriteState st{impl_->repo, tmp, &keep, &required, "", {}};
   if (lg2().git_tree_walk(t.get(), GIT_TREEWALK_PRE, write_entry, &st) != 0) {
     fs::remove_all(tmp, ec);
     throw_if_interrupted("nothing was written");
     throw Error(ExitCode::bad_input, "cannot write the tree of " + commit + ": " + st.error);
+  }
+  if (!st.missing.empty()) {
+    std::ofstream m(tmp / ".repoctx-missing");
+    for (const auto& rel : st.missing) m << rel << "\n";
   }
   std::ofstream(tmp / ".repoctx-tree") << commit << "\n";
   fs::rename(tmp, final_dir, ec);

@@ -62,8 +62,12 @@ class GitRepository {
   // Writes the commit's files accepted by `keep(path)` under cache_root/<tree id>/ once (into a temporary
   // folder renamed into place, so a killed run leaves nothing half-written) and returns that folder.
   // Symbolic links and submodules are not written.
+  // A kept file whose blob the object store lacks (a snapshot or partial clone without its largest files)
+  // fails the call when `required(path)` (or `required` is empty), else is left out and its path listed in
+  // the folder's .repoctx-missing.
   std::string materialize_tree(const std::string& commit, const std::string& cache_root,
-                               const std::function<bool(const std::string&)>& keep) const;
+                               const std::function<bool(const std::string&)>& keep,
+                               const std::function<bool(const std::string&)>& required = {}) const;
 
  private:
   struct Impl;

@@ -25,6 +25,7 @@
 #include "scripted_backend.h"
 #include "util/error.h"
 #include "util/subprocess.h"
+#include "util/text.h"
 #include "util/token_count.h"
 
 using namespace repoctx;
@@ -739,6 +740,7 @@ TEST(StudyCorpus, TextFilesOutsideTheIndexAreSearchedGatheredAndScored) {
   repo.write("logo.png", std::string("\x89PNG\0\0frobnicator", 17));
   repo.write("latin.txt", "frobnicator caf\xe9\n");
   repo.write(".gitignore", "ignored.md\n");
+  repo.write(".repoctx-tree", "0123abcd\n");
   repo.write("ignored.md", "frobnicator quux wobble\n");
   IndexOptions o;
   o.db_path = db.str() + "/i.db";
@@ -750,7 +752,8 @@ TEST(StudyCorpus, TextFilesOutsideTheIndexAreSearchedGatheredAndScored) {
   EXPECT_EQ(text.indexed(), static_cast<int>(engine->view().files().size()));
   for (const char* p : {"docs/usage.rst", "conf/settings.yaml", "lib/boost_glue.json", "notes.txt", ".gitignore"})
     EXPECT_TRUE(text.find(p).has_value()) << p;
-  for (const char* p : {"logo.png", "latin.txt", "ignored.md"}) EXPECT_FALSE(text.find(p).has_value()) << p;
+  for (const char* p : {"logo.png", "latin.txt", "ignored.md", ".repoctx-tree"})
+    EXPECT_FALSE(text.find(p).has_value()) << p;
   auto rst = *text.find("docs/usage.rst");
   EXPECT_EQ(text.file(rst), -1);
   EXPECT_EQ(text.line_count(rst), 4);
@@ -840,4 +843,25 @@ TEST(StudyGit, TextGoldFilesAreKeptOnRequestAndReachable) {
   EXPECT_EQ(rows["study-bm25"]["gold_files_out_of_reach"], json::array());
   EXPECT_EQ(rows["files-bm25"]["gold_files_out_of_reach"], json::array({"README.md"}));
   EXPECT_DOUBLE_EQ(rows["study-bm25"]["file"]["r"].get<double>(), 1.0) << rows["study-bm25"].dump();
+}
+
+// A clone without some blobs (a snapshot that leaves out its largest files): writing every file of a tree
+// leaves a missing non-source file out and lists it, while a missing source file still fails.
+TEST(StudyGit, ATreeWithoutSomeBlobsIsWrittenWithoutThemUnlessTheyAreSources) {
+  GitFixture f;
+  std::string blob;
+  ASSERT_EQ(run_capture({"git", "-C", f.dir.str(), "rev-parse", f.base + ":README.md"}, blob), 0);
+  blob = std::string(trim(blob));
+  std::filesystem::remove(f.dir.str() + "/.git/objects/" + blob.substr(0, 2) + "/" + blob.substr(2));
+  GitRepository g(f.dir.str());
+  auto all = [](const std::string&) { return true; };
+  EXPECT_THROW(g.materialize_tree(f.base, f.cache.str() + "/strict", all), Error);
+  std::string dir = g.materialize_tree(f.base, f.cache.str() + "/lenient", all,
+                                       [](const std::string& p) { return p.ends_with(".py"); });
+  EXPECT_TRUE(std::filesystem::exists(dir + "/pkg/core.py"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/README.md"));
+  std::ifstream missing(dir + "/.repoctx-missing");
+  std::string line;
+  std::getline(missing, line);
+  EXPECT_EQ(line, "README.md");
 }

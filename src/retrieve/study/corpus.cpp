@@ -48,7 +48,9 @@ StudyCorpus::StudyCorpus(const Engine& e, const std::string& files) : e_(e), fil
     try {
       for (auto& wf : walk_repository(v.root(), wo).files) {
         throw_if_interrupted("nothing is kept of the corpus");
-        if (v.file_by_path(wf.rel) || (files == "study" && !in_study_corpus(wf.rel))) continue;
+        // .repoctx-* files are repoctx's own (the marker of a tree written from git objects).
+        if (v.file_by_path(wf.rel) || starts_with(wf.rel, ".repoctx") || (files == "study" && !in_study_corpus(wf.rel)))
+          continue;
         auto content = read_file_if_present(wf.abs);
         if (!content || !is_valid_utf8(*content)) continue;
         int lines = lines_in(*content);
