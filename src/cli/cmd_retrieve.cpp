@@ -37,6 +37,7 @@ struct RetrieveCmd {
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     RetrieverOptions ro = api::retriever_options(p);
     ro.trace_path = trace_path;
+    auto ranker_loaded = preload_ranker(strategy, ro);  // on the other core while the index opens
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, retriever_needs(strategy, ro));
     RetrievalQuery q = api::retrieval_query(*eng, p);

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "retrieve/locate/locate.h"
+#include "retrieve/structural/structural.h"
 #include "retrieve/study/strategies.h"
 #include "util/error.h"
 #include "util/param_table.h"
@@ -209,6 +210,18 @@ ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt)
   // AlignCoder samples its candidates with the LLM only when they are not given (oracle) or not wanted.
   if (name == "aligncoder" && opt.completion.candidates != "sample") n.llm = false;
   return n;
+}
+
+std::future<void> preload_ranker(const std::string& name, const RetrieverOptions& opt) {
+  const bool ranks = name == "structural" || (name == "imports" && opt.imports_order == "structural") ||
+                     (name == "hybrid" && opt.hybrid_fusion != "none");
+  if (!ranks) return {};
+  return std::async(std::launch::async, [path = opt.model_path] {
+    try {
+      shared_structural_ranker(path);
+    } catch (const std::exception&) {  // the retriever's own load says what is wrong with the model
+    }
+  });
 }
 
 std::unique_ptr<Retriever> make_retriever(const std::string& name, const Engine& engine, const Models& models,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -146,6 +147,10 @@ const RetrieverInfo& retriever_info(const std::string& name);  // throws like ma
 RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function<bool(const Hit&)>& drop);
 // The roles a strategy needs with these options (aligncoder needs no LLM when its candidates are given).
 ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt);
+// Starts loading the structural ranker that `name` ranks with (structural; imports and hybrid ordered by it)
+// on another thread, so that a cold process parses and checks the model while it opens the index; an invalid
+// future when `name` does not use it. A failed load is left for the retriever to report: it loads again.
+std::future<void> preload_ranker(const std::string& name, const RetrieverOptions& opt);
 const std::vector<RetrieverInfo>& retriever_registry();
 
 // Shared by strategies: the text a query stands for, and a deterministic ranking of scored entities

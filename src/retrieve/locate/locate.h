@@ -10,7 +10,8 @@
 //               per entity by a second one that also sees its file's score (file-level aggregation both
 //               ways). Test files are ranked after every other file and listed apart in the trace. The
 //               weights are data (models/locate.json, embedded at build time), trained by
-//               `repoctx train-locate` on the tune split of LCA-style sets (docs/EVAL.md).
+//               `repoctx train-locate` on GitHub issues with their fixing patches from repositories outside
+//               the evaluation sets (docs/EVAL.md, "Localization without an LLM").
 //
 // Hits: first the file ranking (Hit::Type::file, whole files), then the entity ranking (Hit::Type::entity);
 // localize-eval scores each ranking at its cut-offs.
