@@ -85,6 +85,45 @@ std::vector<std::string> rg_argv(const ServeBenchOptions& o) {
   return argv;
 }
 
+// n of the repository's functions and methods, evenly spaced in the index's order (deterministic): the
+// targets and queries of every part of the benchmark.
+std::vector<api::Symbol> evenly_spaced_functions(const ServeBenchOptions& o, size_t n) {
+  api::OpenParams op;
+  op.index.db = o.db;
+  op.refresh = false;
+  api::Index ix(o.repo, op);
+  api::SymbolsParams sp;
+  sp.limit = 0;
+  std::vector<api::Symbol> fns;
+  for (auto& s : ix.symbols(sp))
+    if (s.kind == "function" || s.kind == "method") fns.push_back(std::move(s));
+  if (fns.empty()) throw Error(ExitCode::bad_input, "the repository has no functions to query for");
+  std::vector<api::Symbol> out;
+  n = std::min(fns.size(), n);
+  for (size_t i = 0; i < n; ++i) out.push_back(fns[i * fns.size() / n]);
+  return out;
+}
+
+// The default strategy (structural) for a target, as a fresh process per target: each of the first `cold_runs`
+// evenly spaced targets once, after one untimed run (which leaves on disk what any earlier request on the
+// index leaves: its functions' resolved references, the ranker's evaluator verdict).
+json bench_cold_target(const ServeBenchOptions& o) {
+  const std::vector<api::Symbol> targets = evenly_spaced_functions(o, static_cast<size_t>(o.cold_runs) + 1);
+  std::vector<double> wall, cpu;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    throw_if_interrupted("nothing is kept");
+    auto run = run_process(
+        with_db({o.binary, "retrieve", o.repo, "--target", targets[i].target, "-k", "10", "-q", "--no-refresh"}, o.db));
+    if (run.exit_code != 0)
+      throw Error(ExitCode::failure, fmt::format("retrieve --target {} exited {} in the cold benchmark",
+                                                 targets[i].target, run.exit_code));
+    if (i == 0) continue;
+    wall.push_back(run.seconds);
+    cpu.push_back(run.cpu_seconds);
+  }
+  return summary_ms(wall, cpu);
+}
+
 json bench_cold(const ServeBenchOptions& o) {
   auto base = with_db({o.binary, "retrieve", o.repo, "--query", o.query, "-k", "10", "-q"}, o.db);
   auto no_refresh = base;
@@ -224,21 +263,9 @@ json hammer(int port, int server_pid, const std::vector<std::string>& bodies, in
 }
 
 json bench_warm(const ServeBenchOptions& o, const TempDir& tmp) {
-  // Queries and targets drawn evenly from the repository's own functions (deterministic).
-  api::OpenParams op;
-  op.index.db = o.db;
-  op.refresh = false;
-  api::Index ix(o.repo, op);
-  api::SymbolsParams sp;
-  sp.limit = 0;
-  std::vector<api::Symbol> fns;
-  for (auto& s : ix.symbols(sp))
-    if (s.kind == "function" || s.kind == "method") fns.push_back(std::move(s));
-  if (fns.empty()) throw Error(ExitCode::bad_input, "the repository has no functions to query for");
+  const std::vector<api::Symbol> fns = evenly_spaced_functions(o, 500);
   std::vector<std::string> sparse, structural;
-  const size_t n = std::min<size_t>(fns.size(), 500);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& s = fns[i * fns.size() / n];
+  for (const auto& s : fns) {
     std::string words = s.qualname;
     std::replace_if(
         words.begin(), words.end(), [](char c) { return c == '_' || c == '.'; }, ' ');
@@ -311,6 +338,7 @@ json run_bench_serve(const ServeBenchOptions& o) {
   }
   log_info("cold CLI: {} runs each of retrieve --no-refresh, retrieve, ripgrep", o.cold_runs);
   r["cold"] = bench_cold(o);
+  r["cold"]["retrieve_target"] = bench_cold_target(o);
   log_info("warm server: {} requests per strategy from {} clients", o.requests, o.clients);
   r["warm"] = bench_warm(o, tmp);
   log_info("MCP round trips through the SDK client");
@@ -335,6 +363,14 @@ std::string bench_serve_markdown(const json& r) {
   row("retrieve --no-refresh", c["retrieve_no_refresh"], c["ratio_no_refresh_vs_rg"].get<double>());
   row("retrieve (freshness check)", c["retrieve_fresh"], c["ratio_fresh_vs_rg"].get<double>());
   row("ripgrep --type py", c["ripgrep"], 1.0);
+  if (c.contains("retrieve_target")) {
+    const json& t = c["retrieve_target"];
+    s += fmt::format(
+        "\nCold CLI, the default strategy for a target (`retrieve --target T --no-refresh`, structural), a fresh "
+        "process for each of {} targets: wall p50 {:.1f} ms, p99 {:.1f} ms, min {:.1f} ms; CPU p50 {:.1f} ms\n",
+        t["runs"].get<int>(), t["p50_ms"].get<double>(), t["p99_ms"].get<double>(), t["min_ms"].get<double>(),
+        t.value("cpu_p50_ms", 0.0));
+  }
   const json& w = r["warm"];
   s += fmt::format(
       "\nWarm `serve` (measured {:.1f} s after it listened, once it reported its snapshot warm), {} requests per "

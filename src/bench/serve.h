@@ -3,6 +3,7 @@
 //   cold   the CLI's `retrieve --query` as a fresh process (wall p50 of N runs), with --no-refresh and
 //          with the default freshness check, beside ripgrep scanning the repository's sources for the
 //          query's words (the same number of runs, interleaved, so that both see the same machine load);
+//          and `retrieve --target` with the default strategy, a fresh process for each of N targets;
 //   warm   `repoctx serve` on the same index: retrieve latency p50/p99 over R requests from C concurrent
 //          clients for sparse (free-text queries) and structural (targets), throughput, the server's peak
 //          RSS;

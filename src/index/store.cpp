@@ -42,7 +42,7 @@ Error damaged(const std::string& path, const std::string& what) {
 
 void remove_index_files(const std::string& path) {
   std::error_code ec;
-  for (const char* suf : {"", "-wal", "-shm", "-verified"}) {
+  for (const char* suf : {"", "-wal", "-shm", "-verified", "-unit-refs", "-signature-terms"}) {
     fs::remove(path + suf, ec);
     if (ec)
       throw Error(ExitCode::bad_input, "cannot delete '" + path + suf + "': " + ec.message() + " (nothing was built)");

@@ -19,6 +19,10 @@
 
 namespace repoctx {
 
+// Bumped whenever resolution changes what a name resolves to: facts derived from it and kept on disk next to
+// an index (the structural strategy's unit references) are then rebuilt instead of read.
+inline constexpr const char* kResolverVersion = "resolve-v1";
+
 struct Resolution {
   enum class Kind { none, entity, module, builtin, external };
   Kind kind = Kind::none;

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "index/derived_file.h"
+#include "index/index.h"
 
 #include "util/cancel.h"
 #include "util/error.h"
@@ -67,16 +72,60 @@ const Bm25Index& Engine::snippet_bm25() const {
   return snippet_bm25_;
 }
 
+namespace {
+
+// The signature corpus's term vectors are kept beside the index (index/derived_file.h): tokenizing every
+// callable's signature and docstring was a third of a cold structural request on sympy. Payload: per callable
+// entity in index order, u32 length, u32 terms, then (u64 term, u32 count) per term; named by the extractor's
+// version (which covers the tokenizer and the signature block).
+constexpr const char* kSignatureTermsFile = "signature-terms";
+const std::string kSignatureTermsVersion = std::string(kExtractorVersion) + "/signature-terms-v1";
+
+bool read_signature_terms(const RepoView& view, std::vector<TermVec>& out) {
+  auto payload = read_derived_file(view, kSignatureTermsFile, kSignatureTermsVersion);
+  if (!payload) return false;
+  std::string_view in = *payload;
+  const auto& ents = view.entities();
+  for (size_t i = 0; i < ents.size(); ++i) {
+    if (!is_callable(ents[i].kind)) continue;
+    uint32_t head[2];
+    if (in.size() < sizeof head) return false;
+    std::memcpy(head, in.data(), sizeof head);
+    in.remove_prefix(sizeof head);
+    if (in.size() / 12 < head[1]) return false;
+    out[i] = TermVec::deserialize(in.substr(0, size_t{head[1]} * 12), head[0]);
+    in.remove_prefix(size_t{head[1]} * 12);
+  }
+  return in.empty();
+}
+
+void write_signature_terms(const RepoView& view, const std::vector<TermVec>& terms) {
+  std::string out;
+  const auto& ents = view.entities();
+  for (size_t i = 0; i < ents.size(); ++i) {
+    if (!is_callable(ents[i].kind)) continue;
+    const uint32_t head[2] = {terms[i].length, static_cast<uint32_t>(terms[i].terms.size())};
+    out.append(reinterpret_cast<const char*>(head), sizeof head);
+    out += terms[i].serialize();
+  }
+  write_derived_file(view, kSignatureTermsFile, kSignatureTermsVersion, out);
+}
+
+}  // namespace
+
 const Bm25Index& Engine::visible_bm25() const {
   std::call_once(visible_once_, [&] {
     const auto& ents = view_->entities();
-    visible_terms_.resize(ents.size());
-    std::vector<const TermVec*> docs(ents.size(), nullptr);
-    for (size_t i = 0; i < ents.size(); ++i) {
-      if (!is_callable(ents[i].kind)) continue;
-      visible_terms_[i] = term_vector(entity_signature_block(ents[i]));
-      docs[i] = &visible_terms_[i];
+    visible_terms_.assign(ents.size(), TermVec{});
+    if (!read_signature_terms(*view_, visible_terms_)) {
+      visible_terms_.assign(ents.size(), TermVec{});
+      for (size_t i = 0; i < ents.size(); ++i)
+        if (is_callable(ents[i].kind)) visible_terms_[i] = term_vector(entity_signature_block(ents[i]));
+      write_signature_terms(*view_, visible_terms_);
     }
+    std::vector<const TermVec*> docs(ents.size(), nullptr);
+    for (size_t i = 0; i < ents.size(); ++i)
+      if (is_callable(ents[i].kind)) docs[i] = &visible_terms_[i];
     visible_bm25_.build(docs);
   });
   return visible_bm25_;

@@ -216,11 +216,8 @@ std::future<void> preload_ranker(const std::string& name, const RetrieverOptions
   const bool ranks = name == "structural" || (name == "imports" && opt.imports_order == "structural") ||
                      (name == "hybrid" && opt.hybrid_fusion != "none");
   if (!ranks) return {};
-  return std::async(std::launch::async, [path = opt.model_path] {
-    try {
-      shared_structural_ranker(path);
-    } catch (const std::exception&) {  // the retriever's own load says what is wrong with the model
-    }
+  return std::async(std::launch::async, [ranker = structural_ranker_future(opt.model_path)] {
+    ranker.wait();  // a load error stays in the future for the retriever to report
   });
 }
 

@@ -148,8 +148,10 @@ RetrievalResult run_filtered(Retriever& r, RetrievalQuery q, const std::function
 // The roles a strategy needs with these options (aligncoder needs no LLM when its candidates are given).
 ModelNeeds retriever_needs(const std::string& name, const RetrieverOptions& opt);
 // Starts loading the structural ranker that `name` ranks with (structural; imports and hybrid ordered by it)
-// on another thread, so that a cold process parses and checks the model while it opens the index; an invalid
-// future when `name` does not use it. A failed load is left for the retriever to report: it loads again.
+// on another thread, so that a cold process parses and checks the model while it opens the index and builds
+// the candidates; an invalid future when `name` does not use it. Keep the future until the retrieval is done:
+// its destructor waits for the load (a process must not exit while XGBoost loads). A failed load is reported
+// by the retriever.
 std::future<void> preload_ranker(const std::string& name, const RetrieverOptions& opt);
 const std::vector<RetrieverInfo>& retriever_registry();
 

@@ -6,11 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 
 #include "eval/loro.h"
 #include "retrieve/structural/gbdt.h"
 #include "util/error.h"
+#include "util/file_io.h"
 #include "util/hash.h"
 #include "util/temp_dir.h"
 
@@ -246,4 +250,39 @@ TEST(Gbdt, TheCascadeKeepsFullScoresForTheKeptAndRanksTheRestBelow) {
   EXPECT_EQ(pool.size(), rows.size() + 1);
   EXPECT_EQ(pool.back(), rows[7]) << "rank_pool gives the rows back";
   EXPECT_EQ(pooled.back(), pooled[7]);
+}
+
+// Which evaluator reproduces XGBoost on a model is checked once per model text, XGBoost version and evaluator
+// version, and kept in the user's cache: the next load reads it instead of probing again (most of a cold
+// process's model load). A verdict file that says something else is obeyed, proving it is read; an unreadable
+// one is checked again and rewritten.
+TEST(Gbdt, TheEvaluatorVerdictIsKeptInTheCacheAndReadByTheNextLoad) {
+  TempDir cache("repoctx-gbdt-cache-");
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  ::setenv("XDG_CACHE_HOME", cache.path().c_str(), 1);
+  auto a = xor_samples("verdict", 10);
+  const std::string model = fit_structural_ranker({&a}, gbdt_options(), nullptr)->to_json();
+  auto write_file = [](const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; };
+  auto load = [&] {
+    auto r = structural_ranker_from_json(model, "test");
+    return std::string(dynamic_cast<const GbdtRanker&>(*r).evaluator());
+  };
+  EXPECT_EQ(load(), "quickscorer");
+  const auto dir = std::filesystem::path(cache.path()) / "repoctx" / "gbdt-evaluator";
+  std::vector<std::filesystem::path> kept;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) kept.push_back(e.path());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(read_file(kept[0].string()), "quick-cascade\n");
+  write_file(kept[0], "xgboost\n");  // a verdict is read, not recomputed
+  EXPECT_EQ(load(), "xgboost");
+  write_file(kept[0], "walk\n");
+  EXPECT_EQ(load(), "complete-tree");
+  write_file(kept[0], "garbage");  // not a verdict: checked again, and kept again
+  EXPECT_EQ(load(), "quickscorer");
+  EXPECT_EQ(read_file(kept[0].string()), "quick-cascade\n");
+  if (old)
+    ::setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else
+    ::unsetenv("XDG_CACHE_HOME");
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -13,10 +14,14 @@
 #include <vector>
 
 #include "helpers.h"
+#include "index/derived_file.h"
 #include "index/index.h"
+#include "index/symbol_graph.h"
 #include "indexed_repo.h"
 #include "retrieve/retriever.h"
 #include "retrieve/structural/structural.h"
+#include "retrieve/structural/unit_refs_store.h"
+#include "util/file_io.h"
 
 using namespace repoctx;
 using repoctx::testing::TempDir;
@@ -318,4 +323,88 @@ TEST(StructuralTiers, Bm25TiersAreTheFirstKOfTheFullOrder) {
   }
   EXPECT_GE(checked, 160u);
   EXPECT_GT(ties_at_the_cut, 0u) << "no tie at a tier's cut: the tie handling went untested";
+}
+
+// The references of every function (popularity, module co-use) are resolved by the first process that needs
+// them and kept next to the index (<db>-unit-refs); a later engine on the same index reads them and computes
+// the same features. The file is read, not decorative (a valid one with other contents changes the features),
+// names the index's query image (another token: ignored), and a damaged one is ignored and rewritten.
+TEST(StructuralFacts, FunctionReferencesAreKeptNextToTheIndexAndReadByTheNextEngine) {
+  if (!std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"))
+    GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
+  repoctx::testing::IndexedRepo first("/usr/lib/python3/dist-packages/flask");
+  const std::string db = first.db.str() + "/index.db", kept = db + "-unit-refs";
+  ASSERT_NE(first.engine->view().image(), nullptr) << "the fixture's index has no query image";
+  const std::string target = "app.py::Flask.make_response";
+  auto features = [&](const Engine& e) {
+    RetrievalQuery q;
+    q.target = e.resolve_target(target);
+    auto ctx = context_of(e, q);
+    StructuralFeatures fb(e);
+    return fb.build(*ctx, query_text(e, q, ctx.get()), StructuralParams{});
+  };
+  EXPECT_FALSE(std::filesystem::exists(kept));
+  const StructuralCandidates resolved = features(*first.engine);
+  ASSERT_TRUE(std::filesystem::exists(kept));
+  const auto size = std::filesystem::file_size(kept);
+  auto stored = structural::read_unit_refs(Engine::open(db)->view());
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_GT(stored->size(), 100u);
+  // Read by the next engine: the same pool and features.
+  const StructuralCandidates read = features(*Engine::open(db));
+  EXPECT_EQ(read.entities, resolved.entities);
+  EXPECT_EQ(read.features, resolved.features);
+  // A valid file saying no function references anything: the popularity features follow it.
+  {
+    auto empty = *stored;
+    for (auto& [unit, refs] : empty) refs.clear();
+    auto e = Engine::open(db);
+    structural::write_unit_refs(e->view(), empty);
+    EXPECT_NE(features(*Engine::open(db)).features, resolved.features);
+  }
+  // Another image's token: ignored.
+  {
+    auto e = Engine::open(db);
+    structural::write_unit_refs(e->view(), *stored);
+    std::string bytes = read_file(kept);
+    const size_t token_at = 8 + 4 + std::string(kResolverVersion).size() + 4;  // index/derived_file.cpp's layout
+    bytes[token_at] = static_cast<char>(bytes[token_at] ^ 1);
+    std::ofstream(kept, std::ios::binary | std::ios::trunc) << bytes;
+    EXPECT_FALSE(structural::read_unit_refs(Engine::open(db)->view()).has_value());
+  }
+  // Damaged (cut in half): ignored, resolved again, and written whole again.
+  {
+    std::string bytes = read_file(kept);
+    std::ofstream(kept, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+    const StructuralCandidates again = features(*Engine::open(db));
+    EXPECT_EQ(again.features, resolved.features);
+    EXPECT_EQ(std::filesystem::file_size(kept), size);
+  }
+}
+
+// The signature corpus (neighbour votes) is tokenized by the first engine that needs it and kept next to the
+// index (<db>-signature-terms); the next engine reads it (a valid file with other contents is what it then
+// serves) and gets the same term vectors and BM25 statistics as tokenizing afresh.
+TEST(StructuralFacts, SignatureTermsAreKeptNextToTheIndexAndReadByTheNextEngine) {
+  if (!std::filesystem::exists("/usr/lib/python3/dist-packages/flask/app.py"))
+    GTEST_FAIL() << "python3-flask is not installed (scripts/setup.sh installs it)";
+  repoctx::testing::IndexedRepo first("/usr/lib/python3/dist-packages/flask");
+  const std::string db = first.db.str() + "/index.db", kept = db + "-signature-terms";
+  const int target = first.engine->resolve_target("app.py::Flask.make_response").entity;
+  const TermVec fresh = first.engine->visible_terms(target);
+  ASSERT_FALSE(fresh.terms.empty());
+  ASSERT_TRUE(std::filesystem::exists(kept));
+  auto second = Engine::open(db);
+  EXPECT_EQ(second->visible_terms(target).terms, fresh.terms);
+  EXPECT_EQ(second->visible_terms(target).length, fresh.length);
+  EXPECT_EQ(second->visible_bm25().avgdl(), first.engine->visible_bm25().avgdl());
+  // Every callable with no terms, in the file's own layout: the next engine serves exactly that.
+  std::string empty;
+  for (const auto& e : second->view().entities())
+    if (is_callable(e.kind)) empty.append(8, '\0');
+  write_derived_file(second->view(), "signature-terms", std::string(kExtractorVersion) + "/signature-terms-v1", empty);
+  EXPECT_TRUE(Engine::open(db)->visible_terms(target).terms.empty());
+  // Cut short: ignored, and tokenized again.
+  std::ofstream(kept, std::ios::binary | std::ios::trunc) << "RCTXDRV1";
+  EXPECT_EQ(Engine::open(db)->visible_terms(target).terms, fresh.terms);
 }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
+#include "retrieve/structural/unit_refs_store.h"
 #include "util/text.h"
 
 namespace repoctx::structural {
@@ -104,12 +106,16 @@ const std::vector<int>& RepositoryFacts::refs_of(int entity) {
 void RepositoryFacts::build_popularity() {
   const auto& entities = view_.entities();
   popularity_.assign(entities.size(), 0);
-  std::vector<std::pair<int, std::vector<int>>> refs;
-  for (size_t i = 0; i < entities.size(); ++i) {
-    if (!is_callable(entities[i].kind) || unit_of(view_, static_cast<int>(i)) != static_cast<int>(i)) continue;
-    refs.emplace_back(static_cast<int>(i), graph_.referenced_entities(static_cast<int>(i)));
-    for (int referenced : refs.back().second) ++popularity_[referenced];
+  std::optional<UnitRefs> stored = read_unit_refs(view_);
+  UnitRefs refs = stored ? std::move(*stored) : UnitRefs{};
+  if (!stored) {
+    for (size_t i = 0; i < entities.size(); ++i)
+      if (is_unit(view_, static_cast<int>(i)))
+        refs.emplace_back(static_cast<int>(i), graph_.referenced_entities(static_cast<int>(i)));
+    write_unit_refs(view_, refs);
   }
+  for (const auto& [unit, unit_refs] : refs)
+    for (int referenced : unit_refs) ++popularity_[referenced];
   std::lock_guard lk(mu_);
   for (auto& [entity, entity_refs] : refs) refs_.emplace(entity, std::move(entity_refs));
 }

@@ -1,21 +1,29 @@
 #include "retrieve/structural/gbdt.h"
 
 #include <fmt/core.h>
+#include <unistd.h>
 #include <xgboost/c_api.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 
 #include "retrieve/structural/xgboost_api.h"
 #include "util/cancel.h"
 #include "util/error.h"
+#include "util/file_io.h"
+#include "util/hash.h"
+#include "util/paths.h"
 
 namespace repoctx {
 
@@ -373,17 +381,71 @@ std::vector<double> GbdtRanker::score_rows_xgboost(const std::vector<std::vector
   return std::vector<double>(out.begin(), out.end());
 }
 
-void GbdtRanker::compile_forest() {
-  bst_ulong len = 0;
-  const char* buf = nullptr;
-  xgboost_check(xgboost_api().XGBoosterSaveModelToBuffer(static_cast<BoosterHandle>(booster_), R"({"format": "json"})",
-                                                         &len, &buf),
-                "saving the model");
-  auto f = CompleteForest::from_xgboost(nlohmann::json::parse(std::string(buf, len)), features_.size());
+namespace {
+
+// Which evaluator reproduces XGBoost on a model: the check below, or its verdict kept from an earlier process.
+enum class Verdict { xgboost, walk, quick, quick_cascade };
+
+// Bumped whenever CompleteForest's evaluation changes: verdicts kept by another version are not read.
+constexpr const char* kEvaluatorVersion = "complete-forest-v1";
+
+// The check's verdict is kept in the user's cache, per model text, XGBoost version and evaluator version: it is
+// most of a cold process's load of the shipped model (~0.35 of ~0.5 s on this machine kind) and never changes
+// for the same trees, the same library and the same evaluator. Without a cache folder every process checks.
+std::string verdict_path(const std::string& model_text) {
+  int major = 0, minor = 0, patch = 0;
+  xgboost_api().XGBoostVersion(&major, &minor, &patch);
+  return user_cache_dir() + "/gbdt-evaluator/" +
+         content_hash(fmt::format("{}\n{}.{}.{}\n{}", kEvaluatorVersion, major, minor, patch, model_text));
+}
+
+std::optional<Verdict> read_verdict(const std::string& path) {
+  auto text = read_file_if_present(path);
+  if (!text) return std::nullopt;
+  static const std::map<std::string, Verdict> names = {{"xgboost\n", Verdict::xgboost},
+                                                       {"walk\n", Verdict::walk},
+                                                       {"quick\n", Verdict::quick},
+                                                       {"quick-cascade\n", Verdict::quick_cascade}};
+  auto it = names.find(*text);
+  return it == names.end() ? std::nullopt : std::optional<Verdict>(it->second);
+}
+
+void write_verdict(const std::string& path, Verdict v) {
+  static const char* const names[] = {"xgboost\n", "walk\n", "quick\n", "quick-cascade\n"};
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::trunc);
+    f << names[static_cast<int>(v)];
+    if (!f.flush()) ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec) std::filesystem::rename(tmp, path, ec);
+  if (ec) std::filesystem::remove(tmp, ec);  // a read-only cache: the next process checks again
+}
+
+}  // namespace
+
+void GbdtRanker::compile_forest(const nlohmann::json& model, const std::string& model_text) {
+  auto f = CompleteForest::from_xgboost(model, features_.size());
   if (!f) return;
-  // Probe rows: for every split, its threshold and the float just below it on its feature, the other
-  // features at thresholds of their own (so that the rows take many paths). Any bit of difference from
-  // XGBoost and XGBoost keeps predicting.
+  const std::string kept = user_cache_dir().empty() ? "" : verdict_path(model_text);
+  std::optional<Verdict> verdict = kept.empty() ? std::nullopt : read_verdict(kept);
+  if (!verdict) {
+    verdict = static_cast<Verdict>(check_forest(*f));
+    if (!kept.empty()) write_verdict(kept, *verdict);
+  }
+  if (*verdict == Verdict::xgboost) return;
+  if (*verdict == Verdict::walk) f->quick.reset();
+  if (*verdict != Verdict::quick_cascade) f->quick_head.reset();
+  forest_ = std::move(f);
+}
+
+// Probe rows: for every split, its threshold and the float just below it on its feature, the other features at
+// thresholds of their own (so that the rows take many paths). Any bit of difference from XGBoost and XGBoost
+// keeps predicting.
+int GbdtRanker::check_forest(CompleteForest& forest) const {
+  CompleteForest* f = &forest;
   const size_t d = features_.size(), inner = (size_t{1} << f->depth) - 1;
   std::vector<std::vector<float>> by_feature(d);
   for (size_t i = 0; i < f->feature.size(); ++i) by_feature[f->feature[i]].push_back(f->threshold[i]);
@@ -401,24 +463,24 @@ void GbdtRanker::compile_forest() {
   }
   std::vector<float> mine(rows);
   std::vector<float> theirs = predict_xgboost(x, rows);
-  if (f->quick) {  // QuickScorer's traversal, else the level-by-level walk, whichever equals XGBoost
+  bool quick = static_cast<bool>(f->quick), cascade = quick && f->quick_head;
+  if (quick) {  // QuickScorer's traversal, else the level-by-level walk, whichever equals XGBoost
     f->predict(x.data(), rows, mine.data());
-    if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) f->quick.reset();
+    quick = std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) == 0;
   }
-  if (f->quick && f->quick_head) {  // the cascade's two blocks in sequence must give the same sums
+  if (quick && cascade) {  // the cascade's two blocks in sequence must give the same sums
     for (size_t r = 0; r < rows; ++r)
       mine[r] =
           f->add_block(*f->quick_tail, x.data() + r * d, f->add_block(*f->quick_head, x.data() + r * d, f->base_score));
-    if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) f->quick_head.reset();
+    cascade = std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) == 0;
   }
-  if (!f->quick) f->quick_head.reset();
-  if (!f->quick) {
-    f->predict(x.data(), rows, mine.data());
-    if (std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) != 0) return;
-  }
-  forest_ = std::move(f);
+  if (quick) return static_cast<int>(cascade ? Verdict::quick_cascade : Verdict::quick);
+  std::unique_ptr<CompleteForest::Quick> q = std::move(f->quick);  // the walk, without QuickScorer
+  f->predict(x.data(), rows, mine.data());
+  f->quick = std::move(q);
+  return static_cast<int>(std::memcmp(mine.data(), theirs.data(), rows * sizeof(float)) == 0 ? Verdict::walk
+                                                                                             : Verdict::xgboost);
 }
-
 std::string GbdtRanker::to_json() const {
   bst_ulong len = 0;
   const char* buf = nullptr;
@@ -462,7 +524,7 @@ std::unique_ptr<GbdtRanker> GbdtRanker::from_json(const nlohmann::json& j, const
                                          std::to_string(n_features) + " features, its feature list has " +
                                          std::to_string(r->features_.size()));
   xgboost_set_param(b, "nthread", "1");
-  r->compile_forest();
+  r->compile_forest(j["xgboost"], model);
   return r;
 }
 

@@ -72,10 +72,13 @@ class GbdtRanker : public StructuralRanker {
 
  private:
   GbdtRanker() = default;
-  // Builds forest_ from the booster's trees when the complete-tree evaluator reproduces XGBoost on them.
-  void compile_forest();
+  // Builds forest_ from the model's trees (`model`: XGBoost's JSON, `model_text` its text) when the
+  // complete-tree evaluator reproduces XGBoost on them.
+  void compile_forest(const nlohmann::json& model, const std::string& model_text);
   std::vector<float> predict_xgboost(const std::vector<float>& x, size_t rows) const;
   struct CompleteForest;
+  // Which evaluator of `f` equals XGBoost bit for bit on probe rows (an enum of gbdt.cpp).
+  int check_forest(CompleteForest& f) const;
   void* booster_ = nullptr;  // BoosterHandle (XGBoost's C API keeps its types in its own header)
   std::shared_ptr<const CompleteForest> forest_;
   GbdtParams params_;

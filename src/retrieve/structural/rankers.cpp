@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -55,23 +56,36 @@ std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path
   return structural_ranker_from_json(model_text(path), path.empty() ? "built-in" : path);
 }
 
-std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path) {
+RankerFuture structural_ranker_future(const std::string& path) {
   static std::mutex mu;
   // Never destroyed: freeing an XGBoost booster from a static destructor at exit runs after XGBoost's own
   // statics are gone (a crash at exit); the process is ending anyway.
-  static auto& loaded = *new std::map<std::string, std::shared_ptr<const StructuralRanker>>();
+  static auto& loaded = *new std::map<std::string, RankerFuture>();
   std::string key = path;
   if (!path.empty()) {
     std::error_code ec;
     auto size = std::filesystem::file_size(path, ec);
     auto mtime = std::filesystem::last_write_time(path, ec);
-    if (ec) return load_structural_ranker(path);  // let the loader say what is wrong with it
+    if (ec)  // let the loader say what is wrong with it, when asked
+      return std::async(std::launch::deferred,
+                        [path] { return std::shared_ptr<const StructuralRanker>(load_structural_ranker(path)); })
+          .share();
     key += "|" + std::to_string(size) + "|" + std::to_string(mtime.time_since_epoch().count());
   }
   std::lock_guard lk(mu);
   auto it = loaded.find(key);
-  if (it == loaded.end()) it = loaded.emplace(key, load_structural_ranker(path)).first;
+  if (it == loaded.end())
+    it = loaded
+             .emplace(key, std::async(
+                               std::launch::deferred,
+                               [path] { return std::shared_ptr<const StructuralRanker>(load_structural_ranker(path)); })
+                               .share())
+             .first;
   return it->second;
+}
+
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path) {
+  return structural_ranker_future(path).get();
 }
 
 }  // namespace repoctx

@@ -57,10 +57,10 @@ std::vector<size_t> ranked_order(const RepoView& view, const StructuralCandidate
 class StructuralRetriever : public Retriever {
  public:
   StructuralRetriever(const Engine& engine, const RetrieverOptions& options)
-      // The ranker is parsed once per process and model file (shared_structural_ranker).
+      // The ranker is parsed once per process and model file, at the first ranking (structural_ranker_future).
       : engine_(engine),
         facts_(engine.derived<SharedRepositoryFacts>().of(engine)),
-        model_(shared_structural_ranker(options.model_path)) {
+        model_(structural_ranker_future(options.model_path)) {
     params_.neighbours = options.neighbours;
     params_.bm25 = options.bm25;
     params_.cascade.keep = options.cascade_keep;
@@ -76,7 +76,7 @@ class StructuralRetriever : public Retriever {
     auto candidates = structural::build_candidates(facts_, context, query_text(engine_, query, &context), params_);
     const auto& entities = engine_.view().entities();
     // The pool in one batch.
-    std::vector<double> scores = rank_pool(*model_, candidates.features, params_.cascade);
+    std::vector<double> scores = rank_pool(*model_.get(), candidates.features, params_.cascade);
     // The order reads only scores and entities: hits are made for the kept candidates alone (a Hit for each
     // of ~1,000 candidates, with its named features, would be ~13,000 map insertions a request, most of them
     // cut at top k).
@@ -99,7 +99,7 @@ class StructuralRetriever : public Retriever {
  private:
   const Engine& engine_;
   RepositoryFacts& facts_;
-  std::shared_ptr<const StructuralRanker> model_;
+  RankerFuture model_;
   StructuralParams params_;
 };
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,9 +103,14 @@ std::vector<double> rank_pool(const StructuralRanker& model, std::vector<std::ve
 std::unique_ptr<StructuralRanker> load_structural_ranker(const std::string& path);
 std::unique_ptr<StructuralRanker> structural_ranker_from_json(const std::string& text, const std::string& origin);
 // load_structural_ranker, loaded once per process and model file (path, size, modification time) and shared:
-// a retriever is made per request by the server and the API, and a gbdt model takes tens of milliseconds to
-// parse. Rankers are immutable and score_rows is thread-safe.
-std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path);
+// a retriever is made per request by the server and the API, and the shipped gbdt model takes ~0.5 s to
+// parse and check (its evaluator against XGBoost's). Rankers are immutable and score_rows is thread-safe.
+// The future's first get() loads it, on whichever thread asks first (preload_ranker asks on a thread of its
+// own while a cold process opens the index and builds the candidates); a load error is kept with it, as the
+// same file (same size and modification time) fails the same way again.
+using RankerFuture = std::shared_future<std::shared_ptr<const StructuralRanker>>;
+RankerFuture structural_ranker_future(const std::string& path);
+std::shared_ptr<const StructuralRanker> shared_structural_ranker(const std::string& path);  // its get()
 
 // Builds the structural strategy's per-repository and per-file facts of `e` (references resolved per file,
 // member use counts, class members, import closures) that its requests otherwise build on first use: on

@@ -39,6 +39,7 @@ struct XgboostApi {
       lib.function<decltype(::XGBoosterLoadModelFromBuffer)>("XGBoosterLoadModelFromBuffer");
   decltype(&::XGBoosterGetNumFeature) XGBoosterGetNumFeature =
       lib.function<decltype(::XGBoosterGetNumFeature)>("XGBoosterGetNumFeature");
+  decltype(&::XGBoostVersion) XGBoostVersion = lib.function<decltype(::XGBoostVersion)>("XGBoostVersion");
 };
 
 // The library's functions, loaded on the first call (throws Error naming the package when it is missing).
