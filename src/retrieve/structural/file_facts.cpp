@@ -127,7 +127,7 @@ const std::vector<int>& RepositoryFacts::popularity() {
 
 const std::vector<int>& RepositoryFacts::name_part_ids_of(int entity) {
   name_parts_once();
-  return part_ids_[static_cast<size_t>(entity)];
+  return part_ids_[static_cast<size_t>(name_facts_[static_cast<size_t>(entity)].name_id)];
 }
 
 const NameFacts& RepositoryFacts::name_facts(int entity) {
@@ -247,16 +247,19 @@ bool RepositoryFacts::warm(const std::function<bool()>& stop) {
 
 void RepositoryFacts::build_name_parts() {
   const auto& entities = view_.entities();
-  part_ids_.reserve(entities.size());
   name_facts_.reserve(entities.size());
   for (const auto& entity : entities) {
-    std::vector<int> ids;
-    for (auto& part : name_parts(entity.name))
-      ids.push_back(part_vocab_.try_emplace(std::move(part), static_cast<int>(part_vocab_.size())).first->second);
-    part_ids_.push_back(std::move(ids));
     const std::string& name = entity.name;
     NameFacts facts;
-    facts.name_id = name_vocab_.try_emplace(name, static_cast<int>(name_vocab_.size())).first->second;
+    // Each distinct name is split once (sympy: 23,800 names for 41,093 entities).
+    auto [named, fresh] = name_vocab_.try_emplace(name, static_cast<int>(name_vocab_.size()));
+    facts.name_id = named->second;
+    if (fresh) {
+      std::vector<int> ids;
+      for (auto& part : name_parts(name))
+        ids.push_back(part_vocab_.try_emplace(std::move(part), static_cast<int>(part_vocab_.size())).first->second);
+      part_ids_.push_back(std::move(ids));
+    }
     facts.dunder = starts_with(name, "__") && ends_with(name, "__");
     facts.private_ = !facts.dunder && starts_with(name, "_");
     facts.upper = !name.empty() && std::none_of(name.begin(), name.end(),

@@ -131,7 +131,7 @@ class RepositoryFacts {
   void warm_file(int file);
 
   std::once_flag name_parts_once_;
-  std::vector<std::vector<int>> part_ids_;
+  std::vector<std::vector<int>> part_ids_;  // by name id
   std::unordered_map<std::string, int> part_vocab_;
   std::vector<NameFacts> name_facts_;
   std::unordered_map<std::string, int> name_vocab_;
