@@ -15,9 +15,9 @@ namespace {
 
 // Payload (index/derived_file.h): u64 entities, u64 units, u64 references, i32 units[units],
 // u32 offsets[units + 1], i32 references[references].
-constexpr const char* kName = "unit-refs";
+constexpr const char* kUnitRefsFile = "unit-refs";
 
-struct Reader {
+struct UnitRefsReader {
   std::string_view rest;
   template <class T>
   bool get(T& out) {
@@ -37,15 +37,15 @@ struct Reader {
 };
 
 template <class T>
-void put(std::string& out, const T& v) {
+void put_raw(std::string& out, const T& v) {
   out.append(reinterpret_cast<const char*>(&v), sizeof(T));
 }
 
 // Whether the units and their references are those of this view: units ascending and exactly its units,
 // references ascending and in range (a file of a matching image and build holds nothing else; checked anyway,
 // as queries index arrays with them).
-bool matches(const RepoView& view, const std::vector<int32_t>& units, const std::vector<uint32_t>& offsets,
-             const std::vector<int32_t>& refs) {
+bool unit_refs_match(const RepoView& view, const std::vector<int32_t>& units, const std::vector<uint32_t>& offsets,
+                     const std::vector<int32_t>& refs) {
   const int n = static_cast<int>(view.entities().size());
   size_t next = 0;
   for (int e = 0; e < n; ++e) {
@@ -67,15 +67,15 @@ bool matches(const RepoView& view, const std::vector<int32_t>& units, const std:
 }  // namespace
 
 std::optional<UnitRefs> read_unit_refs(const RepoView& view) {
-  auto payload = read_derived_file(view, kName, kResolverVersion);
+  auto payload = read_derived_file(view, kUnitRefsFile, kResolverVersion);
   if (!payload) return std::nullopt;
-  Reader r{*payload};
+  UnitRefsReader r{*payload};
   uint64_t n_entities = 0, n_units = 0, n_refs = 0;
   std::vector<int32_t> units, refs;
   std::vector<uint32_t> offsets;
   if (!r.get(n_entities) || n_entities != view.entities().size() || !r.get(n_units) || !r.get(n_refs) ||
       !r.array(units, n_units) || !r.array(offsets, n_units + 1) || !r.array(refs, n_refs) || !r.rest.empty() ||
-      !matches(view, units, offsets, refs))
+      !unit_refs_match(view, units, offsets, refs))
     return std::nullopt;
   UnitRefs out;
   out.reserve(units.size());
@@ -88,16 +88,16 @@ void write_unit_refs(const RepoView& view, const UnitRefs& unit_refs) {
   std::string out;
   uint64_t n_refs = 0;
   for (const auto& [unit, refs] : unit_refs) n_refs += refs.size();
-  put(out, static_cast<uint64_t>(view.entities().size()));
-  put(out, static_cast<uint64_t>(unit_refs.size()));
-  put(out, n_refs);
-  for (const auto& [unit, refs] : unit_refs) put(out, static_cast<int32_t>(unit));
+  put_raw(out, static_cast<uint64_t>(view.entities().size()));
+  put_raw(out, static_cast<uint64_t>(unit_refs.size()));
+  put_raw(out, n_refs);
+  for (const auto& [unit, refs] : unit_refs) put_raw(out, static_cast<int32_t>(unit));
   uint32_t offset = 0;
-  put(out, offset);
-  for (const auto& [unit, refs] : unit_refs) put(out, offset += static_cast<uint32_t>(refs.size()));
+  put_raw(out, offset);
+  for (const auto& [unit, refs] : unit_refs) put_raw(out, offset += static_cast<uint32_t>(refs.size()));
   for (const auto& [unit, refs] : unit_refs)
-    for (int e : refs) put(out, static_cast<int32_t>(e));
-  write_derived_file(view, kName, kResolverVersion, out);
+    for (int e : refs) put_raw(out, static_cast<int32_t>(e));
+  write_derived_file(view, kUnitRefsFile, kResolverVersion, out);
 }
 
 }  // namespace repoctx::structural
