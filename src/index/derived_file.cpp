@@ -1,12 +1,7 @@
 #include "index/derived_file.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 
 #include "index/query_image.h"
 #include "util/file_io.h"
@@ -70,19 +65,8 @@ void write_derived_file(const RepoView& view, const std::string& name, std::stri
   put_field(out, *token);
   put_field(out, content_hash(payload));
   out.append(payload);
-  static std::atomic<unsigned> writes{0};  // two engines of one process on the same index write apart
-  const std::string path = view.db_path() + "-" + name,
-                    tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
-  std::error_code ec;
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (f.write(out.data(), static_cast<std::streamsize>(out.size())) && f.flush()) {
-      f.close();
-      std::filesystem::rename(tmp, path, ec);
-      if (!ec) return;
-    }
-  }
-  std::filesystem::remove(tmp, ec);
+  const std::string path = view.db_path() + "-" + name;
+  if (write_file_atomically(path, out)) return;
   log_debug("{}: cannot keep it there; the next process derives it again", path);
 }
 

@@ -1,8 +1,11 @@
 #include "util/file_io.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
@@ -17,6 +20,21 @@ std::optional<std::string> read_file_if_present(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+bool write_file_atomically(const std::string& path, std::string_view bytes) {
+  static std::atomic<unsigned> writes{0};  // two writers of one process stay apart
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
+  std::error_code ec;
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !f.flush())
+      ec = std::make_error_code(std::errc::io_error);
+  }
+  if (!ec) std::filesystem::rename(tmp, path, ec);
+  if (!ec) return true;
+  std::filesystem::remove(tmp, ec);
+  return false;
 }
 
 std::string read_file(const std::string& path, const std::string& what) {

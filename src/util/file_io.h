@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace repoctx {
 
@@ -14,6 +15,9 @@ namespace repoctx {
 std::string read_file(const std::string& path, const std::string& what = "file");
 // The bytes, or nullopt when the file cannot be opened.
 std::optional<std::string> read_file_if_present(const std::string& path);
+// Writes `bytes` to a temporary file beside `path` and renames it over `path`, so that a reader sees the old
+// file or the new one, never a part. False (and nothing left behind) when any step fails.
+bool write_file_atomically(const std::string& path, std::string_view bytes);
 
 // Runs body(i) for every i in [0, n) on up to `threads` threads (the calling thread is one of them); items are
 // taken in order from a shared counter. The first exception any body throws stops the items not yet started

@@ -1,7 +1,6 @@
 #include "retrieve/structural/gbdt.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 #include <xgboost/c_api.h>
 
 #include <algorithm>
@@ -9,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -414,14 +412,7 @@ void write_verdict(const std::string& path, Verdict v) {
   static const char* const names[] = {"xgboost\n", "walk\n", "quick\n", "quick-cascade\n"};
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream f(tmp, std::ios::trunc);
-    f << names[static_cast<int>(v)];
-    if (!f.flush()) ec = std::make_error_code(std::errc::io_error);
-  }
-  if (!ec) std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);  // a read-only cache: the next process checks again
+  write_file_atomically(path, names[static_cast<int>(v)]);  // a read-only cache: the next process checks again
 }
 
 }  // namespace

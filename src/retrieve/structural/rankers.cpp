@@ -61,26 +61,22 @@ RankerFuture structural_ranker_future(const std::string& path) {
   // Never destroyed: freeing an XGBoost booster from a static destructor at exit runs after XGBoost's own
   // statics are gone (a crash at exit); the process is ending anyway.
   static auto& loaded = *new std::map<std::string, RankerFuture>();
+  auto load = [path] {
+    return std::async(std::launch::deferred,
+                      [path] { return std::shared_ptr<const StructuralRanker>(load_structural_ranker(path)); })
+        .share();
+  };
   std::string key = path;
   if (!path.empty()) {
     std::error_code ec;
     auto size = std::filesystem::file_size(path, ec);
     auto mtime = std::filesystem::last_write_time(path, ec);
-    if (ec)  // let the loader say what is wrong with it, when asked
-      return std::async(std::launch::deferred,
-                        [path] { return std::shared_ptr<const StructuralRanker>(load_structural_ranker(path)); })
-          .share();
+    if (ec) return load();  // not kept: the loader says what is wrong with it, when asked
     key += "|" + std::to_string(size) + "|" + std::to_string(mtime.time_since_epoch().count());
   }
   std::lock_guard lk(mu);
   auto it = loaded.find(key);
-  if (it == loaded.end())
-    it = loaded
-             .emplace(key, std::async(
-                               std::launch::deferred,
-                               [path] { return std::shared_ptr<const StructuralRanker>(load_structural_ranker(path)); })
-                               .share())
-             .first;
+  if (it == loaded.end()) it = loaded.emplace(key, load()).first;
   return it->second;
 }
 
