@@ -22,6 +22,7 @@
 #include "index/schema.h"
 #include "index/store.h"
 #include "repo/documents.h"
+#include "repo/go/packages.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
 #include "util/error.h"
@@ -199,6 +200,8 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   rels.reserve(plan.walk.files.size());
   for (const auto& f : plan.walk.files) rels.push_back(f.rel);
   plan.modules = python_module_names(rels, plan.root.filename().string());
+  for (auto& [rel, path] : go_package_paths(rels, plan.root.string(), plan.root.filename().string()))
+    plan.modules[rel] = std::move(path);
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 
@@ -212,9 +215,9 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
     if (!plan.force && it != plan.existing.end() && it->second.size == static_cast<int64_t>(f.size) &&
         it->second.mtime_ns == f.mtime_ns) {
       ++st.unchanged;
-      // A Python file's module follows its path (a new __init__.py moves it); a Java file's is its package
-      // declaration, which only a re-parse changes.
-      if (f.language == Language::python && it->second.module != plan.module_of(f))
+      // A Python file's module follows its path (a new __init__.py moves it), a Go file's its folder and
+      // go.mod; a Java file's is its package declaration, which only a re-parse changes.
+      if (module_follows_path(f.language) && it->second.module != plan.module_of(f))
         plan.module_updates.emplace_back(it->second.id, plan.module_of(f));
       continue;
     }
@@ -307,7 +310,7 @@ class IndexWriter {
   // the package its last parse declared.
   std::string kept_module(const WalkedFile& f) const {
     auto it = plan_.existing.find(f.rel);
-    if (f.language == Language::python || it == plan_.existing.end()) return plan_.module_of(f);
+    if (module_follows_path(f.language) || it == plan_.existing.end()) return plan_.module_of(f);
     return it->second.module;
   }
 

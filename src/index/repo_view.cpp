@@ -38,7 +38,7 @@ FileRec file_from_row(sql::Stmt& s) {
   f.module = s.str(2);
   f.package = s.str(3);
   std::string lang = s.str(4);
-  f.language = lang == "python" ? Language::python : lang == "java" ? Language::java : Language::unknown;
+  f.language = language_from_name(lang);
   f.hash = s.str(5);
   f.line_count = s.i32(6);
   auto errs = nlohmann::json::parse(s.str(7), nullptr, false);

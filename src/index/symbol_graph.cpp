@@ -75,10 +75,17 @@ void SymbolGraph::build_tables() const {
     const auto& files = v_.files();
     const auto& ents = v_.entities();
     top_level_.resize(files.size());
-    for (size_t i = 0; i < ents.size(); ++i)
-      if (ents[i].parent_index < 0) top_level_[ents[i].file][ents[i].name] = static_cast<int>(i);
+    for (size_t i = 0; i < ents.size(); ++i) {
+      const EntityRec& e = ents[i];
+      if (e.parent_index >= 0) continue;
+      if (files[e.file].language == Language::go) {
+        go_members_[files[e.file].module + '\x1f' + e.qualname] = static_cast<int>(i);
+        if (e.kind == EntityKind::method) continue;  // "T.M" is the type's member, not a package name
+      }
+      top_level_[e.file][e.name] = static_cast<int>(i);
+    }
     for (const auto& f : files) {
-      if (f.module.empty()) continue;
+      if (f.module.empty() || f.language == Language::go) continue;
       std::string m = f.module;
       for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
         m.resize(dot);
@@ -266,6 +273,13 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
       r.entity = e;
       return r;
     }
+  // A Go package's files share one scope: every package-level name of the folder is visible.
+  if (is_go(file))
+    if (int e = go_package_member(v_.files()[file].module, name, cut); e >= 0) {
+      r.kind = Resolution::Kind::entity;
+      r.entity = e;
+      return r;
+    }
   const auto& imps = v_.imports(file);
   for (auto it = imps.rbegin(); it != imps.rend(); ++it) {
     const Import& im = *it;
@@ -345,6 +359,8 @@ std::optional<int> SymbolGraph::class_member(int cls, const std::string& name, c
       if (ents[i].start_line > ents[c].end_line || cut_away(cut, i)) break;
       if (ents[i].parent_index == c && ents[i].name == name) found = i;  // the last definition wins
     }
+    if (found < 0 && is_go(ents[c].file) && ents[c].parent_index < 0)
+      found = go_package_member(f.module, ents[c].name + "." + name, cut);
     if (found >= 0) return found;
   }
   return std::nullopt;
@@ -396,6 +412,18 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
   // self / cls: the first parameter of the nearest enclosing method that declares it.
   for (int e = scope; e >= 0; e = ents[e].parent_index) {
     const EntityRec& en = ents[e];
+    // A Go method's receiver: an instance of the type its qualified name names ("T.M").
+    if (is_go(file) && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
+        en.params[0].name == root) {
+      Value v;
+      v.receiver = true;
+      size_t dot = en.qualname.find('.');
+      if (dot == std::string::npos) return Value{};
+      v.entity = go_package_member(v_.files()[file].module, en.qualname.substr(0, dot), cut);
+      if (v.entity < 0 || !is_type(ents[v.entity].kind)) return Value{};
+      v.kind = Value::Kind::instance;
+      return v;
+    }
     if (en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == root &&
         en.params[0].kind <= Parameter::positional && !has_decorator(en, "staticmethod")) {
       Value v;
@@ -515,6 +543,13 @@ std::vector<int> SymbolGraph::referenced_entities(int entity, const HiddenBody* 
   return out;
 }
 
+int SymbolGraph::go_package_member(const std::string& pkg, const std::string& qualname, const FileCut* cut) const {
+  build_tables();
+  auto it = go_members_.find(pkg + '\x1f' + qualname);
+  if (it == go_members_.end() || cut_away(cut, it->second)) return -1;
+  return it->second;
+}
+
 int SymbolGraph::package_type(const std::string& pkg, const std::string& name) const {
   if (pkg.empty()) return -1;
   for (int f : v_.files_in_module(pkg)) {
@@ -577,6 +612,7 @@ std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
   std::vector<int> out;
   std::string target = import_module(file, im);
   if (target.empty()) return out;
+  if (is_go(file)) return v_.files_in_module(target);  // a Go import loads every file of the package's folder
   if (is_java(file)) {
     // A Java import loads the file of the type it names; a package star import, every file of the package.
     if (im.star) return v_.files_in_module(target);

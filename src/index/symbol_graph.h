@@ -88,8 +88,12 @@ class SymbolGraph {
 
   static bool is_builtin(const std::string& name);
   bool is_java(int file) const { return v_.files()[file].language == Language::java; }
+  bool is_go(int file) const { return v_.files()[file].language == Language::go; }
   // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
+  // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever
+  // file of the package declares it, or -1.
+  int go_package_member(const std::string& pkg, const std::string& qualname, const FileCut* cut = nullptr) const;
 
  private:
   struct Value {
@@ -120,6 +124,9 @@ class SymbolGraph {
   mutable std::once_flag tables_once_;
   mutable std::vector<std::unordered_map<std::string, int>> top_level_;  // per file: name -> last top-level def
   mutable std::unordered_set<std::string> packages_;                     // dotted names of every package prefix
+  // Go: "import path\x1fqualname" -> entity, for every package-level definition (methods by "T.M"), since a
+  // Go package's files share one scope and a method may be declared in another file than its type.
+  mutable std::unordered_map<std::string, int> go_members_;
   // Per file: imported_files(file) with nothing hidden, built at the first accessible_files (a closure
   // walks most of a package's files, and rebuilding each file's import targets from module-name strings
   // for every query was a quarter of a warm structural request on sympy).

@@ -12,14 +12,23 @@ const char* language_name(Language l) {
       return "python";
     case Language::java:
       return "java";
+    case Language::go:
+      return "go";
     default:
       return "unknown";
   }
 }
 
+Language language_from_name(std::string_view name) {
+  for (auto l : {Language::python, Language::java, Language::go})
+    if (name == language_name(l)) return l;
+  return Language::unknown;
+}
+
 Language language_from_path(const std::string& path) {
   if (ends_with(path, ".py") || ends_with(path, ".pyi")) return Language::python;
   if (ends_with(path, ".java")) return Language::java;
+  if (ends_with(path, ".go")) return Language::go;
   return Language::unknown;
 }
 
@@ -120,7 +129,8 @@ bool is_test_path(const std::string& path) {
     size_t slash = path.find('/', start);
     std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (slash == std::string::npos)
-      return starts_with(part, "test_") || ends_with(part, "_test.py") || part == "conftest.py";
+      return starts_with(part, "test_") || ends_with(part, "_test.py") || part == "conftest.py" ||
+             ends_with(part, "_test.go");
     if (part == "tests" || part == "test" || part == "testing") return true;
     start = slash + 1;
   }

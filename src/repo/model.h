@@ -6,15 +6,22 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace repoctx {
 
-enum class Language { python, java, unknown };
+enum class Language { python, java, unknown, go };  // values are stored in query images: append only
 const char* language_name(Language l);
+Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
 Language language_from_path(const std::string& path);
-// A test file by the usual conventions: under tests/, test/ or testing/, named test_*.py, *_test.py or
-// conftest.py (Java's src/test/ included).
+// Whether a file's module is named by its path (Python's packages, Go's folders and go.mod) rather than by a
+// declaration inside it (Java's package).
+inline bool module_follows_path(Language l) {
+  return l == Language::python || l == Language::go;
+}
+// A test file by the usual conventions: under tests/, test/ or testing/, named test_*.py, *_test.py,
+// conftest.py or *_test.go (Java's src/test/ included).
 bool is_test_path(const std::string& path);
 
 enum class EntityKind {

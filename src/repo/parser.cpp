@@ -104,11 +104,12 @@ ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t 
           true};
 }
 
-SourceParser::SourceParser() : python_(ts_parser_new()), java_(ts_parser_new()) {}
+SourceParser::SourceParser() : python_(ts_parser_new()), java_(ts_parser_new()), go_(ts_parser_new()) {}
 
 SourceParser::~SourceParser() {
   ts_parser_delete(python_);
   ts_parser_delete(java_);
+  ts_parser_delete(go_);
 }
 
 ParsedFile SourceParser::parse(const std::string& path, const std::string& module, std::string_view source,
@@ -125,6 +126,9 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
     case Language::java:
       extract_java(java_, source, pf, stop_);
       break;
+    case Language::go:
+      extract_go(go_, source, pf, stop_);
+      break;
     default:
       break;
   }
@@ -133,10 +137,22 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_java(void);
+extern "C" const TSLanguage* tree_sitter_go(void);
+
+static const TSLanguage* grammar_of(Language lang) {
+  switch (lang) {
+    case Language::java:
+      return tree_sitter_java();
+    case Language::go:
+      return tree_sitter_go();
+    default:
+      return tree_sitter_python();
+  }
+}
 
 std::string syntax_tree(std::string_view source, Language lang) {
   TSParser* p = ts_parser_new();
-  TSTree* t = parse_tree(p, lang == Language::java ? tree_sitter_java() : tree_sitter_python(), source);
+  TSTree* t = parse_tree(p, grammar_of(lang), source);
   if (!t) {
     ts_parser_delete(p);
     throw_if_interrupted();

@@ -56,6 +56,7 @@ class SourceParser {
  private:
   TSParser* python_;
   TSParser* java_;
+  TSParser* go_;
   const std::atomic<bool>* stop_ = nullptr;
 };
 
@@ -67,11 +68,12 @@ std::string syntax_tree(std::string_view source, Language lang);
 // the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl = nullptr);
 
-// Language-specific extractors (python_parser.cpp, java_parser.cpp). A file whose tree would exceed
+// Language-specific extractors (python_parser.cpp, java_parser.cpp, go/extract.cpp). A file whose tree would exceed
 // tree_memory_limit() gets no entities and a `partial` error saying why.
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+void extract_go(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Entity extraction vs. CPython's ast, on whole source trees.
+"""Entity extraction vs. each language's own parser, on whole source trees.
 
-    ast_oracle.py --repoctx BIN ROOT [ROOT...]
+    ast_oracle.py --repoctx BIN [--language python|go] ROOT [ROOT...]
 
-For each ROOT: tests/oracle/ast_entities.py ROOT -> oracle JSONL;
+For each ROOT: the language's oracle -> oracle JSONL (python: tests/oracle/ast_entities.py, CPython's ast;
+go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder);
 `repoctx symbols ROOT --db TMP --keep-vendored --keep-generated --jsonl -q` -> repoctx JSONL;
-tests/oracle/compare_entities.py ORACLE REPOCTX (exit 0 iff every file the oracle parsed agrees).
+tests/oracle/compare_entities.py ORACLE REPOCTX (python: exit 0 iff every file the oracle parsed agrees;
+go: iff >= 99% of the entities agree both ways, the disagreements listed).
 Prints each comparison's summary; exits 1 if any root disagrees.
 """
 import argparse
@@ -16,10 +18,34 @@ import sys
 from _util import REPO_ROOT, Checker, TempDir, cmdline, main_wrapper, run, tail
 
 ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ast_entities.py")
+GO_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "go_entities.go")
+GO_KINDS = "class,interface,function,method,variable,field"
 COMPARE = os.path.join(REPO_ROOT, "tests", "oracle", "compare_entities.py")
 
 
-def check_root(binary, root, tmp, ck, idx):
+def build_go_oracle(tmp, ck):
+    """The Go oracle's binary, built offline with the system Go toolchain (None when that fails)."""
+    exe = os.path.join(tmp, "go_entities")
+    env = dict(os.environ, GOCACHE=os.path.join(tmp, "gocache"), GOPATH=os.path.join(tmp, "gopath"),
+               GOFLAGS="-mod=mod", GOTOOLCHAIN="local", GOPROXY="off", GO111MODULE="off")
+    try:
+        p = subprocess.run(["go", "build", "-o", exe, GO_ORACLE], capture_output=True, text=True,
+                           timeout=600, env=env, cwd=tmp)
+    except FileNotFoundError:
+        ck.fail("the Go toolchain (`go`) is not installed: run scripts/setup.sh --test-tools")
+        return None
+    if not ck.check(p.returncode == 0, "the go/ast oracle builds", tail(p.stderr)):
+        return None
+    return exe
+
+
+def oracle_command(language, oracle_exe, root, out):
+    if language == "go":
+        return [oracle_exe, "--out", out, root]
+    return [sys.executable, ORACLE, root, "--out", out]
+
+
+def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
     print(f"=== {root}", flush=True)
     if not os.path.isdir(root):
         ck.fail(f"{root}: not a directory")
@@ -28,7 +54,7 @@ def check_root(binary, root, tmp, ck, idx):
     ours_out = os.path.join(tmp, f"repoctx{idx}.jsonl")
     db = os.path.join(tmp, f"index{idx}.db")
 
-    p = subprocess.run([sys.executable, ORACLE, root, "--out", oracle_out],
+    p = subprocess.run(oracle_command(language, oracle_exe, root, oracle_out),
                        capture_output=True, text=True, timeout=1200)
     if not ck.check(p.returncode == 0, f"oracle ran on {root}",
                     f"exit {p.returncode}: {tail(p.stderr)}"):
@@ -46,25 +72,31 @@ def check_root(binary, root, tmp, ck, idx):
     with open(ours_out, "w", encoding="utf-8") as f:
         f.write(p.stdout)
 
-    c = subprocess.run([sys.executable, COMPARE, oracle_out, ours_out],
-                       capture_output=True, text=True, timeout=600)
+    compare = [sys.executable, COMPARE, oracle_out, ours_out]
+    if language == "go":
+        compare += ["--kinds", GO_KINDS, "--min-agreement", "0.99"]
+    c = subprocess.run(compare, capture_output=True, text=True, timeout=600)
     print("\n".join("  " + line for line in c.stdout.rstrip().splitlines()))
     if c.stderr.strip():
         print(tail(c.stderr))
-    ck.check(c.returncode == 0, f"repoctx agrees with ast on every parsed file of {root}",
+    ck.check(c.returncode == 0, f"repoctx agrees with the {language} oracle on {root}",
              f"compare_entities.py exited {c.returncode}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
+    ap.add_argument("--language", choices=["python", "go"], default="python")
     ap.add_argument("roots", nargs="+", metavar="ROOT")
     args = ap.parse_args()
     binary = os.path.abspath(args.repoctx)
     ck = Checker()
     with TempDir("repoctx-oracle-") as tmp:
+        oracle_exe = build_go_oracle(tmp, ck) if args.language == "go" else None
+        if args.language == "go" and oracle_exe is None:
+            return ck.finish("ast_oracle")
         for i, root in enumerate(args.roots):
-            check_root(binary, os.path.abspath(root), tmp, ck, i)
+            check_root(binary, os.path.abspath(root), tmp, ck, i, args.language, oracle_exe)
             # the index of a large tree is not needed any more
             for suffix in ("", "-wal", "-shm", "-journal"):
                 p = os.path.join(tmp, f"index{i}.db{suffix}")

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Compare repoctx's extracted entities against the `ast` oracle (ast_entities.py).
 
-    compare_entities.py ORACLE.jsonl REPOCTX.jsonl [--max-report N]
+    compare_entities.py ORACLE.jsonl REPOCTX.jsonl [--max-report N] [--kinds K,K,...] [--min-agreement F]
 
 ORACLE.jsonl : one object per file, as written by ast_entities.py.
 REPOCTX.jsonl: one object per entity: {"file", "qualname", "kind", "start_line", "end_line", ...};
-               extra fields are ignored, and so are kinds other than class/function/method/
-               variable/attribute.
+               extra fields are ignored, and so are kinds other than --kinds (default Python's:
+               class/function/method/variable/attribute; the Go oracle adds interface and field).
 For every file the oracle parsed (ok=true) the multisets of (qualname, kind, start, end) are
 compared.
 A file missing from REPOCTX.jsonl agrees only if the oracle found no entity in it.
-Files that ast could not parse are listed, not compared.  Exit 0 iff every compared file agrees.
+Files that ast could not parse are listed, not compared.  Exit 0 iff every compared file agrees, or with
+--min-agreement F iff both the entity recall and precision against the oracle are at least F (the
+disagreements are still listed: they are the exceptions a language's documentation names).
 """
 import argparse
 import json
@@ -37,7 +39,12 @@ def main(argv=None):
     ap.add_argument("repoctx")
     ap.add_argument("--max-report", type=int, default=20, metavar="N",
                     help="show at most N disagreeing files (default 20)")
+    ap.add_argument("--kinds", default=",".join(sorted(KINDS)), metavar="K,K,...",
+                    help="entity kinds compared (default: %(default)s)")
+    ap.add_argument("--min-agreement", type=float, default=None, metavar="F",
+                    help="pass when entity recall and precision are both >= F (default: every file agrees)")
     args = ap.parse_args(argv)
+    kinds = set(args.kinds.split(","))
 
     oracle, unparsed = {}, []
     for rec in read_jsonl(args.oracle):
@@ -48,7 +55,7 @@ def main(argv=None):
 
     ours = {}
     for e in read_jsonl(args.repoctx):
-        if e.get("kind") in KINDS:
+        if e.get("kind") in kinds:
             key = (e["qualname"], e["kind"], int(e["start_line"]), int(e["end_line"]))
             ours.setdefault(e["file"], Counter())[key] += 1
 
@@ -97,6 +104,10 @@ def main(argv=None):
         print(f"files only in repoctx output (not walked by the oracle): {len(only_ours)}")
         for path in only_ours[:args.max_report]:
             print(f"  {path}")
+    if args.min_agreement is not None:
+        ok = n_oracle > 0 and min(n_matched / n_oracle, n_matched / max(n_ours, 1)) >= args.min_agreement
+        print(f"agreement threshold {args.min_agreement:.4f}: {'met' if ok else 'MISSED'}")
+        return 0 if ok else 1
     return 0 if not bad else 1
 
 

@@ -1,0 +1,98 @@
+#include "repo/go/packages.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "util/text.h"
+
+namespace repoctx {
+
+namespace {
+
+std::string parent_of(const std::string& dir) {
+  size_t s = dir.rfind('/');
+  return s == std::string::npos ? std::string() : dir.substr(0, s);
+}
+
+std::string join(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "/" + b;
+}
+
+}  // namespace
+
+std::string go_mod_module(const std::string& text) {
+  for (auto line : split_lines(text)) {
+    std::string_view l = trim(line);
+    if (!starts_with(l, "module")) continue;
+    l = trim(l.substr(6));
+    if (size_t c = l.find("//"); c != std::string_view::npos) l = trim(l.substr(0, c));
+    if (l.size() >= 2 && (l.front() == '"' || l.front() == '`')) l = l.substr(1, l.size() - 2);
+    return std::string(l);
+  }
+  return {};
+}
+
+std::unordered_map<std::string, std::string> go_package_paths(const std::vector<std::string>& rel_paths,
+                                                              const std::string& root, const std::string& root_name) {
+  namespace fs = std::filesystem;
+  // Per directory below the root: the go.mod above it (its folder, its module), found once per folder.
+  struct ModuleAt {
+    bool found = false;
+    std::string dir, module;
+  };
+  std::unordered_map<std::string, ModuleAt> module_of_dir;
+  auto module_at = [&](const std::string& start) {
+    std::vector<std::string> walked;
+    ModuleAt m;
+    std::string d = start;
+    for (;;) {
+      if (auto it = module_of_dir.find(d); it != module_of_dir.end()) {
+        m = it->second;
+        break;
+      }
+      walked.push_back(d);
+      std::ifstream in(fs::path(root) / d / "go.mod");
+      if (in) {
+        std::stringstream ss;
+        ss << in.rdbuf();
+        std::string mod = go_mod_module(ss.str());
+        if (!mod.empty()) {
+          m = {true, d, mod};
+          break;
+        }
+      }
+      if (d.empty()) break;
+      d = parent_of(d);
+    }
+    for (const auto& w : walked) module_of_dir[w] = m;
+    return m;
+  };
+  std::string abs_root = fs::absolute(root).lexically_normal().generic_string();
+  std::unordered_map<std::string, std::string> out;
+  std::unordered_map<std::string, std::string> path_of_dir;
+  for (const auto& rel : rel_paths) {
+    if (!ends_with(rel, ".go")) continue;
+    std::string dir = parent_of(rel);
+    auto known = path_of_dir.find(dir);
+    if (known == path_of_dir.end()) {
+      std::string path;
+      ModuleAt m = module_at(dir);
+      if (m.found) {
+        std::string below = m.dir.empty() ? dir : dir.size() > m.dir.size() ? dir.substr(m.dir.size() + 1) : "";
+        path = m.module == "std" ? below : join(m.module, below);
+      } else {
+        std::string abs_dir = join(abs_root, dir);
+        size_t src = abs_dir.rfind("/src/");
+        path = src != std::string::npos ? abs_dir.substr(src + 5) : join(root_name, dir);
+      }
+      known = path_of_dir.emplace(dir, path).first;
+    }
+    out[rel] = known->second;
+  }
+  return out;
+}
+
+}  // namespace repoctx
