@@ -85,8 +85,6 @@ uint64_t dir_bytes(const fs::path& root) {
   return b;
 }
 
-extern "C" const TSLanguage* tree_sitter_python(void);
-extern "C" const TSLanguage* tree_sitter_java(void);
 
 // The raw tree-sitter parse rate on the index's file set (vendored and generated files included, as in
 // the bench's index runs): each file's tree built and freed, nothing extracted, one thread, the sources
@@ -102,9 +100,7 @@ RawSources load_sources(const std::string& repo) {
   w.skip_generated = false;
   RawSources out;
   for (const auto& f : walk_repository(repo, w).files) {
-    const TSLanguage* lang = f.language == Language::python ? tree_sitter_python()
-                             : f.language == Language::java ? tree_sitter_java()
-                                                            : nullptr;
+    const TSLanguage* lang = grammar_of(f.language);
     if (!lang) continue;
     std::string text = read_file_if_present(f.abs).value_or("");
     out.bytes += text.size();

@@ -15,6 +15,10 @@ enum class Language { python, java, unknown, go };  // values are stored in quer
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
 Language language_from_path(const std::string& path);
+// The line-comment marker of a language ("#" for Python, "//" for the C family, Java and Go).
+inline const char* line_comment(Language l) {
+  return l == Language::python ? "#" : "//";
+}
 // Whether a file's module is named by its path (Python's packages, Go's folders and go.mod) rather than by a
 // declaration inside it (Java's package).
 inline bool module_follows_path(Language l) {

@@ -139,20 +139,27 @@ extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_java(void);
 extern "C" const TSLanguage* tree_sitter_go(void);
 
-static const TSLanguage* grammar_of(Language lang) {
+const TSLanguage* grammar_of(Language lang) {
   switch (lang) {
+    case Language::python:
+      return tree_sitter_python();
     case Language::java:
       return tree_sitter_java();
     case Language::go:
       return tree_sitter_go();
     default:
-      return tree_sitter_python();
+      return nullptr;
   }
 }
 
 std::string syntax_tree(std::string_view source, Language lang) {
   TSParser* p = ts_parser_new();
-  TSTree* t = parse_tree(p, grammar_of(lang), source);
+  const TSLanguage* grammar = grammar_of(lang);
+  if (!grammar) {
+    ts_parser_delete(p);
+    throw Error(ExitCode::bad_input, "no grammar for this file's language (.py, .java and .go files are parsed)");
+  }
+  TSTree* t = parse_tree(p, grammar, source);
   if (!t) {
     ts_parser_delete(p);
     throw_if_interrupted();

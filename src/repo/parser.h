@@ -60,6 +60,9 @@ class SourceParser {
   const std::atomic<bool>* stop_ = nullptr;
 };
 
+// The tree-sitter grammar of a language (nullptr for Language::unknown).
+const TSLanguage* grammar_of(Language lang);
+
 // tree-sitter's S-expression of a source (debugging: `repoctx debug-tree`).
 std::string syntax_tree(std::string_view source, Language lang);
 

@@ -11,15 +11,70 @@
 #include "retrieve/aligncoder/codebase.h"
 #include "retrieve/retriever.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace repoctx {
 
-std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden,
-                                                   int before_line) {
+namespace {
+
+// The methods of a Go type, declared at package level in any file of its package ("T.M").
+std::vector<int> go_methods(const RepoView& v, int type) {
+  const auto& ents = v.entities();
+  const std::string prefix = ents[type].name + ".";
+  std::vector<int> out;
+  for (int f : v.files_in_module(v.files()[ents[type].file].module)) {
+    const FileRec& fr = v.files()[f];
+    for (int i = fr.first_entity; i < fr.first_entity + fr.n_entities; ++i)
+      if (ents[i].parent_index < 0 && ents[i].kind == EntityKind::method && starts_with(ents[i].qualname, prefix))
+        out.push_back(i);
+  }
+  return out;
+}
+
+// The repository definitions a file imports, in import order. Python and Java import classes, methods and
+// functions by name (AlignCoder: class, method and function imports; star imports name nothing); a Go import
+// binds a whole package, so its definitions are the package-level ones the file names through it
+// (`pkg.T`, `pkg.F(...)`), in the order the file first names them. Standard library and third-party imports
+// resolve to nothing in the repository (eq. 17).
+std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBody* hidden, int before_line) {
   const auto& g = e.graph();
   const auto& v = e.view();
-  const auto& ents = v.entities();
   const FileRec& fr = v.files()[file];
+  auto hidden_scope = [&](int scope) {
+    return hidden && hidden->file == file && scope >= 0 && v.is_within(fr.first_entity + scope, hidden->entity);
+  };
+  std::vector<int> out;
+  if (fr.language == Language::go) {
+    std::unordered_set<std::string> packages;
+    for (const Import& im : v.imports(file))
+      if (!im.star && im.bound_name() != "_" && (before_line <= 0 || im.line < before_line))
+        packages.insert(im.bound_name());
+    for (const Reference& r : v.references(file)) {
+      if ((before_line > 0 && r.line >= before_line) || hidden_scope(r.scope)) continue;
+      size_t dot = r.chain.find('.');
+      if (dot == std::string::npos || !packages.count(r.chain.substr(0, dot))) continue;
+      size_t next = r.chain.find('.', dot + 1);
+      Resolution res = g.resolve(file, -1, r.chain.substr(0, next));
+      if (res.kind == Resolution::Kind::entity) out.push_back(res.entity);
+    }
+    return out;
+  }
+  for (const Import& im : v.imports(file)) {
+    if (im.name.empty() || im.star) continue;
+    if (before_line > 0 && im.line >= before_line) continue;
+    if (hidden_scope(im.scope)) continue;
+    Resolution r = g.import_target(file, im);
+    if (r.kind == Resolution::Kind::entity) out.push_back(r.entity);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, const HiddenBody* hidden,
+                                                   int before_line) {
+  const auto& v = e.view();
+  const auto& ents = v.entities();
   std::vector<DependencySnippet> out;
   DependencySnippet funcs;
   funcs.label = "functions";
@@ -42,26 +97,25 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
           add(i, depth + 1);
         }
       }
+      if (cf.language == Language::go)  // a Go type's methods are declared beside it, in any file of its package
+        for (int m : go_methods(v, c)) {
+          s.text += ind + "    " + ents[m].signature + "\n";
+          s.entities.push_back(m);
+        }
     };
     add(cls, 0);
     out.push_back(std::move(s));
   };
-  for (const Import& im : v.imports(file)) {
-    if (im.name.empty() || im.star) continue;  // AlignCoder: class, method and function imports
-    if (before_line > 0 && im.line >= before_line) continue;
-    if (hidden && hidden->file == file && im.scope >= 0 && v.is_within(fr.first_entity + im.scope, hidden->entity))
-      continue;
-    // Standard library and third-party imports resolve to nothing in the repository (eq. 17).
-    Resolution r = g.import_target(file, im);
-    if (r.kind != Resolution::Kind::entity) continue;
-    if (before_line > 0 && ents[r.entity].file == file) continue;
-    if (!seen.insert(r.entity).second) continue;
-    const EntityRec& en = ents[r.entity];
+  for (int target : imported_definitions(e, file, hidden, before_line)) {
+    if (before_line > 0 && ents[target].file == file) continue;
+    if (!seen.insert(target).second) continue;
+    const EntityRec& en = ents[target];
+    const int entity = target;
     if (is_type(en.kind))
-      class_snippet(r.entity);
+      class_snippet(entity);
     else if (is_callable(en.kind)) {
       funcs.text += en.signature + "\n";
-      funcs.entities.push_back(r.entity);
+      funcs.entities.push_back(entity);
     }
   }
   if (!funcs.entities.empty()) out.push_back(std::move(funcs));

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "helpers.h"
 #include "index/index.h"
 #include "repo/go/packages.h"
 #include "repo/parser.h"
+#include "retrieve/aligncoder_snippets.h"
 #include "retrieve/engine.h"
 
 using namespace repoctx;
@@ -287,6 +289,18 @@ TEST_F(GoResolution, AnImportLoadsEveryFileOfThePackage) {
   std::set<std::string> from_util;
   for (int f : eng_->graph().imported_files(util)) from_util.insert(eng_->view().files()[f].path);
   EXPECT_TRUE(from_util.empty());
+}
+
+// AlignCoder's dependency snippets of a Go file: what it names through its imports, a type with its methods
+// (declared beside it) and the functions' signatures.
+TEST_F(GoResolution, DependencySnippetsListTheImportedPackagesNamedDefinitions) {
+  std::map<std::string, std::string> by_label;
+  for (const auto& d : dependency_snippets(*eng_, server_file_)) by_label[d.label] = d.text;
+  ASSERT_TRUE(by_label.count("class example.com/shop/internal/util.Logger")) << by_label.size();
+  EXPECT_EQ(by_label["class example.com/shop/internal/util.Logger"],
+            "type Logger struct\n    func (l *Logger) Logf(format string)\n");
+  EXPECT_EQ(by_label["functions"], "func Clamp(a, b int) int\n");
+  EXPECT_EQ(by_label.size(), 2u);  // fmt is outside the repository; same-package names are not imports
 }
 
 // A refresh that finds every file unchanged keeps the import paths (and a new go.mod renames them).

@@ -434,7 +434,7 @@ class GoExtractor {
       std::string nm(text(name));
       int idx = add_entity(grouped ? spec : decl, spec, ek, nm, nm, -1);
       if (grouped && out_.entities[idx].docstring.empty()) out_.entities[idx].docstring = doc_before(decl);
-      out_.entities[idx].signature = collapse(text(spec).substr(0, std::min<size_t>(text(spec).size(), 200)));
+      out_.entities[idx].signature = type_signature(spec, type, tk);
       if (tk == g_struct_type)
         visit_struct(type, idx, nm);
       else if (tk == g_interface_type)
@@ -442,6 +442,16 @@ class GoExtractor {
       else
         scan_types(type, idx);
     });
+  }
+
+  // "type T[P any] struct", "type I interface", "type ID int": the header of a type, without its members.
+  std::string type_signature(TSNode spec, TSNode type, int tk) const {
+    std::string_view whole = text(spec);
+    if (tk == g_struct_type || tk == g_interface_type) {
+      size_t head = ts_node_start_byte(type) - ts_node_start_byte(spec);
+      return "type " + collapse(whole.substr(0, head)) + (tk == g_struct_type ? " struct" : " interface");
+    }
+    return "type " + collapse(whole.substr(0, std::min<size_t>(whole.size(), 200)));
   }
 
   // A parenthesised group, `var ( ... )` (whose specs tree-sitter may hold in a var_spec_list).

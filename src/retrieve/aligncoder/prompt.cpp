@@ -9,7 +9,7 @@ namespace repoctx {
 
 namespace {
 std::string marker(const Engine& e, int file) {
-  return e.view().files()[file].language == Language::java ? "//" : "#";
+  return line_comment(e.view().files()[file].language);
 }
 std::string commented(const std::string& code, const std::string& c) {
   std::string out;

@@ -368,7 +368,7 @@ LocateFileCandidates LocateFeatures::files() const {
   }
   LocateFileCandidates out;
   for (size_t f = 0; f < n; ++f) {
-    if (v.files()[f].language != Language::python && v.files()[f].language != Language::java) continue;
+    if (v.files()[f].language == Language::unknown) continue;
     out.files.push_back(static_cast<int>(f));
     out.x.push_back(m.file_row(static_cast<int>(f), max_file, max_entity, frame_match, last_frame_file));
   }

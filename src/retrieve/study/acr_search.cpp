@@ -38,14 +38,14 @@ bool AcrSearch::is_test_file(const std::string& path) {
     if (slash == std::string::npos) break;
     start = slash + 1;
   }
-  return ends_with(path, "_test.py");
+  return ends_with(path, "_test.py") || ends_with(path, "_test.go");
 }
 
 AcrSearch::AcrSearch(const Engine& e, AcrOptions o) : e_(e), o_(o) {
   const RepoView& v = e.view();
   for (size_t f = 0; f < v.files().size(); ++f) {
     const auto& fr = v.files()[f];
-    if (fr.language != Language::python || (o_.skip_tests && is_test_file(fr.path))) continue;
+    if (fr.language == Language::unknown || (o_.skip_tests && is_test_file(fr.path))) continue;
     files_.push_back(static_cast<int>(f));
   }
   std::sort(files_.begin(), files_.end(), [&](int a, int b) { return v.files()[a].path < v.files()[b].path; });
