@@ -85,7 +85,6 @@ uint64_t dir_bytes(const fs::path& root) {
   return b;
 }
 
-
 // The raw tree-sitter parse rate on the index's file set (vendored and generated files included, as in
 // the bench's index runs): each file's tree built and freed, nothing extracted, one thread, the sources
 // already in memory. It bounds any tree-sitter indexer at that rate x its parse workers.
@@ -100,7 +99,7 @@ RawSources load_sources(const std::string& repo) {
   w.skip_generated = false;
   RawSources out;
   for (const auto& f : walk_repository(repo, w).files) {
-    const TSLanguage* lang = grammar_of(f.language);
+    const TSLanguage* lang = grammar_of(f.language, f.rel);
     if (!lang) continue;
     std::string text = read_file_if_present(f.abs).value_or("");
     out.bytes += text.size();

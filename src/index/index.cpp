@@ -23,6 +23,7 @@
 #include "index/store.h"
 #include "repo/documents.h"
 #include "repo/go/packages.h"
+#include "repo/javascript/modules.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
 #include "util/error.h"
@@ -202,6 +203,7 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   plan.modules = python_module_names(rels, plan.root.filename().string());
   for (auto& [rel, path] : go_package_paths(rels, plan.root.string(), plan.root.filename().string()))
     plan.modules[rel] = std::move(path);
+  for (auto& [rel, module] : javascript_module_names(rels)) plan.modules[rel] = std::move(module);
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 

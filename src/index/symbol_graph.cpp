@@ -4,11 +4,15 @@
 #include <deque>
 #include <functional>
 
+#include "repo/javascript/modules.h"
 #include "util/text.h"
 
 namespace repoctx {
 
 namespace {
+
+// The name a CommonJS `require` binds: what the module assigned to module.exports, else the module itself.
+const char* const kModuleExports = "module.exports";
 
 const std::unordered_set<std::string>& builtins() {
   // dir(builtins) of CPython 3.11.
@@ -85,7 +89,7 @@ void SymbolGraph::build_tables() const {
       top_level_[e.file][e.name] = static_cast<int>(i);
     }
     for (const auto& f : files) {
-      if (f.module.empty() || f.language == Language::go) continue;
+      if (f.module.empty() || f.language == Language::go || is_javascript_family(f.language)) continue;
       std::string m = f.module;
       for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
         m.resize(dot);
@@ -110,6 +114,13 @@ int SymbolGraph::enclosing_class(int entity) const {
 }
 
 std::string SymbolGraph::import_module(int file, const Import& im) const {
+  if (is_javascript(file)) {
+    // The first module the specifier may name that the repository has; else the specifier as written
+    // (a package outside the repository: external).
+    for (const auto& m : javascript_specifier_modules(v_.files()[file].path, im.module))
+      if (v_.file_by_module(m)) return m;
+    return im.module;
+  }
   if (im.level == 0) return im.module;
   const FileRec& f = v_.files()[file];
   std::string pkg = f.module;
@@ -172,8 +183,8 @@ SymbolGraph::Value SymbolGraph::from_resolution(const Resolution& r) const {
 SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& im, const std::string& bound,
                                                        const FileCut* cut) const {
   if (im.name.empty()) {
-    // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c.
-    if (!im.alias.empty()) return module_value(im.module);
+    // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c (JavaScript: `import * as x`, require).
+    if (!im.alias.empty()) return module_value(import_module(file, im));
     (void)bound;
     return module_value(im.module.substr(0, im.module.find('.')));
   }
@@ -183,6 +194,7 @@ SymbolGraph::Value SymbolGraph::resolve_import_binding(int file, const Import& i
   if (mod.kind == Value::Kind::module) {
     Resolution r = module_member(mod.file, im.name, cut);
     if (r.kind != Resolution::Kind::none) return from_resolution(r);
+    if (im.name == kModuleExports && is_javascript(file)) return mod;  // require of a module of exports.x = ...
   }
   Value sub = module_value(target + "." + im.name);
   if (sub.kind == Value::Kind::module || sub.kind == Value::Kind::package) return sub;
@@ -232,13 +244,19 @@ Resolution SymbolGraph::named_import_member(int file, const Import& im, std::uno
   if (is_java(file)) return import_target(file, im);
   Value val;
   if (im.name.empty()) {
-    val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.'))) : module_value(im.module);
+    val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.')))
+                           : module_value(import_module(file, im));
   } else {
     std::string target = import_module(file, im);
     Value mod = module_value(target);
     if (mod.kind == Value::Kind::module) {
       Resolution inner = module_member_impl(mod.file, im.name, seen, cut);
       if (inner.kind != Resolution::Kind::none) return inner;
+      if (im.name == kModuleExports && is_javascript(file)) {
+        r.kind = Resolution::Kind::module;
+        r.file = mod.file;
+        return r;
+      }
     }
     Value sub = module_value(target + "." + im.name);
     if (sub.kind == Value::Kind::module)
@@ -412,6 +430,15 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
   // self / cls: the first parameter of the nearest enclosing method that declares it.
   for (int e = scope; e >= 0; e = ents[e].parent_index) {
     const EntityRec& en = ents[e];
+    // JavaScript's `this` in a method, constructor or field initialiser: an instance of the class.
+    if (root == "this" && is_javascript(file) && en.parent_index >= 0 && is_type(ents[en.parent_index].kind) &&
+        (is_callable(en.kind) || en.kind == EntityKind::field)) {
+      Value v;
+      v.receiver = true;
+      v.entity = en.parent_index;
+      v.kind = Value::Kind::instance;
+      return v;
+    }
     // A Go method's receiver: an instance of the type its qualified name names ("T.M").
     if (is_go(file) && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
         en.params[0].name == root) {
@@ -563,7 +590,7 @@ Resolution SymbolGraph::import_target(int file, const Import& im) const {
   Resolution r;
   if (im.star) return r;
   if (im.name.empty()) {
-    Value v = module_value(im.module);
+    Value v = module_value(import_module(file, im));
     if (v.kind == Value::Kind::module) {
       r.kind = Resolution::Kind::module;
       r.file = v.file;
@@ -597,6 +624,11 @@ Resolution SymbolGraph::import_target(int file, const Import& im) const {
   if (mod.kind == Value::Kind::module) {
     Resolution inner = module_member(mod.file, im.name);
     if (inner.kind != Resolution::Kind::none) return inner;
+    if (im.name == kModuleExports && is_javascript(file)) {
+      r.kind = Resolution::Kind::module;
+      r.file = mod.file;
+      return r;
+    }
   }
   Value sub = module_value(target + "." + im.name);
   if (sub.kind == Value::Kind::module) {
@@ -613,6 +645,10 @@ std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
   std::string target = import_module(file, im);
   if (target.empty()) return out;
   if (is_go(file)) return v_.files_in_module(target);  // a Go import loads every file of the package's folder
+  if (is_javascript(file)) {                           // a JavaScript module is one file
+    if (auto f = v_.file_by_module(target)) out.push_back(*f);
+    return out;
+  }
   if (is_java(file)) {
     // A Java import loads the file of the type it names; a package star import, every file of the package.
     if (im.star) return v_.files_in_module(target);

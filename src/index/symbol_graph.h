@@ -89,6 +89,7 @@ class SymbolGraph {
   static bool is_builtin(const std::string& name);
   bool is_java(int file) const { return v_.files()[file].language == Language::java; }
   bool is_go(int file) const { return v_.files()[file].language == Language::go; }
+  bool is_javascript(int file) const { return is_javascript_family(v_.files()[file].language); }
   // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
   // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever

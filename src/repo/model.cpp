@@ -14,13 +14,17 @@ const char* language_name(Language l) {
       return "java";
     case Language::go:
       return "go";
+    case Language::javascript:
+      return "javascript";
+    case Language::typescript:
+      return "typescript";
     default:
       return "unknown";
   }
 }
 
 Language language_from_name(std::string_view name) {
-  for (auto l : {Language::python, Language::java, Language::go})
+  for (auto l : {Language::python, Language::java, Language::go, Language::javascript, Language::typescript})
     if (name == language_name(l)) return l;
   return Language::unknown;
 }
@@ -29,6 +33,10 @@ Language language_from_path(const std::string& path) {
   if (ends_with(path, ".py") || ends_with(path, ".pyi")) return Language::python;
   if (ends_with(path, ".java")) return Language::java;
   if (ends_with(path, ".go")) return Language::go;
+  for (const char* ext : {".ts", ".tsx", ".mts", ".cts"})
+    if (ends_with(path, ext)) return Language::typescript;
+  for (const char* ext : {".js", ".jsx", ".mjs", ".cjs"})
+    if (ends_with(path, ext)) return Language::javascript;
   return Language::unknown;
 }
 
@@ -130,8 +138,9 @@ bool is_test_path(const std::string& path) {
     std::string part = path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
     if (slash == std::string::npos)
       return starts_with(part, "test_") || ends_with(part, "_test.py") || part == "conftest.py" ||
-             ends_with(part, "_test.go");
-    if (part == "tests" || part == "test" || part == "testing") return true;
+             ends_with(part, "_test.go") || part.find(".test.") != std::string::npos ||
+             part.find(".spec.") != std::string::npos;
+    if (part == "tests" || part == "test" || part == "testing" || part == "__tests__") return true;
     start = slash + 1;
   }
 }

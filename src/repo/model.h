@@ -11,7 +11,14 @@
 
 namespace repoctx {
 
-enum class Language { python, java, unknown, go };  // values are stored in query images: append only
+enum class Language {
+  python,
+  java,
+  unknown,
+  go,
+  javascript,
+  typescript
+};  // values are stored in query images: append only
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
 Language language_from_path(const std::string& path);
@@ -22,10 +29,14 @@ inline const char* line_comment(Language l) {
 // Whether a file's module is named by its path (Python's packages, Go's folders and go.mod) rather than by a
 // declaration inside it (Java's package).
 inline bool module_follows_path(Language l) {
-  return l == Language::python || l == Language::go;
+  return l != Language::java;
+}
+// JavaScript and TypeScript share one extractor and one module system (a module is a file).
+inline bool is_javascript_family(Language l) {
+  return l == Language::javascript || l == Language::typescript;
 }
 // A test file by the usual conventions: under tests/, test/ or testing/, named test_*.py, *_test.py,
-// conftest.py or *_test.go (Java's src/test/ included).
+// conftest.py, *_test.go, *.test.js / *.spec.ts (and __tests__/) (Java's src/test/ included).
 bool is_test_path(const std::string& path);
 
 enum class EntityKind {

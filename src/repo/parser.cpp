@@ -104,12 +104,14 @@ ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t 
           true};
 }
 
-SourceParser::SourceParser() : python_(ts_parser_new()), java_(ts_parser_new()), go_(ts_parser_new()) {}
+SourceParser::SourceParser()
+    : python_(ts_parser_new()), java_(ts_parser_new()), go_(ts_parser_new()), javascript_(ts_parser_new()) {}
 
 SourceParser::~SourceParser() {
   ts_parser_delete(python_);
   ts_parser_delete(java_);
   ts_parser_delete(go_);
+  ts_parser_delete(javascript_);
 }
 
 ParsedFile SourceParser::parse(const std::string& path, const std::string& module, std::string_view source,
@@ -129,6 +131,10 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
     case Language::go:
       extract_go(go_, source, pf, stop_);
       break;
+    case Language::javascript:
+    case Language::typescript:
+      extract_javascript(javascript_, source, pf, stop_);
+      break;
     default:
       break;
   }
@@ -139,8 +145,11 @@ extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_java(void);
 extern "C" const TSLanguage* tree_sitter_go(void);
 
-const TSLanguage* grammar_of(Language lang) {
+const TSLanguage* grammar_of(Language lang, const std::string& path) {
   switch (lang) {
+    case Language::javascript:
+    case Language::typescript:
+      return javascript_grammar(lang, path);
     case Language::python:
       return tree_sitter_python();
     case Language::java:

@@ -57,11 +57,12 @@ class SourceParser {
   TSParser* python_;
   TSParser* java_;
   TSParser* go_;
+  TSParser* javascript_;
   const std::atomic<bool>* stop_ = nullptr;
 };
 
-// The tree-sitter grammar of a language (nullptr for Language::unknown).
-const TSLanguage* grammar_of(Language lang);
+// The tree-sitter grammar of a file (nullptr for Language::unknown); `path` tells TSX from TypeScript.
+const TSLanguage* grammar_of(Language lang, const std::string& path = "");
 
 // tree-sitter's S-expression of a source (debugging: `repoctx debug-tree`).
 std::string syntax_tree(std::string_view source, Language lang);
@@ -77,6 +78,10 @@ void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 void extract_go(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+// JavaScript and TypeScript (out.language and out.path pick the grammar: .tsx files are TSX).
+void extract_javascript(TSParser* parser, std::string_view source, ParsedFile& out,
+                        const std::atomic<bool>* stop = nullptr);
+const TSLanguage* javascript_grammar(Language lang, const std::string& path);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);

@@ -152,7 +152,7 @@ const std::unordered_set<std::string> kVendoredDirs = {
 };
 
 bool is_source_name(const std::string& name) {
-  return ends_with(name, ".py") || ends_with(name, ".java") || ends_with(name, ".go");
+  return language_from_path(name) != Language::unknown;
 }
 
 std::string read_head(const std::string& path, size_t n) {

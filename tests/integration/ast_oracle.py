@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Entity extraction vs. each language's own parser, on whole source trees.
 
-    ast_oracle.py --repoctx BIN [--language python|go] ROOT [ROOT...]
+    ast_oracle.py --repoctx BIN [--language python|go|javascript] ROOT [ROOT...]
 
 For each ROOT: the language's oracle -> oracle JSONL (python: tests/oracle/ast_entities.py, CPython's ast;
-go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder);
+go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder; javascript
+(JavaScript and TypeScript): tests/oracle/ts_entities.js, the TypeScript compiler's parser under node);
 `repoctx symbols ROOT --db TMP --keep-vendored --keep-generated --jsonl -q` -> repoctx JSONL;
 tests/oracle/compare_entities.py ORACLE REPOCTX (python: exit 0 iff every file the oracle parsed agrees;
-go: iff >= 99% of the entities agree both ways, the disagreements listed).
+go, javascript: iff >= 99% of the entities agree both ways, the disagreements listed).
 Prints each comparison's summary; exits 1 if any root disagrees.
 """
 import argparse
@@ -20,6 +21,8 @@ from _util import REPO_ROOT, Checker, TempDir, cmdline, main_wrapper, run, tail
 ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ast_entities.py")
 GO_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "go_entities.go")
 GO_KINDS = "class,interface,function,method,variable,field"
+TS_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ts_entities.js")
+TS_KINDS = "class,interface,function,method,constructor,variable,field"
 COMPARE = os.path.join(REPO_ROOT, "tests", "oracle", "compare_entities.py")
 
 
@@ -42,6 +45,8 @@ def build_go_oracle(tmp, ck):
 def oracle_command(language, oracle_exe, root, out):
     if language == "go":
         return [oracle_exe, "--out", out, root]
+    if language == "javascript":
+        return ["node", TS_ORACLE, root, "--out", out]
     return [sys.executable, ORACLE, root, "--out", out]
 
 
@@ -61,6 +66,8 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
         return
 
     args = ["symbols", root, "--db", db, "--keep-vendored", "--keep-generated", "--jsonl", "-q"]
+    if language == "javascript":  # bundled libraries (typescript.js: 9 MB) are sources the oracle reads too
+        args += ["--max-file-mb", "64"]
     p = run(binary, args, timeout=1200)
     if not ck.check(p.returncode == 0, f"`{cmdline(binary, args)}` exits 0",
                     f"exit {p.returncode}: {tail(p.stderr)}"):
@@ -75,6 +82,8 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
     compare = [sys.executable, COMPARE, oracle_out, ours_out]
     if language == "go":
         compare += ["--kinds", GO_KINDS, "--min-agreement", "0.99"]
+    if language == "javascript":
+        compare += ["--kinds", TS_KINDS, "--min-agreement", "0.99"]
     c = subprocess.run(compare, capture_output=True, text=True, timeout=600)
     print("\n".join("  " + line for line in c.stdout.rstrip().splitlines()))
     if c.stderr.strip():
@@ -86,7 +95,7 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
-    ap.add_argument("--language", choices=["python", "go"], default="python")
+    ap.add_argument("--language", choices=["python", "go", "javascript"], default="python")
     ap.add_argument("roots", nargs="+", metavar="ROOT")
     args = ap.parse_args()
     binary = os.path.abspath(args.repoctx)
