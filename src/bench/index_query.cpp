@@ -246,6 +246,21 @@ void measure_reference(const BenchOptions& o, const fs::path& tmp, const std::st
 }
 
 // 4. Re-index after changing one file, on a copy of the repository. Fills rep["reindex"].
+// A definition appended to a file of `lang` by the re-index measure (Java's a comment: a method needs a class).
+std::string added_function(Language lang, int i) {
+  switch (lang) {
+    case Language::python:
+      return fmt::format("\n\ndef repoctx_bench_added_{}(x):\n    return x + 1\n", i);
+    case Language::go:
+      return fmt::format("\n\nfunc repoctxBenchAdded{}(x int) int {{ return x + 1 }}\n", i);
+    case Language::javascript:
+    case Language::typescript:
+      return fmt::format("\n\nfunction repoctxBenchAdded{}(x) {{ return x + 1; }}\n", i);
+    default:
+      return fmt::format("\n// repoctx bench change {}\n", i);
+  }
+}
+
 void measure_reindex(const BenchOptions& o, const fs::path& tmp, json& rep) {
   std::string threads = std::to_string(o.threads);
   fs::path copy = tmp / "copy";
@@ -254,19 +269,23 @@ void measure_reindex(const BenchOptions& o, const fs::path& tmp, json& rep) {
   auto full = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
                          "--json", "-q", "--threads", threads},
                         (tmp / "copy.json").string());
-  // The median-sized Python file gets a new function.
-  std::vector<fs::path> pys;
+  // The median-sized source file gets a new function (in its own language).
+  std::vector<fs::path> sources;
   for (auto& ent : fs::recursive_directory_iterator(copy))
-    if (ent.is_regular_file() && ent.path().extension() == ".py") pys.push_back(ent.path());
-  std::sort(pys.begin(), pys.end(),
+    if (ent.is_regular_file() && language_from_path(ent.path().filename().string()) != Language::unknown)
+      sources.push_back(ent.path());
+  if (sources.empty())
+    throw Error(ExitCode::bad_input, "bench: no source file in '" + o.repo + "' to change for the re-index measure");
+  std::sort(sources.begin(), sources.end(),
             [](const fs::path& a, const fs::path& b) { return fs::file_size(a) < fs::file_size(b); });
-  fs::path victim = pys[pys.size() / 2];
+  fs::path victim = sources[sources.size() / 2];
+  const Language victim_lang = language_from_path(victim.filename().string());
   // `repeat` changes of that file (a new function each time), each re-indexed; the median is reported,
   // against the median full index of step 1.
   std::vector<double> inc_times;
   json incj;
   for (int i = 0; i < std::max(1, o.repeat); ++i) {
-    std::ofstream(victim, std::ios::app) << "\n\ndef repoctx_bench_added_" << i << "(x):\n    return x + 1\n";
+    std::ofstream(victim, std::ios::app) << added_function(victim_lang, i);
     auto inc = run_child({o.self_exe, "index", copy.string(), "--db", db, "--keep-vendored", "--keep-generated",
                           "--json", "-q", "--threads", threads},
                          (tmp / "inc.json").string());
