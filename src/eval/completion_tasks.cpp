@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "repo/model.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -50,8 +51,11 @@ std::string repo_path(const std::string& name, const CompletionTaskLoadOptions& 
   throw TaskError{"repository '" + name + "' has no local path: pass --repo " + name + "=PATH or --repos-dir DIR"};
 }
 
+// CrossCodeEval's sets are named by language: python, java, typescript, csharp.
 std::string language_of(const std::string& file) {
-  return ends_with(file, ".java") ? "java" : "python";
+  if (ends_with(file, ".cs")) return "csharp";
+  Language l = language_from_path(file);
+  return l == Language::unknown ? "unknown" : language_name(l);
 }
 
 // CrossCodeEval: the prompt is the file's text before the cursor from line context_start_lineno (0-based);
@@ -72,6 +76,9 @@ CompletionTask from_cceval(const json& j, const CompletionTaskLoadOptions& o) {
   t.column = static_cast<int>(last == std::string::npos ? t.prompt.size() : t.prompt.size() - last - 1);
   t.kind = "line";
   t.benchmark = o.benchmark.empty() ? "cceval-" + language_of(t.file) : o.benchmark;
+  if (language_from_path(t.file) == Language::unknown)  // the C# set: its files are not indexed yet
+    throw TaskError{"'" + t.file + "' is in a language repoctx does not index (" + language_of(t.file) +
+                    "): its task cannot be retrieved for"};
   return t;
 }
 

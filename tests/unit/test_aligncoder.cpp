@@ -358,11 +358,15 @@ TEST(CompletionTasks, LoadersReadThePublishedLayouts) {
       << R"json({"prompt": "package a;\nclass B {\n  void f() { x.", "groundtruth": "go();", "right_context": " }\n}", "metadata": {"task_id": "project_cc_java/1", "repository": "r-java", "file": "src/a/B.java", "context_start_lineno": 10, "groundtruth_start_lineno": 12, "right_context_start_lineno": 12}})json"
       << "\n"
       << R"json({"prompt": "x", "metadata": {"task_id": "project_cc_python/9", "repository": "r", "file": "a.py"}})json"
+      << "\n"
+      << R"json({"prompt": "import { a } from './a';\nexport const b = a.", "groundtruth": "run();", "metadata": {"task_id": "project_cc_typescript/5", "repository": "r-ts", "file": "src/b.ts", "context_start_lineno": 0}})json"
+      << "\n"
+      << R"json({"prompt": "class A { void F() { x.", "groundtruth": "Go();", "metadata": {"task_id": "project_cc_csharp/2", "repository": "r-cs", "file": "A.cs", "context_start_lineno": 0}})json"
       << "\n";
   CompletionTaskLoadOptions o;
   o.repos_dir = "/repos";
   auto t = load_completion_tasks(cce, o);
-  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.size(), 5u);
   EXPECT_EQ(t[0].id, "project_cc_python/74");
   EXPECT_EQ(t[0].repo, "/repos/turboderp-exllama-a544085");
   EXPECT_EQ(t[0].file, "example_cfg.py");
@@ -376,6 +380,11 @@ TEST(CompletionTasks, LoadersReadThePublishedLayouts) {
   EXPECT_EQ(t[1].column, 15);
   EXPECT_EQ(t[2].id, "project_cc_python/9");
   EXPECT_NE(t[2].error.find("groundtruth"), std::string::npos) << t[2].error;  // a missing field: its error
+  EXPECT_EQ(t[3].benchmark, "cceval-typescript");
+  EXPECT_TRUE(t[3].error.empty()) << t[3].error;
+  EXPECT_EQ(t[3].line, 2);
+  EXPECT_EQ(t[4].id, "project_cc_csharp/2");  // read, and marked: C# files are not indexed
+  EXPECT_NE(t[4].error.find("csharp"), std::string::npos) << t[4].error;
 
   for (const std::string kind : {"line", "api", "function"}) {
     std::string p = tmp.str() + "/" + kind + "_level_completion_2k_context_codex.test.jsonl";
