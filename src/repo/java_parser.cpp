@@ -156,20 +156,7 @@ class Extractor {
       if (!std::isspace(static_cast<unsigned char>(c))) o.push_back(c);
     return o;
   }
-  static std::string collapse(std::string_view s) {
-    std::string o;
-    bool sp = false;
-    for (char c : s) {
-      if (std::isspace(static_cast<unsigned char>(c))) {
-        sp = !o.empty();
-        continue;
-      }
-      if (sp) o.push_back(' ');
-      sp = false;
-      o.push_back(c);
-    }
-    return o;
-  }
+  static std::string collapse(std::string_view s) { return collapse_spaces(s); }
 
   void visit_import(TSNode n) {
     Import im;
@@ -465,21 +452,9 @@ class Extractor {
 }  // namespace
 
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
-  ParseControl ctl;
-  ctl.stop = stop;
-  ctl.memory_limit = tree_memory_limit(source.size());
-  TSTree* tree = parse_tree(parser, java_grammar().lang, source, &ctl);
-  if (!tree) {
-    if (ctl.over_limit)
-      out.errors.push_back(tree_too_large(out, ctl, source.size()));
-    else
-      out.errors.push_back({1, 1, "tree-sitter returned no tree"});
-    return;
-  }
-  TSNode root = ts_tree_root_node(tree);
-  if (ts_node_has_error(root))
-    out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
-  Extractor(source, out).run(root);
+  TSTree* tree = parse_for_extraction(parser, java_grammar().lang, source, out, stop);
+  if (!tree) return;
+  Extractor(source, out).run(ts_tree_root_node(tree));
   ts_tree_delete(tree);
 }
 

@@ -104,6 +104,25 @@ ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t 
           true};
 }
 
+TSTree* parse_for_extraction(TSParser* parser, const TSLanguage* lang, std::string_view source, ParsedFile& out,
+                             const std::atomic<bool>* stop) {
+  ParseControl ctl;
+  ctl.stop = stop;
+  ctl.memory_limit = tree_memory_limit(source.size());
+  TSTree* tree = parse_tree(parser, lang, source, &ctl);
+  if (!tree) {
+    if (ctl.over_limit)
+      out.errors.push_back(tree_too_large(out, ctl, source.size()));
+    else
+      out.errors.push_back({1, 1, "tree-sitter returned no tree"});
+    return nullptr;
+  }
+  TSNode root = ts_tree_root_node(tree);
+  if (ts_node_has_error(root))
+    out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
+  return tree;
+}
+
 SourceParser::SourceParser()
     : python_(ts_parser_new()), java_(ts_parser_new()), go_(ts_parser_new()), javascript_(ts_parser_new()) {}
 

@@ -86,4 +86,10 @@ const TSLanguage* javascript_grammar(Language lang, const std::string& path);
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);
 
+// What the Java, Go and JavaScript extractors start from: the file's tree under tree_memory_limit(), with
+// "syntax errors in file" recorded when tree-sitter recovered from some; nullptr, its reason recorded in
+// out.errors, when no tree was built. The caller owns the tree.
+TSTree* parse_for_extraction(TSParser* parser, const TSLanguage* lang, std::string_view source, ParsedFile& out,
+                             const std::atomic<bool>* stop);
+
 }  // namespace repoctx

@@ -359,4 +359,19 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string collapse_spaces(std::string_view s) {
+  std::string o;
+  bool sp = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      sp = !o.empty();
+      continue;
+    }
+    if (sp) o.push_back(' ');
+    sp = false;
+    o.push_back(c);
+  }
+  return o;
+}
+
 }  // namespace repoctx

@@ -19,6 +19,8 @@ std::vector<std::string> tokenize_code(std::string_view text);
 // The same tokens as XXH3-64 hashes (term ids), without building strings.
 void tokenize_hashes(std::string_view text, std::vector<uint64_t>& out);
 
+// Runs of whitespace as one space, none at either end (declaration headers and signatures as one line).
+std::string collapse_spaces(std::string_view s);
 // Lowercase, newlines -> spaces, punctuation removed, whitespace collapsed (ProjAgent 4.1 step validation).
 std::string normalize_text(std::string_view text);
 

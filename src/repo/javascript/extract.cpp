@@ -277,20 +277,7 @@ class JsExtractor {
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
   TSNode field(TSNode n, TSFieldId f) const { return ts_node_child_by_field_id(n, f); }
-  static std::string collapse(std::string_view s) {
-    std::string o;
-    bool sp = false;
-    for (char c : s) {
-      if (std::isspace(static_cast<unsigned char>(c))) {
-        sp = !o.empty();
-        continue;
-      }
-      if (sp) o.push_back(' ');
-      sp = false;
-      o.push_back(c);
-    }
-    return o;
-  }
+  static std::string collapse(std::string_view s) { return collapse_spaces(s); }
   bool is_function_value(TSNode v) const {
     while (!ts_node_is_null(v) && kind(v) == s_parenthesized_expression) v = ts_node_named_child(v, 0);
     if (ts_node_is_null(v)) return false;
@@ -1026,21 +1013,9 @@ const TSLanguage* javascript_grammar(Language lang, const std::string& path) {
 
 void extract_javascript(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
   const JsGrammar& g = js_grammar(out.language, ends_with(out.path, ".tsx"));
-  ParseControl ctl;
-  ctl.stop = stop;
-  ctl.memory_limit = tree_memory_limit(source.size());
-  TSTree* tree = parse_tree(parser, g.lang, source, &ctl);
-  if (!tree) {
-    if (ctl.over_limit)
-      out.errors.push_back(tree_too_large(out, ctl, source.size()));
-    else
-      out.errors.push_back({1, 1, "tree-sitter returned no tree"});
-    return;
-  }
-  TSNode root = ts_tree_root_node(tree);
-  if (ts_node_has_error(root))
-    out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
-  JsExtractor(source, out, g).run(root);
+  TSTree* tree = parse_for_extraction(parser, g.lang, source, out, stop);
+  if (!tree) return;
+  JsExtractor(source, out, g).run(ts_tree_root_node(tree));
   ts_tree_delete(tree);
 }
 
