@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -198,6 +199,12 @@ TEST(GoPackages, ImportPathsFromGoModGopathOrTheRoot) {
   gopath.write("src/github.com/acme/lib/lib.go", "package lib\n");
   EXPECT_EQ(go_package_paths({"lib.go"}, gopath.str() + "/src/github.com/acme/lib", "lib")["lib.go"],
             "github.com/acme/lib");
+  TempDir linked;  // a go.mod linking outside the repository is not read
+  TempDir outside;
+  outside.write("go.mod", "module evil.example/outside\n");
+  linked.write("a/b.go", "package a\n");
+  std::filesystem::create_symlink(outside.str() + "/go.mod", linked.str() + "/go.mod");
+  EXPECT_EQ(go_package_paths({"a/b.go"}, linked.str(), "proj")["a/b.go"], "proj/a");
   TempDir bare;  // nothing at all: the root's name
   bare.write("a/b.go", "package a\n");
   EXPECT_EQ(go_package_paths({"a/b.go"}, bare.str(), "proj")["a/b.go"], "proj/a");

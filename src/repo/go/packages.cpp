@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "util/text.h"
 
@@ -54,11 +53,17 @@ std::unordered_map<std::string, std::string> go_package_paths(const std::vector<
         break;
       }
       walked.push_back(d);
-      std::ifstream in(fs::path(root) / d / "go.mod");
+      // A go.mod that is a link is not read: the index reads nothing outside the repository. Its module line
+      // comes first; 64 KiB is more than any real go.mod's head.
+      fs::path go_mod = fs::path(root) / d / "go.mod";
+      std::error_code ec;
+      std::ifstream in;
+      if (fs::is_regular_file(fs::symlink_status(go_mod, ec))) in.open(go_mod);
       if (in) {
-        std::stringstream ss;
-        ss << in.rdbuf();
-        std::string mod = go_mod_module(ss.str());
+        std::string head(64 << 10, '\0');
+        in.read(head.data(), static_cast<std::streamsize>(head.size()));
+        head.resize(static_cast<size_t>(in.gcount()));
+        std::string mod = go_mod_module(head);
         if (!mod.empty()) {
           m = {true, d, mod};
           break;

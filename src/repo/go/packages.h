@@ -8,7 +8,8 @@
 
 namespace repoctx {
 
-// rel_paths: '/'-separated paths relative to `root` (only the *.go ones are named). The import path of a
+// rel_paths: '/'-separated paths relative to `root` (only the *.go ones are named). A go.mod that is a
+// symbolic link is ignored. The import path of a
 // file's directory is, in order: the nearest go.mod at or above it inside the root (`module m` + "/" + the
 // path below it; Go's own tree declares `module std`, whose packages are named by that path alone); else
 // the path below the last `src/` folder above it (a GOPATH tree such as /usr/share/gocode/src); else
