@@ -26,6 +26,7 @@
 #include "repo/javascript/modules.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
+#include "repo/rust/crates.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/log.h"
@@ -204,6 +205,8 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   for (auto& [rel, path] : go_package_paths(rels, plan.root.string(), plan.root.filename().string()))
     plan.modules[rel] = std::move(path);
   for (auto& [rel, module] : javascript_module_names(rels)) plan.modules[rel] = std::move(module);
+  for (auto& [rel, module] : rust_module_names(rels, plan.root.string(), plan.root.filename().string()))
+    plan.modules[rel] = std::move(module);
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 

@@ -86,6 +86,11 @@ void SymbolGraph::build_tables() const {
         go_members_[files[e.file].module + '\x1f' + e.qualname] = static_cast<int>(i);
         if (e.kind == EntityKind::method) continue;  // "T.M" is the type's member, not a package name
       }
+      if (files[e.file].language == Language::rust && e.kind == EntityKind::method) {  // an impl's "T.m"
+        const std::string& m = files[e.file].module;
+        rust_methods_[m.substr(0, m.find('.')) + '\x1f' + e.qualname] = static_cast<int>(i);
+        continue;
+      }
       top_level_[e.file][e.name] = static_cast<int>(i);
     }
     for (const auto& f : files) {
@@ -119,6 +124,19 @@ std::string SymbolGraph::import_module(int file, const Import& im) const {
     // (a package outside the repository: external).
     for (const auto& m : javascript_specifier_modules(v_.files()[file].path, im.module))
       if (v_.file_by_module(m)) return m;
+    return im.module;
+  }
+  if (is_rust(file) && im.level == 0) {
+    // A path not made absolute at extraction (`use a::b`): a child of this module (Rust 2018), a module of the
+    // crate root (Rust 2015), else another crate, in that order.
+    const std::string& here = v_.files()[file].module;
+    std::string crate = here.substr(0, here.find('.'));
+    std::string first = im.module.substr(0, im.module.find('.'));
+    build_tables();
+    for (const std::string& base : {here, crate}) {
+      std::string c = base + "." + first;
+      if (v_.file_by_module(c) || packages_.count(c)) return base + "." + im.module;
+    }
     return im.module;
   }
   if (im.level == 0) return im.module;
@@ -379,6 +397,7 @@ std::optional<int> SymbolGraph::class_member(int cls, const std::string& name, c
     }
     if (found < 0 && is_go(ents[c].file) && ents[c].parent_index < 0)
       found = go_package_member(f.module, ents[c].name + "." + name, cut);
+    if (found < 0 && is_rust(ents[c].file)) found = rust_impl_method(c, name, cut);
     if (found >= 0) return found;
   }
   return std::nullopt;
@@ -451,6 +470,21 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
       v.kind = Value::Kind::instance;
       return v;
     }
+    // A Rust impl method's `self`: an instance of the type its qualified name names ("T.m").
+    if (is_rust(file) && root == "self" && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
+        en.params[0].name == "self") {
+      Value v;
+      v.receiver = true;
+      size_t dot = en.qualname.rfind('.');
+      if (dot == std::string::npos) return Value{};
+      std::string type = en.qualname.substr(0, dot);
+      type = type.substr(type.rfind('.') + 1);
+      Resolution t = module_member(file, type, cut);
+      if (t.kind != Resolution::Kind::entity || !is_type(ents[t.entity].kind)) return Value{};
+      v.entity = t.entity;
+      v.kind = Value::Kind::instance;
+      return v;
+    }
     if (en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == root &&
         en.params[0].kind <= Parameter::positional && !has_decorator(en, "staticmethod")) {
       Value v;
@@ -489,6 +523,7 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
   }
   Resolution r = module_member(file, root, cut);
   if (r.kind != Resolution::Kind::none) return from_resolution(r);
+  if (is_rust(file)) return rust_path_root(file, root);
   Value none;
   if (is_builtin(root)) none.kind = Value::Kind::builtin;
   return none;
@@ -577,6 +612,31 @@ int SymbolGraph::go_package_member(const std::string& pkg, const std::string& qu
   return it->second;
 }
 
+int SymbolGraph::rust_impl_method(int type, const std::string& name, const FileCut* cut) const {
+  build_tables();
+  const auto& ents = v_.entities();
+  const EntityRec& t = ents[type];
+  const FileRec& f = v_.files()[t.file];
+  std::string qual = t.qualname + "." + name;
+  for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)  // the type's own file first
+    if (ents[i].parent_index < 0 && ents[i].kind == EntityKind::method && ents[i].qualname == qual && !cut_away(cut, i))
+      return i;
+  auto it = rust_methods_.find(f.module.substr(0, f.module.find('.')) + '\x1f' + qual);
+  if (it == rust_methods_.end() || cut_away(cut, it->second)) return -1;
+  return it->second;
+}
+
+SymbolGraph::Value SymbolGraph::rust_path_root(int file, const std::string& root) const {
+  const std::string& here = v_.files()[file].module;
+  if (root == "crate") return module_value(here.substr(0, here.find('.')));
+  if (root == "super") {
+    size_t dot = here.rfind('.');
+    return dot == std::string::npos ? Value{} : module_value(here.substr(0, dot));
+  }
+  Value v = module_value(root);  // another crate of the repository (`regex::Regex` without a `use`)
+  return v.kind == Value::Kind::module ? v : Value{};
+}
+
 int SymbolGraph::package_type(const std::string& pkg, const std::string& name) const {
   if (pkg.empty()) return -1;
   for (int f : v_.files_in_module(pkg)) {
@@ -647,6 +707,12 @@ std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
   if (is_go(file)) return v_.files_in_module(target);  // a Go import loads every file of the package's folder
   if (is_javascript(file)) {                           // a JavaScript module is one file
     if (auto f = v_.file_by_module(target)) out.push_back(*f);
+    return out;
+  }
+  if (is_rust(file)) {  // `use a::b::C` loads module a::b (C's file), or module a::b::C itself
+    if (auto f = v_.file_by_module(target)) out.push_back(*f);
+    if (!im.name.empty())
+      if (auto f = v_.file_by_module(target + "." + im.name)) out.push_back(*f);
     return out;
   }
   if (is_java(file)) {

@@ -90,11 +90,15 @@ class SymbolGraph {
   bool is_java(int file) const { return v_.files()[file].language == Language::java; }
   bool is_go(int file) const { return v_.files()[file].language == Language::go; }
   bool is_javascript(int file) const { return is_javascript_family(v_.files()[file].language); }
+  bool is_rust(int file) const { return v_.files()[file].language == Language::rust; }
   // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
   // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever
   // file of the package declares it, or -1.
   int go_package_member(const std::string& pkg, const std::string& qualname, const FileCut* cut = nullptr) const;
+  // Rust: the method `name` an `impl` block gives the type `type` (an entity), preferring the type's own file,
+  // else any file of its crate, or -1.
+  int rust_impl_method(int type, const std::string& name, const FileCut* cut = nullptr) const;
 
  private:
   struct Value {
@@ -128,6 +132,11 @@ class SymbolGraph {
   // Go: "import path\x1fqualname" -> entity, for every package-level definition (methods by "T.M"), since a
   // Go package's files share one scope and a method may be declared in another file than its type.
   mutable std::unordered_map<std::string, int> go_members_;
+  // Rust: "crate\x1fT.m" -> the method m of an `impl T` block anywhere in the crate (an impl may sit in any
+  // module of its type's crate).
+  mutable std::unordered_map<std::string, int> rust_methods_;
+  // Rust's roots that name modules rather than items: `crate`, `super`, and another crate of the repository.
+  Value rust_path_root(int file, const std::string& root) const;
   // Per file: imported_files(file) with nothing hidden, built at the first accessible_files (a closure
   // walks most of a package's files, and rebuilding each file's import targets from module-name strings
   // for every query was a quarter of a warm structural request on sympy).

@@ -18,13 +18,16 @@ const char* language_name(Language l) {
       return "javascript";
     case Language::typescript:
       return "typescript";
+    case Language::rust:
+      return "rust";
     default:
       return "unknown";
   }
 }
 
 Language language_from_name(std::string_view name) {
-  for (auto l : {Language::python, Language::java, Language::go, Language::javascript, Language::typescript})
+  for (auto l :
+       {Language::python, Language::java, Language::go, Language::javascript, Language::typescript, Language::rust})
     if (name == language_name(l)) return l;
   return Language::unknown;
 }
@@ -33,6 +36,7 @@ Language language_from_path(const std::string& path) {
   if (ends_with(path, ".py") || ends_with(path, ".pyi")) return Language::python;
   if (ends_with(path, ".java")) return Language::java;
   if (ends_with(path, ".go")) return Language::go;
+  if (ends_with(path, ".rs")) return Language::rust;
   for (const char* ext : {".ts", ".tsx", ".mts", ".cts"})
     if (ends_with(path, ext)) return Language::typescript;
   for (const char* ext : {".js", ".jsx", ".mjs", ".cjs"})

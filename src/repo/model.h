@@ -17,12 +17,13 @@ enum class Language {
   unknown,
   go,
   javascript,
-  typescript
+  typescript,
+  rust
 };  // values are stored in query images: append only
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
 Language language_from_path(const std::string& path);
-// The line-comment marker of a language ("#" for Python, "//" for the C family, Java and Go).
+// The line-comment marker of a language ("#" for Python, "//" for the C family, Java, Go and Rust).
 inline const char* line_comment(Language l) {
   return l == Language::python ? "#" : "//";
 }
@@ -36,7 +37,8 @@ inline bool is_javascript_family(Language l) {
   return l == Language::javascript || l == Language::typescript;
 }
 // A test file by the usual conventions: under tests/, test/ or testing/, named test_*.py, *_test.py,
-// conftest.py, *_test.go, *.test.js / *.spec.ts (and __tests__/) (Java's src/test/ included).
+// conftest.py, *_test.go, *.test.js / *.spec.ts (and __tests__/) (Java's src/test/ included; Rust's tests/
+// and benches/ folders by the first rule).
 bool is_test_path(const std::string& path);
 
 enum class EntityKind {

@@ -6,7 +6,7 @@
 
 namespace repoctx {
 
-static std::string parent_dir(const std::string& p) {
+std::string parent_folder(const std::string& p) {
   size_t s = p.rfind('/');
   return s == std::string::npos ? std::string() : p.substr(0, s);
 }
@@ -28,13 +28,13 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
                                                                  const std::string& root_name) {
   std::unordered_set<std::string> packages;  // directories ("" = root) holding an __init__.py
   for (const auto& p : rel_paths) {
-    if (p == "__init__.py" || ends_with(p, "/__init__.py")) packages.insert(parent_dir(p));
+    if (p == "__init__.py" || ends_with(p, "/__init__.py")) packages.insert(parent_folder(p));
   }
   bool root_is_package = packages.count("");
   std::unordered_map<std::string, std::string> out;
   for (const auto& p : rel_paths) {
     if (!ends_with(p, ".py") && !ends_with(p, ".pyi")) continue;
-    std::string dir = parent_dir(p);
+    std::string dir = parent_folder(p);
     // Climb while the directory is a package: the import root is the parent of the top-most one.
     std::string top;
     bool in_package = false;
@@ -43,7 +43,7 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
       in_package = true;
       top = d;
       if (d.empty()) break;
-      d = parent_dir(d);
+      d = parent_folder(d);
       if (!packages.count(d)) break;
     }
     std::string rel_mod;
@@ -53,7 +53,7 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
       continue;
     }
     if (in_package) {
-      std::string import_root = parent_dir(top);
+      std::string import_root = parent_folder(top);
       std::string sub = import_root.empty() ? p : p.substr(import_root.size() + 1);
       out[p] = module_from_relpath(sub);
       continue;

@@ -18,4 +18,7 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
 // "a/b/c.py" -> "a.b.c", "a/b/__init__.py" -> "a.b"
 std::string module_from_relpath(const std::string& rel);
 
+// The folder of a '/'-separated relative path ("a/b/c.py" -> "a/b", "c.py" -> "").
+std::string parent_folder(const std::string& rel);
+
 }  // namespace repoctx

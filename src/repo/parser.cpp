@@ -117,20 +117,42 @@ TSTree* parse_for_extraction(TSParser* parser, const TSLanguage* lang, std::stri
       out.errors.push_back({1, 1, "tree-sitter returned no tree"});
     return nullptr;
   }
-  TSNode root = ts_tree_root_node(tree);
-  if (ts_node_has_error(root))
-    out.errors.push_back({1, static_cast<int>(ts_node_end_point(root).row) + 1, "syntax errors in file"});
+  record_syntax_errors(ts_tree_root_node(tree), out);
   return tree;
 }
 
+void record_syntax_errors(TSNode root, ParsedFile& out) {
+  if (!ts_node_has_error(root)) return;
+  std::vector<TSNode> stack{root}, kids;
+  size_t cap = out.errors.size() + 50;
+  while (!stack.empty() && out.errors.size() < cap) {
+    TSNode n = stack.back();
+    stack.pop_back();
+    if (ts_node_is_error(n) || ts_node_is_missing(n)) {
+      out.errors.push_back({ts::start_line(n), ts::end_line(n),
+                            ts_node_is_missing(n) ? std::string("missing ") + ts_node_type(n) : "syntax error"});
+      continue;
+    }
+    if (!ts_node_has_error(n)) continue;
+    kids.clear();
+    ts::for_each_child(n, false, [&](TSNode c) { kids.push_back(c); });
+    stack.insert(stack.end(), kids.rbegin(), kids.rend());
+  }
+}
+
 SourceParser::SourceParser()
-    : python_(ts_parser_new()), java_(ts_parser_new()), go_(ts_parser_new()), javascript_(ts_parser_new()) {}
+    : python_(ts_parser_new()),
+      java_(ts_parser_new()),
+      go_(ts_parser_new()),
+      javascript_(ts_parser_new()),
+      rust_(ts_parser_new()) {}
 
 SourceParser::~SourceParser() {
   ts_parser_delete(python_);
   ts_parser_delete(java_);
   ts_parser_delete(go_);
   ts_parser_delete(javascript_);
+  ts_parser_delete(rust_);
 }
 
 ParsedFile SourceParser::parse(const std::string& path, const std::string& module, std::string_view source,
@@ -154,6 +176,9 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
     case Language::typescript:
       extract_javascript(javascript_, source, pf, stop_);
       break;
+    case Language::rust:
+      extract_rust(rust_, source, pf, stop_);
+      break;
     default:
       break;
   }
@@ -163,6 +188,7 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
 extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_java(void);
 extern "C" const TSLanguage* tree_sitter_go(void);
+extern "C" const TSLanguage* tree_sitter_rust(void);
 
 const TSLanguage* grammar_of(Language lang, const std::string& path) {
   switch (lang) {
@@ -175,6 +201,8 @@ const TSLanguage* grammar_of(Language lang, const std::string& path) {
       return tree_sitter_java();
     case Language::go:
       return tree_sitter_go();
+    case Language::rust:
+      return tree_sitter_rust();
     default:
       return nullptr;
   }
@@ -185,7 +213,8 @@ std::string syntax_tree(std::string_view source, Language lang) {
   const TSLanguage* grammar = grammar_of(lang);
   if (!grammar) {
     ts_parser_delete(p);
-    throw Error(ExitCode::bad_input, "no grammar for this file's language (.py, .java and .go files are parsed)");
+    throw Error(ExitCode::bad_input,
+                "no grammar for this file's language (.py, .java, .go, .js/.ts and .rs files are parsed)");
   }
   TSTree* t = parse_tree(p, grammar, source);
   if (!t) {

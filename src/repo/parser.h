@@ -11,6 +11,7 @@
 
 struct TSParser;
 struct TSTree;
+struct TSNode;
 struct TSLanguage;
 
 namespace repoctx {
@@ -58,6 +59,7 @@ class SourceParser {
   TSParser* java_;
   TSParser* go_;
   TSParser* javascript_;
+  TSParser* rust_;
   const std::atomic<bool>* stop_ = nullptr;
 };
 
@@ -82,12 +84,17 @@ void extract_go(TSParser* parser, std::string_view source, ParsedFile& out, cons
 void extract_javascript(TSParser* parser, std::string_view source, ParsedFile& out,
                         const std::atomic<bool>* stop = nullptr);
 const TSLanguage* javascript_grammar(Language lang, const std::string& path);
+void extract_rust(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);
 
-// What the Java, Go and JavaScript extractors start from: the file's tree under tree_memory_limit(), with
-// "syntax errors in file" recorded when tree-sitter recovered from some; nullptr, its reason recorded in
+// The regions tree-sitter recovered from (ERROR and MISSING nodes, at most 50), appended to out.errors: the
+// extractors keep every definition outside them.
+void record_syntax_errors(TSNode root, ParsedFile& out);
+
+// What the Java, Go, JavaScript and Rust extractors start from: the file's tree under tree_memory_limit(), with
+// its syntax error regions recorded (record_syntax_errors); nullptr, its reason recorded in
 // out.errors, when no tree was built. The caller owns the tree.
 TSTree* parse_for_extraction(TSParser* parser, const TSLanguage* lang, std::string_view source, ParsedFile& out,
                              const std::atomic<bool>* stop);

@@ -604,22 +604,7 @@ void extract_python(TSParser* parser, std::string_view source, ParsedFile& out, 
     return;
   }
   TSNode root = ts_tree_root_node(tree);
-  if (ts_node_has_error(root)) {
-    // Report the error regions; the extractor keeps every definition tree-sitter recovered.
-    std::vector<TSNode> stack{root};
-    while (!stack.empty() && out.errors.size() < 50) {
-      TSNode n = stack.back();
-      stack.pop_back();
-      if (ts_node_is_error(n) || ts_node_is_missing(n)) {
-        out.errors.push_back({ts::start_line(n), ts::end_line(n),
-                              ts_node_is_missing(n) ? std::string("missing ") + ts_node_type(n) : "syntax error"});
-        continue;
-      }
-      if (!ts_node_has_error(n)) continue;
-      uint32_t c = ts_node_child_count(n);
-      for (uint32_t i = c; i-- > 0;) stack.push_back(ts_node_child(n, i));
-    }
-  }
+  record_syntax_errors(root, out);
   PythonExtractor ex(source, out);
   ex.run(root);
   ts_tree_delete(tree);

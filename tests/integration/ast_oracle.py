@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Entity extraction vs. each language's own parser, on whole source trees.
 
-    ast_oracle.py --repoctx BIN [--language python|go|javascript] ROOT [ROOT...]
+    ast_oracle.py --repoctx BIN [--language python|go|javascript|rust] ROOT [ROOT...]
 
 For each ROOT: the language's oracle -> oracle JSONL (python: tests/oracle/ast_entities.py, CPython's ast;
 go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder; javascript
-(JavaScript and TypeScript): tests/oracle/ts_entities.js, the TypeScript compiler's parser under node);
+(JavaScript and TypeScript): tests/oracle/ts_entities.js, the TypeScript compiler's parser under node; rust:
+tests/oracle/rust_entities, syn's parser, built offline with cargo against Debian's crates in
+/usr/share/cargo/registry);
 `repoctx symbols ROOT --db TMP --keep-vendored --keep-generated --jsonl -q` -> repoctx JSONL;
 tests/oracle/compare_entities.py ORACLE REPOCTX (python: exit 0 iff every file the oracle parsed agrees;
-go, javascript: iff >= 99% of the entities agree both ways, the disagreements listed).
+go, javascript, rust: iff >= 99% of the entities agree both ways, the disagreements listed).
 Prints each comparison's summary; exits 1 if any root disagrees.
 """
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 
@@ -23,6 +26,9 @@ GO_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "go_entities.go")
 GO_KINDS = "class,interface,function,method,variable,field"
 TS_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ts_entities.js")
 TS_KINDS = "class,interface,function,method,constructor,variable,field"
+RUST_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "rust_entities")
+RUST_KINDS = "class,interface,function,method,variable,field"
+DEBIAN_CRATES = "/usr/share/cargo/registry"
 COMPARE = os.path.join(REPO_ROOT, "tests", "oracle", "compare_entities.py")
 
 
@@ -42,8 +48,29 @@ def build_go_oracle(tmp, ck):
     return exe
 
 
+def build_rust_oracle(tmp, ck):
+    """The Rust oracle's binary, built offline by cargo from the crates Debian installs (None when that fails)."""
+    src = os.path.join(tmp, "rust_entities")
+    shutil.copytree(RUST_ORACLE, src, ignore=shutil.ignore_patterns("target"))
+    os.makedirs(os.path.join(src, ".cargo"), exist_ok=True)
+    with open(os.path.join(src, ".cargo", "config.toml"), "w", encoding="utf-8") as f:
+        f.write('[source.crates-io]\nreplace-with = "debian"\n'
+                f'[source.debian]\ndirectory = "{DEBIAN_CRATES}"\n[net]\noffline = true\n')
+    # Debian's cargo (scripts/apt.lock) when installed: the crates in the registry are the ones it builds.
+    cargo = "/usr/bin/cargo" if os.path.exists("/usr/bin/cargo") else shutil.which("cargo")
+    if cargo is None:
+        ck.fail("cargo is not installed: run scripts/setup.sh --test-tools")
+        return None
+    env = dict(os.environ, CARGO_TARGET_DIR=os.path.join(tmp, "cargo-target"))
+    p = subprocess.run([cargo, "build", "--release", "--offline", "--quiet"], capture_output=True, text=True,
+                       timeout=900, env=env, cwd=src)
+    if not ck.check(p.returncode == 0, "the syn oracle builds", tail(p.stderr)):
+        return None
+    return os.path.join(tmp, "cargo-target", "release", "rust_entities")
+
+
 def oracle_command(language, oracle_exe, root, out):
-    if language == "go":
+    if language in ("go", "rust"):
         return [oracle_exe, "--out", out, root]
     if language == "javascript":
         return ["node", TS_ORACLE, root, "--out", out]
@@ -84,6 +111,8 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
         compare += ["--kinds", GO_KINDS, "--min-agreement", "0.99"]
     if language == "javascript":
         compare += ["--kinds", TS_KINDS, "--min-agreement", "0.99"]
+    if language == "rust":
+        compare += ["--kinds", RUST_KINDS, "--min-agreement", "0.99"]
     c = subprocess.run(compare, capture_output=True, text=True, timeout=600)
     print("\n".join("  " + line for line in c.stdout.rstrip().splitlines()))
     if c.stderr.strip():
@@ -95,14 +124,15 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
-    ap.add_argument("--language", choices=["python", "go", "javascript"], default="python")
+    ap.add_argument("--language", choices=["python", "go", "javascript", "rust"], default="python")
     ap.add_argument("roots", nargs="+", metavar="ROOT")
     args = ap.parse_args()
     binary = os.path.abspath(args.repoctx)
     ck = Checker()
     with TempDir("repoctx-oracle-") as tmp:
-        oracle_exe = build_go_oracle(tmp, ck) if args.language == "go" else None
-        if args.language == "go" and oracle_exe is None:
+        builders = {"go": build_go_oracle, "rust": build_rust_oracle}
+        oracle_exe = builders[args.language](tmp, ck) if args.language in builders else None
+        if args.language in builders and oracle_exe is None:
             return ck.finish("ast_oracle")
         for i, root in enumerate(args.roots):
             check_root(binary, os.path.abspath(root), tmp, ck, i, args.language, oracle_exe)

@@ -3,16 +3,12 @@
 #include <filesystem>
 #include <fstream>
 
+#include "repo/modules.h"
 #include "util/text.h"
 
 namespace repoctx {
 
 namespace {
-
-std::string parent_of(const std::string& dir) {
-  size_t s = dir.rfind('/');
-  return s == std::string::npos ? std::string() : dir.substr(0, s);
-}
 
 std::string join(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -70,7 +66,7 @@ std::unordered_map<std::string, std::string> go_package_paths(const std::vector<
         }
       }
       if (d.empty()) break;
-      d = parent_of(d);
+      d = parent_folder(d);
     }
     for (const auto& w : walked) module_of_dir[w] = m;
     return m;
@@ -80,7 +76,7 @@ std::unordered_map<std::string, std::string> go_package_paths(const std::vector<
   std::unordered_map<std::string, std::string> path_of_dir;
   for (const auto& rel : rel_paths) {
     if (!ends_with(rel, ".go")) continue;
-    std::string dir = parent_of(rel);
+    std::string dir = parent_folder(rel);
     auto known = path_of_dir.find(dir);
     if (known == path_of_dir.end()) {
       std::string path;
