@@ -88,7 +88,9 @@ void SymbolGraph::build_tables() const {
       }
       if (files[e.file].language == Language::rust && e.kind == EntityKind::method) {  // an impl's "T.m"
         const std::string& m = files[e.file].module;
-        rust_methods_[m.substr(0, m.find('.')) + '\x1f' + e.qualname] = static_cast<int>(i);
+        size_t dot = e.qualname.rfind('.');
+        if (dot != std::string::npos)
+          rust_methods_[m.substr(0, m.find('.')) + '\x1f' + e.qualname.substr(0, dot)].push_back(static_cast<int>(i));
         continue;
       }
       top_level_[e.file][e.name] = static_cast<int>(i);
@@ -472,19 +474,8 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
     }
     // A Rust impl method's `self`: an instance of the type its qualified name names ("T.m").
     if (is_rust(file) && root == "self" && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
-        en.params[0].name == "self") {
-      Value v;
-      v.receiver = true;
-      size_t dot = en.qualname.rfind('.');
-      if (dot == std::string::npos) return Value{};
-      std::string type = en.qualname.substr(0, dot);
-      type = type.substr(type.rfind('.') + 1);
-      Resolution t = module_member(file, type, cut);
-      if (t.kind != Resolution::Kind::entity || !is_type(ents[t.entity].kind)) return Value{};
-      v.entity = t.entity;
-      v.kind = Value::Kind::instance;
-      return v;
-    }
+        en.params[0].name == "self")
+      return rust_receiver(file, en, cut);
     if (en.kind == EntityKind::method && !en.params.empty() && en.params[0].name == root &&
         en.params[0].kind <= Parameter::positional && !has_decorator(en, "staticmethod")) {
       Value v;
@@ -621,9 +612,32 @@ int SymbolGraph::rust_impl_method(int type, const std::string& name, const FileC
   for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)  // the type's own file first
     if (ents[i].parent_index < 0 && ents[i].kind == EntityKind::method && ents[i].qualname == qual && !cut_away(cut, i))
       return i;
-  auto it = rust_methods_.find(f.module.substr(0, f.module.find('.')) + '\x1f' + qual);
-  if (it == rust_methods_.end() || cut_away(cut, it->second)) return -1;
-  return it->second;
+  for (int m : rust_impl_methods(type))
+    if (ents[m].name == name && !cut_away(cut, m)) return m;
+  return -1;
+}
+
+const std::vector<int>& SymbolGraph::rust_impl_methods(int type) const {
+  build_tables();
+  static const std::vector<int> none;
+  const EntityRec& t = v_.entities()[type];
+  const std::string& module = v_.files()[t.file].module;
+  auto it = rust_methods_.find(module.substr(0, module.find('.')) + '\x1f' + t.qualname);
+  return it == rust_methods_.end() ? none : it->second;
+}
+
+SymbolGraph::Value SymbolGraph::rust_receiver(int file, const EntityRec& method, const FileCut* cut) const {
+  size_t dot = method.qualname.rfind('.');
+  if (dot == std::string::npos) return Value{};
+  std::string type = method.qualname.substr(0, dot);
+  type = type.substr(type.rfind('.') + 1);
+  Resolution t = module_member(file, type, cut);
+  if (t.kind != Resolution::Kind::entity || !is_type(v_.entities()[t.entity].kind)) return Value{};
+  Value v;
+  v.receiver = true;
+  v.entity = t.entity;
+  v.kind = Value::Kind::instance;
+  return v;
 }
 
 SymbolGraph::Value SymbolGraph::rust_path_root(int file, const std::string& root) const {

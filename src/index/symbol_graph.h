@@ -99,6 +99,8 @@ class SymbolGraph {
   // Rust: the method `name` an `impl` block gives the type `type` (an entity), preferring the type's own file,
   // else any file of its crate, or -1.
   int rust_impl_method(int type, const std::string& name, const FileCut* cut = nullptr) const;
+  // Rust: every method the `impl` blocks of its crate give the type `type`, in index order.
+  const std::vector<int>& rust_impl_methods(int type) const;
 
  private:
   struct Value {
@@ -132,11 +134,13 @@ class SymbolGraph {
   // Go: "import path\x1fqualname" -> entity, for every package-level definition (methods by "T.M"), since a
   // Go package's files share one scope and a method may be declared in another file than its type.
   mutable std::unordered_map<std::string, int> go_members_;
-  // Rust: "crate\x1fT.m" -> the method m of an `impl T` block anywhere in the crate (an impl may sit in any
+  // Rust: "crate\x1fT" -> the methods of the `impl T` blocks anywhere in the crate (an impl may sit in any
   // module of its type's crate).
-  mutable std::unordered_map<std::string, int> rust_methods_;
+  mutable std::unordered_map<std::string, std::vector<int>> rust_methods_;
   // Rust's roots that name modules rather than items: `crate`, `super`, and another crate of the repository.
   Value rust_path_root(int file, const std::string& root) const;
+  // `self` in an impl method ("T.m"): an instance of T as the method's file names it.
+  Value rust_receiver(int file, const EntityRec& method, const FileCut* cut) const;
   // Per file: imported_files(file) with nothing hidden, built at the first accessible_files (a closure
   // walks most of a package's files, and rebuilding each file's import targets from module-name strings
   // for every query was a quarter of a warm structural request on sympy).

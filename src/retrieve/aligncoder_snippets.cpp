@@ -102,6 +102,11 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
           s.text += ind + "    " + ents[m].signature + "\n";
           s.entities.push_back(m);
         }
+      if (cf.language == Language::rust)  // a Rust type's methods are its impl blocks', in any module of its crate
+        for (int m : e.graph().rust_impl_methods(c)) {
+          s.text += ind + "    " + ents[m].signature + "\n";
+          s.entities.push_back(m);
+        }
     };
     add(cls, 0);
     out.push_back(std::move(s));

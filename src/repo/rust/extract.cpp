@@ -94,6 +94,7 @@ enum RustKind : int {
   r_block,
   r_metavariable,
   r_primitive_type,
+  r_shorthand_field_identifier,
   r_ERROR,
 };
 const std::vector<const char*> kRustKinds = {
@@ -166,6 +167,7 @@ const std::vector<const char*> kRustKinds = {
     "block",
     "metavariable",
     "primitive_type",
+    "shorthand_field_identifier",
     "ERROR",
 };
 
@@ -189,90 +191,23 @@ const RustGrammar& rust_grammar() {
 // Names every Rust file sees without a `use` (the prelude's types, variants and std's macros): references to
 // them name nothing in a repository.
 bool is_prelude(std::string_view n) {
-  static const std::unordered_set<std::string_view> names = {"Some",
-                                                             "None",
-                                                             "Ok",
-                                                             "Err",
-                                                             "Option",
-                                                             "Vec",
-                                                             "String",
-                                                             "Box",
-                                                             "ToString",
-                                                             "ToOwned",
-                                                             "Clone",
-                                                             "Copy",
-                                                             "Send",
-                                                             "Sync",
-                                                             "Sized",
-                                                             "Default",
-                                                             "Drop",
-                                                             "Fn",
-                                                             "FnMut",
-                                                             "FnOnce",
-                                                             "From",
-                                                             "Into",
-                                                             "Iterator",
-                                                             "IntoIterator",
-                                                             "Extend",
-                                                             "PartialEq",
-                                                             "Eq",
-                                                             "Ord",
-                                                             "PartialOrd",
-                                                             "AsRef",
-                                                             "AsMut",
-                                                             "TryFrom",
-                                                             "TryInto",
-                                                             "DoubleEndedIterator",
-                                                             "ExactSizeIterator",
-                                                             "drop",
-                                                             "bool",
-                                                             "char",
-                                                             "str",
-                                                             "u8",
-                                                             "u16",
-                                                             "u32",
-                                                             "u64",
-                                                             "u128",
-                                                             "usize",
-                                                             "i8",
-                                                             "i16",
-                                                             "i32",
-                                                             "i64",
-                                                             "i128",
-                                                             "isize",
-                                                             "f32",
-                                                             "f64",
-                                                             "println",
-                                                             "print",
-                                                             "eprintln",
-                                                             "eprint",
-                                                             "format",
-                                                             "vec",
-                                                             "panic",
-                                                             "assert",
-                                                             "assert_eq",
-                                                             "assert_ne",
-                                                             "debug_assert",
-                                                             "debug_assert_eq",
-                                                             "debug_assert_ne",
-                                                             "write",
-                                                             "writeln",
-                                                             "unreachable",
-                                                             "unimplemented",
-                                                             "todo",
-                                                             "matches",
-                                                             "concat",
-                                                             "stringify",
-                                                             "include_str",
-                                                             "include_bytes",
-                                                             "env",
-                                                             "cfg",
-                                                             "line",
-                                                             "file",
-                                                             "column",
-                                                             "format_args",
-                                                             "dbg",
-                                                             "_"};
+  static const std::unordered_set<std::string_view> names = [] {
+    static const char* const all =
+        "Some None Ok Err Option Vec String Box ToString ToOwned Clone Copy Send Sync Sized Default Drop Fn "
+        "FnMut FnOnce From Into Iterator IntoIterator Extend PartialEq Eq Ord PartialOrd AsRef AsMut TryFrom "
+        "TryInto DoubleEndedIterator ExactSizeIterator drop bool char str u8 u16 u32 u64 u128 usize i8 i16 i32 "
+        "i64 i128 isize f32 f64 println print eprintln eprint format vec panic assert assert_eq assert_ne "
+        "debug_assert debug_assert_eq debug_assert_ne write writeln unreachable unimplemented todo matches "
+        "concat stringify include_str include_bytes env cfg line file column format_args dbg _";
+    std::unordered_set<std::string_view> out;
+    std::string_view v(all);
+    for (size_t i = 0; i < v.size();) {
+      size_t j = std::min(v.find(' ', i), v.size());
+      out.insert(v.substr(i, j - i));
+      i = j + 1;
+    }
+    return out;
+  }();
   return names.count(n) > 0;
 }
 
@@ -758,7 +693,7 @@ class RustExtractor {
       TSNode n = stack.back();
       stack.pop_back();
       int k = kind(n);
-      if (k == r_identifier) {
+      if (k == r_identifier || k == r_shorthand_field_identifier) {  // `Point { x, .. }` binds x
         locals_.emplace(text(n));
         continue;
       }
@@ -883,9 +818,37 @@ class RustExtractor {
     }
   }
 
+  // Nodes whose insides reference nothing a body uses: nested items (their own entities or not entities),
+  // comments, literals, labels, attributes and macro token trees (not parsed as expressions).
+  static bool opaque(int k) {
+    switch (k) {
+      case r_function_item:
+      case r_mod_item:
+      case r_impl_item:
+      case r_trait_item:
+      case r_struct_item:
+      case r_enum_item:
+      case r_use_declaration:
+      case r_line_comment:
+      case r_block_comment:
+      case r_string_literal:
+      case r_raw_string_literal:
+      case r_char_literal:
+      case r_label:
+      case r_lifetime:
+      case r_field_identifier:
+      case r_attribute_item:
+      case r_token_tree:
+        return true;
+      default:
+        return false;
+    }
+  }
+
   template <class Later>
   void scan_node(TSNode n, int scope, Later&& later) {
     int k = kind(n);
+    if (opaque(k)) return;
     std::string chain;
     switch (k) {
       case r_call_expression: {
@@ -942,24 +905,6 @@ class RustExtractor {
         ts::for_each_child_field(n, [&](TSNode c, TSFieldId f) {
           if (f != g_.f_pattern && f != g_.f_type && f != g_.f_value && ts_node_is_named(c)) later(c);
         });
-        return;
-      case r_function_item:
-      case r_mod_item:
-      case r_impl_item:
-      case r_trait_item:
-      case r_struct_item:
-      case r_enum_item:
-      case r_use_declaration:
-      case r_line_comment:
-      case r_block_comment:
-      case r_string_literal:
-      case r_raw_string_literal:
-      case r_char_literal:
-      case r_label:
-      case r_lifetime:
-      case r_field_identifier:
-      case r_attribute_item:
-      case r_token_tree:
         return;
       default:
         ts::for_each_child(n, true, [&](TSNode c) { later(c); });
