@@ -12,7 +12,7 @@ secs="${1:-20}"
 shift || true
 jobs="${REPOCTX_JOBS:-$(nproc)}"
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor go_extractor javascript_extractor tokenizer
+[ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor go_extractor javascript_extractor rust_extractor tokenizer
                                      agent_tools model_json openai_response
                                      command_line http_request mcp_message)
 scripts/sanitize.sh --build-only   # the fuzz targets are built with ASan + UBSan in build-asan/
@@ -29,7 +29,7 @@ if [ ! -d "$seeds/python_extractor" ]; then
       head -c 2048 "$f" > "$seeds/tokenizer/$name"
     done
 fi
-# Go's and JavaScript's own trees when installed (the test tools install them): a sample of real files.
+# Go's, JavaScript's and Rust's trees when installed (the test tools install them): a sample of real files.
 if [ ! -d "$seeds/go_extractor" ] && [ -d /usr/share/go-1.19/src ]; then
   mkdir -p "$seeds/go_extractor"
   find /usr/share/go-1.19/src/net /usr/share/go-1.19/src/go -name '*.go' | sort | awk 'NR % 13 == 0' | head -100 |
@@ -42,6 +42,11 @@ if [ ! -d "$seeds/javascript_extractor" ] && [ -d /usr/share/nodejs ]; then
       case "$f" in *.ts) g=1 ;; *) g=0 ;; esac   # the first byte picks the grammar
       { printf '%s' "$g"; head -c 16383 "$f"; } > "$seeds/javascript_extractor/$(echo "$f" | tr '/' '_')"
     done
+fi
+if [ ! -d "$seeds/rust_extractor" ] && [ -d /usr/share/cargo/registry ]; then
+  mkdir -p "$seeds/rust_extractor"
+  find /usr/share/cargo/registry -name '*.rs' | sort | awk 'NR % 47 == 0' | head -100 |
+    while read -r f; do head -c 16384 "$f" > "$seeds/rust_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
@@ -56,7 +61,7 @@ for t in "${targets[@]}"; do
   dict=()
   case $t in
     python_extractor|java_extractor) dict=(-dict="fuzz/$t.dict") ;;
-    go_extractor|javascript_extractor) dict=() ;;
+    go_extractor|javascript_extractor|rust_extractor) dict=() ;;
     agent_tools|model_json|openai_response|mcp_message) dict=(-dict=fuzz/json.dict) ;;
     http_request) dict=(-dict=fuzz/http.dict) ;;
   esac
