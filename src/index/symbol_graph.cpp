@@ -382,6 +382,17 @@ std::vector<int> SymbolGraph::mro(int cls, const FileCut* cut) const {
     }
   };
   visit(cls);
+  // A Rust type's traits are named by its impl blocks (`impl Tr for T`, in any module of the crate): each
+  // method carries its trait, resolved where the impl is written; their provided methods are the type's too.
+  if (is_rust(v_.entities()[cls].file) && is_type(v_.entities()[cls].kind))
+    for (int m : rust_impl_methods(cls))
+      for (const std::string& tr : v_.entities()[m].bases) {
+        Resolution r = resolve(v_.entities()[m].file, -1, tr, nullptr, cut);
+        if (r.kind != Resolution::Kind::entity || !is_type(v_.entities()[r.entity].kind)) continue;
+        if (!seen.insert(r.entity).second) continue;
+        out.push_back(r.entity);
+        visit(r.entity);
+      }
   if (cut) return out;
   std::lock_guard lk(mu_);
   mro_cache_.emplace(cls, out);

@@ -88,7 +88,7 @@ struct Entity {
   std::string signature;                // header text "def f(a, b=1) -> int:" with whitespace collapsed
   std::string docstring;                // cleaned like inspect.cleandoc
   std::vector<std::string> decorators;  // decorator expressions without '@'
-  std::vector<std::string> bases;       // class bases / Java extends+implements, source text
+  std::vector<std::string> bases;       // class bases / Java extends+implements / a Rust impl method's trait
   std::vector<Parameter> params;        // callables only
   bool is_async = false;
 };

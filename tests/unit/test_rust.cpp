@@ -247,7 +247,10 @@ class RustResolution : public ::testing::Test {
                 "    }\n\n    fn pi() -> f64 {\n        3.14\n    }\n}\n");
     repo_.write("src/shapes/render.rs",
                 "use super::Circle;\n\nimpl Circle {\n    pub fn draw(&self) -> String {\n"
-                "        format!(\"{}\", self.r)\n    }\n}\n");
+                "        format!(\"{}\", self.r)\n    }\n}\n\n"
+                "pub trait Describe {\n    fn name(&self) -> String;\n"
+                "    fn describe(&self) -> String {\n        self.name()\n    }\n}\n\n"
+                "impl Describe for Circle {\n    fn name(&self) -> String {\n        String::new()\n    }\n}\n");
     repo_.write("src/app.rs",
                 "use shapes::Circle;\nuse util::cube;\n\npub fn run() -> f64 {\n"
                 "    let c = Circle::new(2.0);\n    cube(c.r) + crate::util::square(1.0) + super::app::helper()\n}\n\n"
@@ -298,6 +301,13 @@ TEST_F(RustResolution, TheReceiverAndSelfReachTheTypesMembersInAnyModule) {
             (std::set<std::string>{"src/shapes/mod.rs::Circle", "src/shapes/mod.rs::Circle.r",
                                    "src/shapes/render.rs::Circle.draw", "src/shapes/mod.rs::Circle.pi",
                                    "src/util.rs::square"}));
+}
+
+// `impl Describe for Circle` makes the trait's provided methods Circle's; its own implementation comes first.
+TEST_F(RustResolution, ATraitImplementedForATypeLendsItsProvidedMethods) {
+  EXPECT_EQ(resolve(shapes_, "self.describe", area_), "src/shapes/render.rs::Describe.describe");
+  EXPECT_EQ(resolve(shapes_, "self.name", area_), "src/shapes/render.rs::Circle.name");
+  EXPECT_EQ(resolve(shapes_, "Circle.describe", -1), "src/shapes/render.rs::Describe.describe");
 }
 
 TEST_F(RustResolution, PathsThroughUseCrateAndSuper) {

@@ -567,9 +567,16 @@ class RustExtractor {
     std::string owner = base_type_name(type);
     if (owner.empty() || ts_node_is_null(body)) return;
     self_type_ = owner;
-    scan_types(field(n, g_.f_trait), -1);
+    TSNode trait = field(n, g_.f_trait);
+    scan_types(trait, -1);
+    std::string trait_path;  // `impl fmt::Display for T`: "fmt.Display", as the resolver reads a chain
+    if (!ts_node_is_null(trait) && !chain_of(trait, trait_path)) trait_path.clear();
     ts::for_each_child(body, true, [&](TSNode c) {
-      if (kind(c) == r_function_item) visit_function(c, prefix, owner, -1);
+      if (kind(c) != r_function_item) return;
+      size_t before = out_.entities.size();
+      visit_function(c, prefix, owner, -1);
+      // The trait an impl method implements: its type's bases gain the trait (provided methods, supertraits).
+      if (!trait_path.empty() && out_.entities.size() > before) out_.entities[before].bases.push_back(trait_path);
     });
     self_type_.clear();
   }
