@@ -615,17 +615,14 @@ int SymbolGraph::go_package_member(const std::string& pkg, const std::string& qu
 }
 
 int SymbolGraph::rust_impl_method(int type, const std::string& name, const FileCut* cut) const {
-  build_tables();
   const auto& ents = v_.entities();
-  const EntityRec& t = ents[type];
-  const FileRec& f = v_.files()[t.file];
-  std::string qual = t.qualname + "." + name;
-  for (int i = f.first_entity; i < f.first_entity + f.n_entities; ++i)  // the type's own file first
-    if (ents[i].parent_index < 0 && ents[i].kind == EntityKind::method && ents[i].qualname == qual && !cut_away(cut, i))
-      return i;
-  for (int m : rust_impl_methods(type))
-    if (ents[m].name == name && !cut_away(cut, m)) return m;
-  return -1;
+  int elsewhere = -1;  // the type's own file first: two types of one name in a crate keep their own impls
+  for (int m : rust_impl_methods(type)) {
+    if (ents[m].name != name || cut_away(cut, m)) continue;
+    if (ents[m].file == ents[type].file) return m;
+    if (elsewhere < 0) elsewhere = m;
+  }
+  return elsewhere;
 }
 
 const std::vector<int>& SymbolGraph::rust_impl_methods(int type) const {
