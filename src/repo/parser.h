@@ -74,7 +74,7 @@ std::string syntax_tree(std::string_view source, Language lang);
 // the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl = nullptr);
 
-// Language-specific extractors (python_parser.cpp, java_parser.cpp, go/extract.cpp). A file whose tree would exceed
+// Language-specific extractors (python/, java/, go/, javascript/, rust/ extract.cpp). A file whose tree would exceed
 // tree_memory_limit() gets no entities and a `partial` error saying why.
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
