@@ -226,17 +226,37 @@ class RustExtractor {
   std::string crate_;                       // the crate's name, the first part of the file's module
   std::unordered_set<std::string> locals_;  // names bound inside the function being scanned
   std::string self_type_;                   // what `Self` names inside the impl or trait being visited
+  std::vector<TSNode> before_;  // the attributes and comments right before the item being visited
   bool truncated_ = false;
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
   TSNode field(TSNode n, TSFieldId f) const { return ts_node_child_by_field_id(n, f); }
 
+  // Calls f(item) for each named child of a list that is not an attribute or a comment, with before_ holding
+  // the attributes and comments right before it (tree-sitter's prev_sibling walks down from the parent on
+  // every call: quadratic in a long list).
+  template <class F>
+  void for_each_item(TSNode list, F&& f) {
+    std::vector<TSNode> run;
+    ts::for_each_child(list, true, [&](TSNode c) {
+      int k = kind(c);
+      if (k == r_attribute_item || k == r_line_comment || k == r_block_comment) {
+        run.push_back(c);
+        return;
+      }
+      before_.swap(run);
+      run.clear();
+      f(c);
+      before_.clear();
+    });
+  }
+
   // Items of the file (prefix "") or of an inline module (prefix "m."); `depth` counts inline modules,
   // what `super::` climbs first.
   void visit_items(TSNode list, const std::string& prefix, int depth) {
     if (depth > kMaxBlockNesting) return;
-    ts::for_each_child(list, true, [&](TSNode n) {
+    for_each_item(list, [&](TSNode n) {
       switch (kind(n)) {
         case r_function_item:
           visit_function(n, prefix, "", -1);
@@ -429,7 +449,8 @@ class RustExtractor {
     Decorations d;
     std::vector<std::string_view> docs;
     int expect = ts::start_line(item) - 1;
-    for (TSNode p = ts_node_prev_sibling(item); !ts_node_is_null(p); p = ts_node_prev_sibling(p)) {
+    for (auto it = before_.rbegin(); it != before_.rend(); ++it) {
+      TSNode p = *it;
       int k = kind(p);
       if (ts::end_line(p) < expect) break;
       if (k == r_attribute_item) {
@@ -571,7 +592,7 @@ class RustExtractor {
     scan_types(trait, -1);
     std::string trait_path;  // `impl fmt::Display for T`: "fmt.Display", as the resolver reads a chain
     if (!ts_node_is_null(trait) && !chain_of(trait, trait_path)) trait_path.clear();
-    ts::for_each_child(body, true, [&](TSNode c) {
+    for_each_item(body, [&](TSNode c) {
       if (kind(c) != r_function_item) return;
       size_t before = out_.entities.size();
       visit_function(c, prefix, owner, -1);
@@ -599,7 +620,7 @@ class RustExtractor {
     scan_types(bounds, idx);
     if (ts_node_is_null(body)) return;
     self_type_ = nm;
-    ts::for_each_child(body, true, [&](TSNode c) {
+    for_each_item(body, [&](TSNode c) {
       if (kind(c) == r_function_item) {
         visit_function(c, prefix, "", idx);
       } else if (kind(c) == r_function_signature_item) {
@@ -633,7 +654,7 @@ class RustExtractor {
     self_type_ = nm;
     std::string qual = out_.entities[idx].qualname;
     if (kind(body) == r_field_declaration_list) {
-      ts::for_each_child(body, true, [&](TSNode fd) {
+      for_each_item(body, [&](TSNode fd) {
         if (kind(fd) != r_field_declaration) return;
         TSNode fname = field(fd, g_.f_name);
         if (ts_node_is_null(fname)) return;
@@ -643,7 +664,7 @@ class RustExtractor {
         scan_types(field(fd, g_.f_type), idx);
       });
     } else if (kind(body) == r_enum_variant_list) {
-      ts::for_each_child(body, true, [&](TSNode v) {
+      for_each_item(body, [&](TSNode v) {
         if (kind(v) != r_enum_variant) return;
         TSNode vname = field(v, g_.f_name);
         if (ts_node_is_null(vname)) return;
