@@ -374,4 +374,14 @@ std::string collapse_spaces(std::string_view s) {
   return o;
 }
 
+std::unordered_set<std::string_view> word_set(std::string_view words) {
+  std::unordered_set<std::string_view> out;
+  for (size_t i = 0; i < words.size();) {
+    size_t j = std::min(words.find(' ', i), words.size());
+    if (j > i) out.insert(words.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace repoctx

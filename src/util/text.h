@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 namespace repoctx {
@@ -52,6 +53,9 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t max);
 bool is_blank(std::string_view line);
 std::string_view trim(std::string_view s);
 std::vector<std::string_view> split_lines(std::string_view text);
+// The space-separated words of a static string as a set (the names a language predeclares); the views point
+// into `words`, which must outlive the set.
+std::unordered_set<std::string_view> word_set(std::string_view words);
 bool starts_with(std::string_view s, std::string_view prefix);
 bool ends_with(std::string_view s, std::string_view suffix);
 std::string join(const std::vector<std::string>& parts, std::string_view sep);

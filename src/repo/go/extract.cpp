@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "repo/parser.h"
+#include "repo/reference_walk.h"
 #include "repo/ts_util.h"
 #include "util/text.h"
 
@@ -172,9 +173,9 @@ std::string base_type_name(std::string_view t) {
   return std::string(t.substr(i, j - i));
 }
 
-class GoExtractor {
+class GoExtractor : ReferenceWalk {
  public:
-  GoExtractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(go_grammar()) {}
+  GoExtractor(std::string_view src, ParsedFile& out) : ReferenceWalk(out), src_(src), out_(out), g_(go_grammar()) {}
 
   void run(TSNode root) {
     ts::for_each_child(root, true, [&](TSNode n) {
@@ -209,7 +210,6 @@ class GoExtractor {
   ParsedFile& out_;
   const GoGrammar& g_;
   std::unordered_set<std::string> locals_;  // names bound inside the function being scanned
-  bool truncated_ = false;
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -579,16 +579,6 @@ class GoExtractor {
     return true;
   }
 
-  void record(int scope, std::string chain, RefKind rk, TSNode at, int nargs = -1) {
-    Reference r;
-    r.scope = scope;
-    r.chain = std::move(chain);
-    r.kind = rk;
-    r.line = ts::start_line(at);
-    r.nargs = nargs;
-    out_.references.push_back(std::move(r));
-  }
-
   void scan_types(TSNode n, int scope) {
     if (!ts_node_is_null(n)) scan(n, scope);
   }
@@ -596,24 +586,7 @@ class GoExtractor {
   // Calls, selector chains, composite literals, type names and package-level names in source order.
   // Iterative (an explicit stack): expressions nest one tree level per operator.
   void scan(TSNode root, int scope) {
-    struct Task {
-      TSNode node;
-      int depth;
-    };
-    std::vector<Task> stack{{root, 0}};
-    std::vector<Task> kids;
-    while (!stack.empty()) {
-      Task t = stack.back();
-      stack.pop_back();
-      if (ts_node_is_null(t.node)) continue;
-      if (t.depth > kMaxSyntaxDepth) {
-        too_deep(t.node);
-        continue;
-      }
-      kids.clear();
-      scan_node(t.node, scope, [&](TSNode c) { kids.push_back({c, t.depth + 1}); });
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-    }
+    walk(root, [&](TSNode n, auto&& later) { scan_node(n, scope, later); });
   }
 
   template <class Later>
@@ -692,16 +665,6 @@ class GoExtractor {
       default:
         ts::for_each_child(n, true, [&](TSNode c) { later(c); });
     }
-  }
-
-  void too_deep(TSNode at) {
-    if (truncated_) return;
-    truncated_ = true;
-    int line = ts::start_line(at);
-    out_.errors.push_back({line, line,
-                           "an expression nested deeper than " + std::to_string(kMaxSyntaxDepth) + " levels at line " +
-                               std::to_string(line) + ": not analysed below that depth",
-                           true});
   }
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "repo/parser.h"
+#include "repo/reference_walk.h"
 #include "repo/ts_util.h"
 #include "util/text.h"
 
@@ -121,9 +122,9 @@ const Grammar& java_grammar() {
   return g;
 }
 
-class Extractor {
+class Extractor : ReferenceWalk {
  public:
-  Extractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(java_grammar()) {}
+  Extractor(std::string_view src, ParsedFile& out) : ReferenceWalk(out), src_(src), out_(out), g_(java_grammar()) {}
 
   void run(TSNode root) {
     ts::for_each_child(root, true, [&](TSNode n) {
@@ -359,37 +360,10 @@ class Extractor {
     return true;
   }
 
-  void record(int scope, std::string chain, RefKind rk, TSNode at, int nargs = -1) {
-    Reference r;
-    r.scope = scope;
-    r.chain = std::move(chain);
-    r.kind = rk;
-    r.line = ts::start_line(at);
-    r.nargs = nargs;
-    out_.references.push_back(std::move(r));
-  }
-
   // Method calls, instantiations and field accesses in a body, in source order. Iterative (an explicit
   // stack, depth first): `a.b().b()...` and `1+1+...` nest one tree level per term.
   void scan(TSNode root, int scope) {
-    struct Task {
-      TSNode node;
-      int depth;
-    };
-    std::vector<Task> stack{{root, 0}};
-    std::vector<Task> kids;
-    while (!stack.empty()) {
-      Task t = stack.back();
-      stack.pop_back();
-      if (ts_node_is_null(t.node)) continue;
-      if (t.depth > kMaxSyntaxDepth) {
-        too_deep(t.node, "an expression", kMaxSyntaxDepth);
-        continue;
-      }
-      kids.clear();
-      scan_node(t.node, scope, [&](TSNode c) { kids.push_back({c, t.depth + 1}); });
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-    }
+    walk(root, [&](TSNode n, auto&& later) { scan_node(n, scope, later); });
   }
 
   // One node of scan(): its own record, and its children to scan next (in order) through `later`.
@@ -435,17 +409,6 @@ class Extractor {
     ts::for_each_child(n, true, [&](TSNode c) { later(c); });
   }
 
-  // Records, once per file, that the walk stopped at `at` (the file is indexed as far as it reached).
-  void too_deep(TSNode at, const char* what, int limit) {
-    if (truncated_) return;
-    truncated_ = true;
-    int line = ts::start_line(at);
-    out_.errors.push_back({line, line,
-                           what + std::string(" nested deeper than ") + std::to_string(limit) + " levels at line " +
-                               std::to_string(line) + ": not analysed below that depth",
-                           true});
-  }
-  bool truncated_ = false;
   int member_depth_ = 0;
 };
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "repo/parser.h"
+#include "repo/reference_walk.h"
 #include "repo/ts_util.h"
 #include "util/text.h"
 
@@ -233,14 +234,7 @@ bool is_js_global(std::string_view n) {
         "never void object Record Partial Readonly Pick Omit ReturnType Parameters Exclude Extract "
         "NonNullable Required Iterable AsyncIterable PromiseLike ArrayLike Uint8Array ArrayBuffer "
         "DataView Intl true false null";
-    std::unordered_set<std::string_view> s;
-    std::string_view v(all);
-    for (size_t i = 0; i < v.size();) {
-      size_t j = std::min(v.find(' ', i), v.size());
-      s.insert(v.substr(i, j - i));
-      i = j + 1;
-    }
-    return s;
+    return word_set(all);
   }();
   return names.count(n) > 0;
 }
@@ -259,9 +253,10 @@ std::string file_stem(const std::string& path) {
   return base;
 }
 
-class JsExtractor {
+class JsExtractor : ReferenceWalk {
  public:
-  JsExtractor(std::string_view src, ParsedFile& out, const JsGrammar& g) : src_(src), out_(out), g_(g) {}
+  JsExtractor(std::string_view src, ParsedFile& out, const JsGrammar& g)
+      : ReferenceWalk(out), src_(src), out_(out), g_(g) {}
 
   void run(TSNode root) {
     ts::for_each_child(root, true, [&](TSNode n) { visit_top(n, n); });
@@ -272,7 +267,6 @@ class JsExtractor {
   ParsedFile& out_;
   const JsGrammar& g_;
   std::unordered_set<std::string> locals_;
-  bool truncated_ = false;
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -903,36 +897,8 @@ class JsExtractor {
     return out != "this";
   }
 
-  void record(int scope, std::string chain, RefKind rk, TSNode at, int nargs = -1) {
-    Reference r;
-    r.scope = scope;
-    r.chain = std::move(chain);
-    r.kind = rk;
-    r.line = ts::start_line(at);
-    r.nargs = nargs;
-    out_.references.push_back(std::move(r));
-  }
-
   void scan(TSNode root, int scope) {
-    if (ts_node_is_null(root)) return;
-    struct Task {
-      TSNode node;
-      int depth;
-    };
-    std::vector<Task> stack{{root, 0}};
-    std::vector<Task> kids;
-    while (!stack.empty()) {
-      Task t = stack.back();
-      stack.pop_back();
-      if (ts_node_is_null(t.node)) continue;
-      if (t.depth > kMaxSyntaxDepth) {
-        too_deep(t.node);
-        continue;
-      }
-      kids.clear();
-      scan_node(t.node, scope, [&](TSNode c) { kids.push_back({c, t.depth + 1}); });
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-    }
+    walk(root, [&](TSNode n, auto&& later) { scan_node(n, scope, later); });
   }
 
   template <class Later>
@@ -992,16 +958,6 @@ class JsExtractor {
       default:
         ts::for_each_child(n, true, [&](TSNode c) { later(c); });
     }
-  }
-
-  void too_deep(TSNode at) {
-    if (truncated_) return;
-    truncated_ = true;
-    int line = ts::start_line(at);
-    out_.errors.push_back({line, line,
-                           "an expression nested deeper than " + std::to_string(kMaxSyntaxDepth) + " levels at line " +
-                               std::to_string(line) + ": not analysed below that depth",
-                           true});
   }
 };
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "repo/parser.h"
+#include "repo/reference_walk.h"
 #include "repo/ts_util.h"
 #include "util/text.h"
 
@@ -199,21 +200,14 @@ bool is_prelude(std::string_view n) {
         "i64 i128 isize f32 f64 println print eprintln eprint format vec panic assert assert_eq assert_ne "
         "debug_assert debug_assert_eq debug_assert_ne write writeln unreachable unimplemented todo matches "
         "concat stringify include_str include_bytes env cfg line file column format_args dbg _";
-    std::unordered_set<std::string_view> out;
-    std::string_view v(all);
-    for (size_t i = 0; i < v.size();) {
-      size_t j = std::min(v.find(' ', i), v.size());
-      out.insert(v.substr(i, j - i));
-      i = j + 1;
-    }
-    return out;
+    return word_set(all);
   }();
   return names.count(n) > 0;
 }
 
-class RustExtractor {
+class RustExtractor : ReferenceWalk {
  public:
-  RustExtractor(std::string_view src, ParsedFile& out) : src_(src), out_(out), g_(rust_grammar()) {
+  RustExtractor(std::string_view src, ParsedFile& out) : ReferenceWalk(out), src_(src), out_(out), g_(rust_grammar()) {
     crate_ = out.module.substr(0, out.module.find('.'));
   }
 
@@ -226,8 +220,7 @@ class RustExtractor {
   std::string crate_;                       // the crate's name, the first part of the file's module
   std::unordered_set<std::string> locals_;  // names bound inside the function being scanned
   std::string self_type_;                   // what `Self` names inside the impl or trait being visited
-  std::vector<TSNode> before_;  // the attributes and comments right before the item being visited
-  bool truncated_ = false;
+  std::vector<TSNode> before_;              // the attributes and comments right before the item being visited
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -810,40 +803,13 @@ class RustExtractor {
     return true;
   }
 
-  void record(int scope, std::string chain, RefKind rk, TSNode at, int nargs = -1) {
-    Reference r;
-    r.scope = scope;
-    r.chain = std::move(chain);
-    r.kind = rk;
-    r.line = ts::start_line(at);
-    r.nargs = nargs;
-    out_.references.push_back(std::move(r));
-  }
-
   void scan_types(TSNode n, int scope) {
     if (!ts_node_is_null(n)) scan(n, scope);
   }
 
   // Iterative (an explicit stack): expressions nest one tree level per operator.
   void scan(TSNode root, int scope) {
-    struct Task {
-      TSNode node;
-      int depth;
-    };
-    std::vector<Task> stack{{root, 0}};
-    std::vector<Task> kids;
-    while (!stack.empty()) {
-      Task t = stack.back();
-      stack.pop_back();
-      if (ts_node_is_null(t.node)) continue;
-      if (t.depth > kMaxSyntaxDepth) {
-        too_deep(t.node);
-        continue;
-      }
-      kids.clear();
-      scan_node(t.node, scope, [&](TSNode c) { kids.push_back({c, t.depth + 1}); });
-      for (auto it = kids.rbegin(); it != kids.rend(); ++it) stack.push_back(*it);
-    }
+    walk(root, [&](TSNode n, auto&& later) { scan_node(n, scope, later); });
   }
 
   // Nodes whose insides reference nothing a body uses: nested items (their own entities or not entities),
@@ -937,16 +903,6 @@ class RustExtractor {
       default:
         ts::for_each_child(n, true, [&](TSNode c) { later(c); });
     }
-  }
-
-  void too_deep(TSNode at) {
-    if (truncated_) return;
-    truncated_ = true;
-    int line = ts::start_line(at);
-    out_.errors.push_back({line, line,
-                           "an expression nested deeper than " + std::to_string(kMaxSyntaxDepth) + " levels at line " +
-                               std::to_string(line) + ": not analysed below that depth",
-                           true});
   }
 };
 
