@@ -1,5 +1,7 @@
 #include "repo/modules.h"
 
+#include <filesystem>
+#include <fstream>
 #include <unordered_set>
 
 #include "util/text.h"
@@ -62,6 +64,37 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
     out[p] = root_is_package ? (m.empty() ? root_name : root_name + "." + m) : m;
   }
   return out;
+}
+
+const NearestManifest::Found& NearestManifest::at(const std::string& start) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> walked;
+  Found f;
+  std::string d = start;
+  for (;;) {
+    if (auto it = of_dir_.find(d); it != of_dir_.end()) {
+      f = it->second;
+      break;
+    }
+    walked.push_back(d);
+    fs::path manifest = fs::path(root_) / d / file_name_;
+    std::error_code ec;
+    std::ifstream in;
+    if (fs::is_regular_file(fs::symlink_status(manifest, ec))) in.open(manifest);
+    if (in) {
+      std::string head(64 << 10, '\0');
+      in.read(head.data(), static_cast<std::streamsize>(head.size()));
+      head.resize(static_cast<size_t>(in.gcount()));
+      if (std::string value = read_(head); !value.empty()) {
+        f = {true, d, std::move(value)};
+        break;
+      }
+    }
+    if (d.empty()) break;
+    d = parent_folder(d);
+  }
+  for (const auto& w : walked) of_dir_[w] = f;
+  return of_dir_[start];
 }
 
 }  // namespace repoctx

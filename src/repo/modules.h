@@ -1,6 +1,7 @@
 // Dotted Python module names for the files of a repository, from the __init__.py package structure.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,5 +21,27 @@ std::string module_from_relpath(const std::string& rel);
 
 // The folder of a '/'-separated relative path ("a/b/c.py" -> "a/b", "c.py" -> "").
 std::string parent_folder(const std::string& rel);
+
+// The nearest manifest (go.mod, Cargo.toml) at or above folders of a repository, each folder walked once.
+// A manifest counts when `read` gives its head a non-empty value (the module path, the crate name); one that
+// is a symbolic link is not read (the index reads nothing outside the repository), and only its first 64 KiB
+// are (more than any real manifest's head, where these values live).
+class NearestManifest {
+ public:
+  struct Found {
+    bool found = false;
+    std::string dir;    // the manifest's folder, relative to the root ("" = the root)
+    std::string value;  // what `read` made of it
+  };
+  NearestManifest(std::string root, std::string file_name, std::function<std::string(const std::string&)> read)
+      : root_(std::move(root)), file_name_(std::move(file_name)), read_(std::move(read)) {}
+  // For a folder relative to the root: the nearest manifest at or above it, up to the root.
+  const Found& at(const std::string& dir);
+
+ private:
+  std::string root_, file_name_;
+  std::function<std::string(const std::string&)> read_;
+  std::unordered_map<std::string, Found> of_dir_;
+};
 
 }  // namespace repoctx

@@ -1,7 +1,6 @@
 #include "repo/go/packages.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include "repo/modules.h"
 #include "util/text.h"
@@ -33,44 +32,7 @@ std::string go_mod_module(const std::string& text) {
 std::unordered_map<std::string, std::string> go_package_paths(const std::vector<std::string>& rel_paths,
                                                               const std::string& root, const std::string& root_name) {
   namespace fs = std::filesystem;
-  // Per directory below the root: the go.mod above it (its folder, its module), found once per folder.
-  struct ModuleAt {
-    bool found = false;
-    std::string dir, module;
-  };
-  std::unordered_map<std::string, ModuleAt> module_of_dir;
-  auto module_at = [&](const std::string& start) {
-    std::vector<std::string> walked;
-    ModuleAt m;
-    std::string d = start;
-    for (;;) {
-      if (auto it = module_of_dir.find(d); it != module_of_dir.end()) {
-        m = it->second;
-        break;
-      }
-      walked.push_back(d);
-      // A go.mod that is a link is not read: the index reads nothing outside the repository. Its module line
-      // comes first; 64 KiB is more than any real go.mod's head.
-      fs::path go_mod = fs::path(root) / d / "go.mod";
-      std::error_code ec;
-      std::ifstream in;
-      if (fs::is_regular_file(fs::symlink_status(go_mod, ec))) in.open(go_mod);
-      if (in) {
-        std::string head(64 << 10, '\0');
-        in.read(head.data(), static_cast<std::streamsize>(head.size()));
-        head.resize(static_cast<size_t>(in.gcount()));
-        std::string mod = go_mod_module(head);
-        if (!mod.empty()) {
-          m = {true, d, mod};
-          break;
-        }
-      }
-      if (d.empty()) break;
-      d = parent_folder(d);
-    }
-    for (const auto& w : walked) module_of_dir[w] = m;
-    return m;
-  };
+  NearestManifest go_mods(root, "go.mod", go_mod_module);
   std::string abs_root = fs::absolute(root).lexically_normal().generic_string();
   std::unordered_map<std::string, std::string> out;
   std::unordered_map<std::string, std::string> path_of_dir;
@@ -80,10 +42,10 @@ std::unordered_map<std::string, std::string> go_package_paths(const std::vector<
     auto known = path_of_dir.find(dir);
     if (known == path_of_dir.end()) {
       std::string path;
-      ModuleAt m = module_at(dir);
+      const NearestManifest::Found& m = go_mods.at(dir);
       if (m.found) {
         std::string below = m.dir.empty() ? dir : dir.size() > m.dir.size() ? dir.substr(m.dir.size() + 1) : "";
-        path = m.module == "std" ? below : join(m.module, below);
+        path = m.value == "std" ? below : join(m.value, below);
       } else {
         std::string abs_dir = join(abs_root, dir);
         size_t src = abs_dir.rfind("/src/");

@@ -1,7 +1,5 @@
 #include "repo/rust/crates.h"
 
-#include <filesystem>
-#include <fstream>
 #include <unordered_set>
 
 #include "repo/modules.h"
@@ -56,52 +54,15 @@ std::string cargo_crate_name(const std::string& text) {
 
 std::unordered_map<std::string, std::string> rust_module_names(const std::vector<std::string>& rel_paths,
                                                                const std::string& root, const std::string& root_name) {
-  namespace fs = std::filesystem;
-  struct CrateAt {
-    bool found = false;
-    std::string dir, name;
-  };
-  std::unordered_map<std::string, CrateAt> crate_of_dir;
-  auto crate_at = [&](const std::string& start) {
-    std::vector<std::string> walked;
-    CrateAt c;
-    std::string d = start;
-    for (;;) {
-      if (auto it = crate_of_dir.find(d); it != crate_of_dir.end()) {
-        c = it->second;
-        break;
-      }
-      walked.push_back(d);
-      // A Cargo.toml that is a link is not read: the index reads nothing outside the repository. Its
-      // [package] table comes first; 64 KiB is more than any real manifest's head.
-      fs::path manifest = fs::path(root) / d / "Cargo.toml";
-      std::error_code ec;
-      std::ifstream in;
-      if (fs::is_regular_file(fs::symlink_status(manifest, ec))) in.open(manifest);
-      if (in) {
-        std::string head(64 << 10, '\0');
-        in.read(head.data(), static_cast<std::streamsize>(head.size()));
-        head.resize(static_cast<size_t>(in.gcount()));
-        std::string name = cargo_crate_name(head);
-        if (!name.empty()) {
-          c = {true, d, name};
-          break;
-        }
-      }
-      if (d.empty()) break;
-      d = parent_folder(d);
-    }
-    for (const auto& w : walked) crate_of_dir[w] = c;
-    return c;
-  };
+  NearestManifest manifests(root, "Cargo.toml", cargo_crate_name);
   std::unordered_set<std::string> paths;
   for (const auto& rel : rel_paths)
     if (ends_with(rel, ".rs")) paths.insert(rel);
   std::unordered_map<std::string, std::string> out;
   for (const auto& rel : paths) {
-    CrateAt c = crate_at(parent_folder(rel));
+    const NearestManifest::Found& c = manifests.at(parent_folder(rel));
     std::string crate_dir = c.found ? c.dir : std::string();
-    std::string name = c.found ? c.name : crate_identifier(root_name);
+    std::string name = c.found ? c.value : crate_identifier(root_name);
     std::string below = crate_dir.empty() ? rel : rel.substr(crate_dir.size() + 1);
     std::string src_dir = crate_dir.empty() ? "src/" : crate_dir + "/src/";
     std::string module;
