@@ -60,7 +60,8 @@ void exit_after_output(int code) {
 }
 
 void add_repo_options(CLI::App* c, RepoOptions& o, bool refresh) {
-  c->add_option("repo", o.repo, "repository root (a folder of Python, Java, Go, JavaScript/TypeScript or Rust sources)")
+  c->add_option("repo", o.repo,
+                "repository root (a folder of Python, Java, Go, JavaScript/TypeScript, Rust or C sources)")
       ->required();
   c->add_option("--db", o.db,
                 "index database (default: <repo>/.repoctx/index.db for git trees, else "
@@ -111,7 +112,7 @@ std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& o
 void warn_if_empty(const IndexStats& st, const std::string& repo) {
   if (st.files_seen > 0) return;
   log_warn(
-      "no source files (Python, Java, Go, JavaScript/TypeScript, Rust) under '{}'{}: the index is empty (`repoctx "
+      "no source files (Python, Java, Go, JavaScript/TypeScript, Rust, C) under '{}'{}: the index is empty (`repoctx "
       "files {} --skipped` lists "
       "what the walk skipped)",
       repo, st.skipped ? fmt::format(" ({} skipped)", st.skipped) : "", repo);

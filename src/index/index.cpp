@@ -21,6 +21,7 @@
 #include "index/query_image.h"
 #include "index/schema.h"
 #include "index/store.h"
+#include "repo/c/includes.h"
 #include "repo/documents.h"
 #include "repo/go/packages.h"
 #include "repo/javascript/modules.h"
@@ -207,6 +208,7 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   for (auto& [rel, module] : javascript_module_names(rels)) plan.modules[rel] = std::move(module);
   for (auto& [rel, module] : rust_module_names(rels, plan.root.string(), plan.root.filename().string()))
     plan.modules[rel] = std::move(module);
+  for (auto& [rel, module] : c_module_names(rels)) plan.modules[rel] = std::move(module);
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 

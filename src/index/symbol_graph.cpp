@@ -94,9 +94,12 @@ void SymbolGraph::build_tables() const {
         continue;
       }
       top_level_[e.file][e.name] = static_cast<int>(i);
+      if (files[e.file].language == Language::c) c_names_[e.name].push_back(static_cast<int>(i));
     }
     for (const auto& f : files) {
-      if (f.module.empty() || f.language == Language::go || is_javascript_family(f.language)) continue;
+      if (f.module.empty() || f.language == Language::go || f.language == Language::c ||
+          is_javascript_family(f.language))
+        continue;
       std::string m = f.module;
       for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
         m.resize(dot);
@@ -105,6 +108,40 @@ void SymbolGraph::build_tables() const {
       if (ends_with(f.path, "__init__.py")) packages_.insert(f.module);
     }
   });
+}
+
+int SymbolGraph::c_global(int file, const std::string& name, const FileCut* cut) const {
+  build_tables();
+  auto it = c_names_.find(name);
+  if (it == c_names_.end()) return -1;
+  const auto& ents = v_.entities();
+  const auto& files = v_.files();
+  const std::string& here = files[file].path;
+  const std::vector<int>& included = imported_files_unhidden(file);
+  // A .c file's static definitions and macros are its own; a header's are every includer's.
+  auto visible = [&](const EntityRec& e) {
+    if (ends_with(files[e.file].path, ".h")) return true;
+    return std::none_of(e.decorators.begin(), e.decorators.end(),
+                        [](const std::string& d) { return d == "static" || d == "define"; });
+  };
+  // Among several definitions (one per architecture, per configuration): a directly included header's, then
+  // the one nearest the file in the folder tree, then the first indexed.
+  int best = -1;
+  long best_score = -1;
+  for (int e : it->second) {
+    const EntityRec& en = ents[e];
+    if (en.file == file || !visible(en) || cut_away(cut, e)) continue;
+    const std::string& there = files[en.file].path;
+    size_t i = 0, shared = 0;
+    for (; i < here.size() && i < there.size() && here[i] == there[i]; ++i) shared += here[i] == '/';
+    long score =
+        static_cast<long>(shared) + (std::binary_search(included.begin(), included.end(), en.file) ? 100000L : 0L);
+    if (score > best_score) {
+      best = e;
+      best_score = score;
+    }
+  }
+  return best;
 }
 
 int SymbolGraph::top_level(int file, const std::string& name) const {
@@ -121,6 +158,16 @@ int SymbolGraph::enclosing_class(int entity) const {
 }
 
 std::string SymbolGraph::import_module(int file, const Import& im) const {
+  if (is_c(file)) {  // the header's path (its module name), or the include as written (outside the repository)
+    std::call_once(includes_once_, [&] {
+      std::vector<std::string> paths;
+      paths.reserve(v_.files().size());
+      for (const auto& f : v_.files()) paths.push_back(f.language == Language::c ? f.path : std::string());
+      includes_ = std::make_unique<IncludeResolver>(paths);
+    });
+    int f = includes_->resolve(v_.files()[file].path, im.module, im.level > 0);
+    return f >= 0 ? v_.files()[f].module : im.module;
+  }
   if (is_javascript(file)) {
     // The first module the specifier may name that the repository has; else the specifier as written
     // (a package outside the repository: external).
@@ -311,6 +358,14 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
       r.entity = e;
       return r;
     }
+  // C: one namespace of file-scope names across the program, reached through headers and the linker.
+  if (is_c(file)) {
+    if (int e = c_global(file, name, cut); e >= 0) {
+      r.kind = Resolution::Kind::entity;
+      r.entity = e;
+    }
+    return r;
+  }
   // A Go package's files share one scope: every package-level name of the folder is visible.
   if (is_go(file))
     if (int e = go_package_member(v_.files()[file].module, name, cut); e >= 0) {
@@ -727,7 +782,11 @@ std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
   std::string target = import_module(file, im);
   if (target.empty()) return out;
   if (is_go(file)) return v_.files_in_module(target);  // a Go import loads every file of the package's folder
-  if (is_javascript(file)) {                           // a JavaScript module is one file
+  if (is_c(file)) {                                    // an #include reads one header
+    if (auto f = v_.file_by_module(target)) out.push_back(*f);
+    return out;
+  }
+  if (is_javascript(file)) {  // a JavaScript module is one file
     if (auto f = v_.file_by_module(target)) out.push_back(*f);
     return out;
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "index/repo_view.h"
+#include "repo/c/includes.h"
 
 namespace repoctx {
 
@@ -91,6 +92,7 @@ class SymbolGraph {
   bool is_go(int file) const { return v_.files()[file].language == Language::go; }
   bool is_javascript(int file) const { return is_javascript_family(v_.files()[file].language); }
   bool is_rust(int file) const { return v_.files()[file].language == Language::rust; }
+  bool is_c(int file) const { return v_.files()[file].language == Language::c; }
   // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
   // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever
@@ -101,6 +103,9 @@ class SymbolGraph {
   int rust_impl_method(int type, const std::string& name, const FileCut* cut = nullptr) const;
   // Rust: every method the `impl` blocks of its crate give the type `type`, in index order.
   const std::vector<int>& rust_impl_methods(int type) const;
+  // C: the file-scope definition `name` another file of the repository gives `file` (the linker's and the
+  // preprocessor's view: an external function or variable anywhere, a header's macros and types), or -1.
+  int c_global(int file, const std::string& name, const FileCut* cut = nullptr) const;
 
  private:
   struct Value {
@@ -137,6 +142,11 @@ class SymbolGraph {
   // Rust: "crate\x1fT" -> the methods of the `impl T` blocks anywhere in the crate (an impl may sit in any
   // module of its type's crate).
   mutable std::unordered_map<std::string, std::vector<int>> rust_methods_;
+  // C: name -> every file-scope definition of C files (one namespace: functions, variables, macros, tags,
+  // typedef names and enumerators), and the repository's include lookup.
+  mutable std::unordered_map<std::string, std::vector<int>> c_names_;
+  mutable std::unique_ptr<IncludeResolver> includes_;
+  mutable std::once_flag includes_once_;
   // Rust's roots that name modules rather than items: `crate`, `super`, and another crate of the repository.
   Value rust_path_root(int file, const std::string& root) const;
   // `self` in an impl method ("T.m"): an instance of T as the method's file names it.

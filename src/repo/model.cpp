@@ -20,14 +20,16 @@ const char* language_name(Language l) {
       return "typescript";
     case Language::rust:
       return "rust";
+    case Language::c:
+      return "c";
     default:
       return "unknown";
   }
 }
 
 Language language_from_name(std::string_view name) {
-  for (auto l :
-       {Language::python, Language::java, Language::go, Language::javascript, Language::typescript, Language::rust})
+  for (auto l : {Language::python, Language::java, Language::go, Language::javascript, Language::typescript,
+                 Language::rust, Language::c})
     if (name == language_name(l)) return l;
   return Language::unknown;
 }
@@ -37,6 +39,8 @@ Language language_from_path(const std::string& path) {
   if (ends_with(path, ".java")) return Language::java;
   if (ends_with(path, ".go")) return Language::go;
   if (ends_with(path, ".rs")) return Language::rust;
+  // A .h header is read as C (C++ headers parse as C up to their C++ constructs).
+  if (ends_with(path, ".c") || ends_with(path, ".h")) return Language::c;
   for (const char* ext : {".ts", ".tsx", ".mts", ".cts"})
     if (ends_with(path, ext)) return Language::typescript;
   for (const char* ext : {".js", ".jsx", ".mjs", ".cjs"})

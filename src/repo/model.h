@@ -18,12 +18,13 @@ enum class Language {
   go,
   javascript,
   typescript,
-  rust
+  rust,
+  c
 };  // values are stored in query images: append only
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
 Language language_from_path(const std::string& path);
-// The line-comment marker of a language ("#" for Python, "//" for the C family, Java, Go and Rust).
+// The line-comment marker of a language ("#" for Python, "//" for C, Java, Go, JavaScript and Rust).
 inline const char* line_comment(Language l) {
   return l == Language::python ? "#" : "//";
 }

@@ -145,7 +145,8 @@ SourceParser::SourceParser()
       java_(ts_parser_new()),
       go_(ts_parser_new()),
       javascript_(ts_parser_new()),
-      rust_(ts_parser_new()) {}
+      rust_(ts_parser_new()),
+      c_(ts_parser_new()) {}
 
 SourceParser::~SourceParser() {
   ts_parser_delete(python_);
@@ -153,6 +154,7 @@ SourceParser::~SourceParser() {
   ts_parser_delete(go_);
   ts_parser_delete(javascript_);
   ts_parser_delete(rust_);
+  ts_parser_delete(c_);
 }
 
 ParsedFile SourceParser::parse(const std::string& path, const std::string& module, std::string_view source,
@@ -179,6 +181,9 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
     case Language::rust:
       extract_rust(rust_, source, pf, stop_);
       break;
+    case Language::c:
+      extract_c(c_, source, pf, stop_);
+      break;
     default:
       break;
   }
@@ -189,6 +194,7 @@ extern "C" const TSLanguage* tree_sitter_python(void);
 extern "C" const TSLanguage* tree_sitter_java(void);
 extern "C" const TSLanguage* tree_sitter_go(void);
 extern "C" const TSLanguage* tree_sitter_rust(void);
+extern "C" const TSLanguage* tree_sitter_c(void);
 
 const TSLanguage* grammar_of(Language lang, const std::string& path) {
   switch (lang) {
@@ -203,6 +209,8 @@ const TSLanguage* grammar_of(Language lang, const std::string& path) {
       return tree_sitter_go();
     case Language::rust:
       return tree_sitter_rust();
+    case Language::c:
+      return tree_sitter_c();
     default:
       return nullptr;
   }

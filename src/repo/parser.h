@@ -60,6 +60,7 @@ class SourceParser {
   TSParser* go_;
   TSParser* javascript_;
   TSParser* rust_;
+  TSParser* c_;
   const std::atomic<bool>* stop_ = nullptr;
 };
 
@@ -74,8 +75,8 @@ std::string syntax_tree(std::string_view source, Language lang);
 // the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl = nullptr);
 
-// Language-specific extractors (python/, java/, go/, javascript/, rust/ extract.cpp). A file whose tree would exceed
-// tree_memory_limit() gets no entities and a `partial` error saying why.
+// Language-specific extractors (python/, java/, go/, javascript/, rust/, c/ extract.cpp). A file whose tree would
+// exceed tree_memory_limit() gets no entities and a `partial` error saying why.
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
@@ -85,6 +86,7 @@ void extract_javascript(TSParser* parser, std::string_view source, ParsedFile& o
                         const std::atomic<bool>* stop = nullptr);
 const TSLanguage* javascript_grammar(Language lang, const std::string& path);
 void extract_rust(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+void extract_c(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);
@@ -93,7 +95,7 @@ ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t 
 // extractors keep every definition outside them.
 void record_syntax_errors(TSNode root, ParsedFile& out);
 
-// What the Java, Go, JavaScript and Rust extractors start from: the file's tree under tree_memory_limit(), with
+// What the Java, Go, JavaScript, Rust and C extractors start from: the file's tree under tree_memory_limit(), with
 // its syntax error regions recorded (record_syntax_errors); nullptr, its reason recorded in
 // out.errors, when no tree was built. The caller owns the tree.
 TSTree* parse_for_extraction(TSParser* parser, const TSLanguage* lang, std::string_view source, ParsedFile& out,

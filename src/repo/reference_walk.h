@@ -1,4 +1,4 @@
-// What the Java, Go, JavaScript and Rust extractors share around their own node rules: recording a
+// What the Java, Go, JavaScript, Rust and C extractors share around their own node rules: recording a
 // reference, the iterative walk of a body (an explicit stack bounded by kMaxSyntaxDepth: expressions nest
 // one tree level per operator), and the one partial-file error a walk that stopped leaves.
 #pragma once

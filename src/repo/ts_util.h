@@ -25,14 +25,18 @@ class KindTable {
       auto it = by_name.find(ts_language_symbol_name(lang, static_cast<TSSymbol>(s)));
       if (it != by_name.end()) table_[s] = it->second;
     }
+    // An ERROR node's symbol is tree-sitter's builtin (TSSymbol)-1, outside the language's symbol table.
+    if (auto it = by_name.find("ERROR"); it != by_name.end()) error_ = it->second;
   }
   int operator()(TSNode n) const {
     TSSymbol s = ts_node_symbol(n);
+    if (s == static_cast<TSSymbol>(-1)) return error_;
     return s < table_.size() ? table_[s] : -1;
   }
 
  private:
   std::vector<int> table_;
+  int error_ = -1;
 };
 
 // Cursors are reused per recursion depth: ts_tree_cursor_new allocates, and these helpers run for

@@ -203,7 +203,7 @@ def check_progress_and_summaries(ck, binary, work):
     with open(os.path.join(empty, "README.txt"), "w") as f:
         f.write("no code here\n")
     p = run(binary, ["index", empty, "--db", os.path.join(work, "empty.db")])
-    ck.check("no source files (Python, Java, Go, JavaScript/TypeScript, Rust)" in p.stderr, "an empty folder gets a warning", p.stderr.strip())
+    ck.check("no source files (Python, Java, Go, JavaScript/TypeScript, Rust, C)" in p.stderr, "an empty folder gets a warning", p.stderr.strip())
 
 
 def check_defaults(ck, binary, work):

@@ -1,0 +1,94 @@
+#include "repo/c/includes.h"
+
+#include "repo/modules.h"
+#include "util/text.h"
+
+namespace repoctx {
+
+namespace {
+
+bool is_c_path(const std::string& p) {
+  return ends_with(p, ".c") || ends_with(p, ".h");
+}
+
+// Folders two paths share from the root ("a/b/x.c", "a/b/c/y.h" -> 2).
+int shared_folders(const std::string& a, const std::string& b) {
+  int n = 0;
+  size_t i = 0;
+  while (i < a.size() && i < b.size() && a[i] == b[i]) {
+    if (a[i] == '/') ++n;
+    ++i;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::unordered_map<std::string, std::string> c_module_names(const std::vector<std::string>& rel_paths) {
+  std::unordered_map<std::string, std::string> out;
+  for (const auto& rel : rel_paths)
+    if (is_c_path(rel)) out.emplace(rel, rel);
+  return out;
+}
+
+std::string normalize_relative(const std::string& path) {
+  std::vector<std::string_view> parts;
+  std::string_view p = path;
+  while (!p.empty()) {
+    size_t slash = p.find('/');
+    std::string_view part = p.substr(0, slash);
+    p = slash == std::string_view::npos ? std::string_view() : p.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (parts.empty()) return {};
+      parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  std::string out;
+  for (auto part : parts) {
+    if (!out.empty()) out.push_back('/');
+    out.append(part);
+  }
+  return out;
+}
+
+IncludeResolver::IncludeResolver(const std::vector<std::string>& paths) : paths_(paths) {
+  for (size_t i = 0; i < paths_.size(); ++i) {
+    const std::string& p = paths_[i];
+    if (!is_c_path(p)) continue;
+    int id = static_cast<int>(i);
+    by_path_.emplace(p, id);
+    by_suffix_[p].push_back(id);
+    for (size_t slash = p.find('/'); slash != std::string::npos; slash = p.find('/', slash + 1))
+      by_suffix_[p.substr(slash + 1)].push_back(id);
+  }
+}
+
+int IncludeResolver::resolve(const std::string& includer, const std::string& spelled, bool quoted) const {
+  if (quoted) {
+    std::string dir = parent_folder(includer);
+    std::string beside = normalize_relative(dir.empty() ? spelled : dir + "/" + spelled);
+    if (auto it = by_path_.find(beside); !beside.empty() && it != by_path_.end()) return it->second;
+  }
+  // `#include "../x.h"` not found beside the includer: the path below its leading climbs.
+  std::string_view s = spelled;
+  while (starts_with(s, "../") || starts_with(s, "./")) s = s.substr(s.find('/') + 1);
+  std::string key = normalize_relative(std::string(s));
+  auto it = by_suffix_.find(key);
+  if (key.empty() || it == by_suffix_.end()) return -1;
+  int best = -1, best_shared = -1;
+  for (int f : it->second) {
+    int shared = shared_folders(includer, paths_[f]);
+    if (best < 0 || shared > best_shared ||
+        (shared == best_shared && (paths_[f].size() < paths_[best].size() ||
+                                   (paths_[f].size() == paths_[best].size() && paths_[f] < paths_[best])))) {
+      best = f;
+      best_shared = shared;
+    }
+  }
+  return best;
+}
+
+}  // namespace repoctx
