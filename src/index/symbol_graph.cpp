@@ -134,8 +134,10 @@ int SymbolGraph::c_global(int file, const std::string& name, const FileCut* cut)
     const std::string& there = files[en.file].path;
     size_t i = 0, shared = 0;
     for (; i < here.size() && i < there.size() && here[i] == there[i]; ++i) shared += here[i] == '/';
-    long score =
-        static_cast<long>(shared) + (std::binary_search(included.begin(), included.end(), en.file) ? 100000L : 0L);
+    // A header's prototype stands for the function where the file includes it; elsewhere the definition does.
+    bool declaration = !en.decorators.empty() && en.decorators[0] == "declaration";
+    bool direct = std::binary_search(included.begin(), included.end(), en.file);
+    long score = static_cast<long>(shared) + (direct ? 100000L : 0L) - (declaration && !direct ? 50000L : 0L);
     if (score > best_score) {
       best = e;
       best_score = score;

@@ -104,7 +104,8 @@ class SymbolGraph {
   // Rust: every method the `impl` blocks of its crate give the type `type`, in index order.
   const std::vector<int>& rust_impl_methods(int type) const;
   // C: the file-scope definition `name` another file of the repository gives `file` (the linker's and the
-  // preprocessor's view: an external function or variable anywhere, a header's macros and types), or -1.
+  // preprocessor's view: an external function or variable anywhere, a header's macros, types and prototypes;
+  // a prototype in a header the file includes stands for its function), or -1.
   int c_global(int file, const std::string& name, const FileCut* cut = nullptr) const;
 
  private:

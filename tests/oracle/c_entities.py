@@ -16,7 +16,8 @@ ctags' tags map onto repoctx's C model (src/repo/c/extract.cpp):
                                     (an untagged struct or union inside another lends its members to it)
   enumerator                     -> variable, [line, line]
   variable (definitions)         -> variable, [line, end]
-Prototypes, extern declarations, locals and labels are not entities (ctags' defaults agree).
+Extern declarations, locals and labels are not entities (ctags' defaults agree); repoctx's header prototypes
+(functions whose signature ends in ';') are left out of the comparison, as ctags lists no prototype by default.
 """
 import argparse
 import json

@@ -130,8 +130,15 @@ TEST(CParser, DefinitionsMembersAndLines) {
 
   EXPECT_NE(find_entity(pf, "global_total", EntityKind::variable), nullptr);
   EXPECT_NE(find_entity(pf, "global_ptr", EntityKind::variable), nullptr);
-  EXPECT_EQ(find_entity(pf, "elsewhere", EntityKind::variable), nullptr);  // a declaration, not a definition
-  EXPECT_EQ(find_entity(pf, "prototype_only", EntityKind::function), nullptr);
+  EXPECT_EQ(find_entity(pf, "elsewhere", EntityKind::variable), nullptr);       // a declaration, not a definition
+  EXPECT_EQ(find_entity(pf, "prototype_only", EntityKind::function), nullptr);  // a .c file's prototype
+  ParsedFile header = p.parse("list.h", "list.h", "/* Sums. */\nint sum(const int *v, int n);\n", Language::c);
+  const Entity* sum = find_entity(header, "sum", EntityKind::function);  // a header's prototype: its signature
+  ASSERT_NE(sum, nullptr);
+  EXPECT_EQ(sum->decorators, std::vector<std::string>{"declaration"});
+  EXPECT_EQ(sum->docstring, "Sums.");
+  EXPECT_EQ(sum->params.size(), 2u);
+  EXPECT_TRUE(header.references.empty());  // parameter names are not references
   int speeds = 0;
   for (const auto& e : pf.entities) speeds += e.qualname == "speed";
   EXPECT_EQ(speeds, 2);                                                          // both branches of the #ifdef
@@ -139,6 +146,31 @@ TEST(CParser, DefinitionsMembersAndLines) {
   ASSERT_NE(sys, nullptr);
   EXPECT_EQ(sys->start_line, 46);
   EXPECT_EQ(sys->end_line, 49);
+}
+
+// Macros tree-sitter cannot know: an unknown specifier before a function, a variable a macro declares, and an
+// error region whose items are still definitions.
+TEST(CParser, UnknownMacrosKeepTheDefinitionsAround) {
+  const char* src =
+      "asmlinkage void noinstr enter(void)\n{\n}\n\n"
+      "static DEFINE_MUTEX(big_lock);\n\n"
+      "DEFINE_PER_CPU(struct tracking, tracking) = {\n#ifdef X\n\t.a = 1,\n#endif\n\t.b = INIT(2),\n};\n"
+      "EXPORT_SYMBOL_GPL(tracking);\n\n"
+      "#ifdef CONFIG_Y\n#define TPS(x) trace(x)\nstatic int after(void)\n{\n\treturn 1;\n}\n#endif\n"
+      "int last(void)\n{\n\treturn after();\n}\n";
+  SourceParser p;
+  ParsedFile pf = p.parse("t.c", "t.c", src, Language::c);
+  std::set<std::string> names;
+  for (const auto& e : pf.entities) names.insert(e.qualname);
+  EXPECT_TRUE(names.count("enter"));
+  EXPECT_FALSE(names.count("void"));  // `asmlinkage void` is the function's specifiers, not a variable
+  EXPECT_TRUE(names.count("big_lock"));
+  EXPECT_TRUE(names.count("TPS"));
+  EXPECT_TRUE(names.count("after"));
+  const Entity* last = find_entity(pf, "last", EntityKind::function);
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(last->start_line, 22);
+  EXPECT_FALSE(pf.errors.empty());
 }
 
 TEST(CParser, IncludesAndReferencesWithoutLocals) {
@@ -210,15 +242,18 @@ class CResolution : public ::testing::Test {
 TEST_F(CResolution, NamesResolveAcrossFilesAsTheLinkerAndHeadersDo) {
   EXPECT_EQ(eng_->view().files()[app_].language, Language::c);
   EXPECT_EQ(eng_->view().files()[app_].module, "src/app.c");
-  EXPECT_EQ(resolve(app_, "cart", run_), "include/shop/cart.h::cart");          // a header's struct tag
-  EXPECT_EQ(resolve(app_, "CART_MAX", run_), "include/shop/cart.h::CART_MAX");  // a header's macro
-  EXPECT_EQ(resolve(app_, "cart_total", run_), "src/cart.c::cart_total");       // another file's function
-  EXPECT_EQ(resolve(app_, "clamp", run_), "");                                  // static in another file
-  EXPECT_EQ(resolve(app_, "log_line", run_), "src/log.c::log_line");            // the nearer of two
+  EXPECT_EQ(resolve(app_, "cart", run_), "include/shop/cart.h::cart");              // a header's struct tag
+  EXPECT_EQ(resolve(app_, "CART_MAX", run_), "include/shop/cart.h::CART_MAX");      // a header's macro
+  EXPECT_EQ(resolve(app_, "cart_total", run_), "include/shop/cart.h::cart_total");  // its included prototype
+  EXPECT_EQ(resolve(app_, "clamp", run_), "");                                      // static in another file
+  EXPECT_EQ(resolve(app_, "log_line", run_), "src/log.c::log_line");                // the nearer of two
   std::set<std::string> refs;
   for (int e : eng_->graph().referenced_entities(run_)) refs.insert(eng_->target_name(e));
-  EXPECT_EQ(refs, (std::set<std::string>{"include/shop/cart.h::cart", "src/cart.c::cart_total",
+  EXPECT_EQ(refs, (std::set<std::string>{"include/shop/cart.h::cart", "include/shop/cart.h::cart_total",
                                          "include/shop/cart.h::CART_MAX", "src/log.c::log_line"}));
+  // Where no included header declares it, the definition stands for the function.
+  int cart = *eng_->view().file_by_path("src/cart.c");
+  EXPECT_EQ(resolve(cart, "log_line", -1), "src/log.c::log_line");
   std::vector<int> inc = eng_->graph().imported_files(app_);
   ASSERT_EQ(inc.size(), 1u);
   EXPECT_EQ(eng_->view().files()[inc[0]].path, "include/shop/cart.h");

@@ -11,8 +11,6 @@
 // as a Python decorator is), a tagged type on its `struct`/`union`/`enum` keyword, a macro on `#define`.
 #include <tree_sitter/api.h>
 
-#include <cctype>
-#include <cstdint>
 #include <cstring>
 #include <string>
 #include <unordered_set>
@@ -147,20 +145,17 @@ const CGrammar& c_grammar() {
 
 class CExtractor : ReferenceWalk {
  public:
-  CExtractor(TSParser* parser, std::string_view src, ParsedFile& out, const std::atomic<bool>* stop)
-      : ReferenceWalk(out), parser_(parser), stop_(stop), src_(src), out_(out), g_(c_grammar()) {}
+  CExtractor(std::string_view src, ParsedFile& out) : ReferenceWalk(out), src_(src), out_(out), g_(c_grammar()) {}
 
   void run(TSNode root) { visit_items(root, 0); }
 
  private:
-  TSParser* parser_;
-  const std::atomic<bool>* stop_;
-  int reparses_left_ = 256;  // re-parses after error regions, per file
   std::string_view src_;
   ParsedFile& out_;
   const CGrammar& g_;
   std::vector<TSNode> comments_;            // the comments right before the item being visited
   std::unordered_set<std::string> locals_;  // names bound inside the function being scanned
+  bool in_header_ = ends_with(out_.path, ".h");
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -168,7 +163,7 @@ class CExtractor : ReferenceWalk {
 
   // ---------------------------------------------------------------- items
   // The items of the file, of an `extern "C"` block or of a preprocessor branch (`depth` counts those).
-  void visit_items(TSNode list, int depth, uint32_t end_byte = UINT32_MAX) {
+  void visit_items(TSNode list, int depth) {
     if (depth > kMaxBlockNesting) {
       too_deep(list, "conditional compilation", kMaxBlockNesting);
       return;
@@ -180,7 +175,7 @@ class CExtractor : ReferenceWalk {
     std::vector<Item> items;
     std::vector<TSNode> run;
     ts::for_each_child_field(list, [&](TSNode n, TSFieldId f) {
-      if (!ts_node_is_named(n) || f == g_.f_condition || f == g_.f_name || ts_node_start_byte(n) >= end_byte) return;
+      if (!ts_node_is_named(n) || f == g_.f_condition || f == g_.f_name) return;
       if (kind(n) == c_comment) {
         run.push_back(n);
         return;
@@ -196,55 +191,6 @@ class CExtractor : ReferenceWalk {
         visit_item(items[i].node, depth);
       comments_.clear();
     }
-  }
-
-  // A region tree-sitter could not place (a macro it cannot know, e.g. `DEFINE_PER_CPU(struct s, v) = {...};`)
-  // may swallow every item after it. Its items before the first top-level boundary inside it (a `}` closing a
-  // line at column 0, then a line starting at column 0) are kept as parsed; from that boundary on, the text is
-  // parsed again on its own (the same bytes, so lines stay the file's), as a compiler resynchronises.
-  void visit_error(TSNode err, int depth) {
-    uint32_t resync = reparses_left_ > 0 ? resync_point(err) : 0;
-    if (resync == 0) {
-      visit_items(err, depth + 1);
-      return;
-    }
-    --reparses_left_;
-    visit_items(err, depth + 1, resync);
-    TSPoint at{0, 0};
-    for (uint32_t i = 0; i < resync; ++i)
-      if (src_[i] == '\n') ++at.row;
-    TSRange range{at, ts_node_end_point(err), resync, ts_node_end_byte(err)};
-    if (!ts_parser_set_included_ranges(parser_, &range, 1)) return;
-    ParseControl ctl;
-    ctl.stop = stop_;
-    ctl.memory_limit = tree_memory_limit(src_.size());
-    TSTree* tree = parse_tree(parser_, g_.lang, src_, &ctl);
-    ts_parser_set_included_ranges(parser_, nullptr, 0);
-    if (!tree) return;
-    visit_items(ts_tree_root_node(tree), depth + 1);
-    ts_tree_delete(tree);
-  }
-
-  // The start of the first line after `err`'s first line that follows a line reading `}` or `};` at column 0
-  // and itself starts an item at column 0 (a name, a keyword, `#` or a comment); 0 when there is none.
-  uint32_t resync_point(TSNode err) const {
-    uint32_t begin = ts_node_start_byte(err), end = ts_node_end_byte(err);
-    size_t pos = src_.find('\n', begin);
-    bool after_close = false;
-    while (pos != std::string_view::npos && pos + 1 < end) {
-      size_t line = pos + 1;
-      size_t next = src_.find('\n', line);
-      std::string_view text = src_.substr(line, (next == std::string_view::npos ? src_.size() : next) - line);
-      unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
-      if (after_close && (std::isalpha(c) || c == '_' || c == '#' || c == '/')) return static_cast<uint32_t>(line);
-      std::string_view t = trim(text);
-      if (t == "}" || t == "};")
-        after_close = c == '}';
-      else if (!t.empty())
-        after_close = false;
-      pos = next;
-    }
-    return 0;
   }
 
   // `asmlinkage void noinstr f(void) { ... }`: specifier macros tree-sitter cannot know end a declaration it
@@ -296,8 +242,8 @@ class CExtractor : ReferenceWalk {
       case c_declaration_list:
         visit_items(n, depth + 1);
         break;
-      case c_ERROR:
-        visit_error(n, depth);
+      case c_ERROR:  // a region tree-sitter could not place (a macro it cannot know) still holds whole items
+        visit_items(n, depth + 1);
         break;
       case c_linkage_specification:
         visit_items(field(n, g_.f_body), depth + 1);
@@ -515,8 +461,8 @@ class CExtractor : ReferenceWalk {
     }
   }
 
-  // A file-scope declaration: the variables it defines (not `extern` ones, not prototypes) and the tagged
-  // types its specifier defines.
+  // A file-scope declaration: the variables it defines (not `extern` ones), a header's function prototypes
+  // and the tagged types its specifier defines.
   void visit_declaration(TSNode n) {
     TSNode type = field(n, g_.f_type);
     visit_type_in(n, type, -1);
@@ -526,7 +472,12 @@ class CExtractor : ReferenceWalk {
       if (f != g_.f_declarator) return;
       TSNode fn{};
       TSNode name = declared_name(d, &fn);
-      if (ts_node_is_null(name) || !ts_node_is_null(fn) || is_extern) return;
+      if (ts_node_is_null(name)) return;
+      if (!ts_node_is_null(fn)) {
+        if (in_header_) visit_prototype(n, name, fn);
+        return;
+      }
+      if (is_extern) return;
       std::string nm(text(name));
       int idx = add_entity(n, ts::start_line(name), ts::end_line(n), EntityKind::variable, nm, nm, -1);
       if (is_static) out_.entities[idx].decorators.push_back("static");
@@ -534,6 +485,24 @@ class CExtractor : ReferenceWalk {
       out_.entities[idx].signature = collapse_spaces(whole.substr(0, std::min<size_t>(whole.size(), 200)));
       if (kind(d) == c_init_declarator) scan(field(d, g_.f_value), -1);
     });
+  }
+
+  // `int f(struct s *p);` in a header: what an includer sees of a function defined elsewhere (its signature and
+  // documentation), a function entity without a body marked "declaration".
+  void visit_prototype(TSNode decl, TSNode name, TSNode fn) {
+    std::string nm(text(name));
+    int idx = add_entity(decl, ts::start_line(name), ts::end_line(decl), EntityKind::function, nm, nm, -1);
+    Entity& e = out_.entities[idx];
+    e.decorators.push_back("declaration");
+    std::string_view whole = text(decl);
+    e.signature = collapse_spaces(whole.substr(0, std::min<size_t>(whole.size(), 400)));
+    add_params(idx, fn);
+    locals_.clear();
+    for (const auto& p : out_.entities[idx].params)
+      if (!p.name.empty()) locals_.insert(p.name);
+    scan_type(field(decl, g_.f_type), idx);
+    scan(field(fn, g_.f_parameters), idx);
+    locals_.clear();
   }
 
   // `typedef T name, *pname;`: each name a class; an untagged struct, union or enum body in T is named by
@@ -792,7 +761,7 @@ class CExtractor : ReferenceWalk {
 void extract_c(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop) {
   TSTree* tree = parse_for_extraction(parser, c_grammar().lang, source, out, stop);
   if (!tree) return;
-  CExtractor(parser, source, out, stop).run(ts_tree_root_node(tree));
+  CExtractor(source, out).run(ts_tree_root_node(tree));
   ts_tree_delete(tree);
 }
 
