@@ -4,6 +4,7 @@
 // files, so storing them would go stale whenever those files change.
 #include "retrieve/aligncoder_snippets.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <unordered_set>
@@ -34,8 +35,9 @@ std::vector<int> go_methods(const RepoView& v, int type) {
 // The repository definitions a file imports, in import order. Python and Java import classes, methods and
 // functions by name (AlignCoder: class, method and function imports; star imports name nothing); a Go import
 // binds a whole package, so its definitions are the package-level ones the file names through it
-// (`pkg.T`, `pkg.F(...)`), in the order the file first names them. Standard library and third-party imports
-// resolve to nothing in the repository (eq. 17).
+// (`pkg.T`, `pkg.F(...)`), in the order the file first names them; a C `#include` names nothing either, so its
+// definitions are those of the directly included headers that the file names (types, macros, prototypes).
+// Standard library and third-party imports resolve to nothing in the repository (eq. 17).
 std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBody* hidden, int before_line) {
   const auto& g = e.graph();
   const auto& v = e.view();
@@ -56,6 +58,17 @@ std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBod
       size_t next = r.chain.find('.', dot + 1);
       Resolution res = g.resolve(file, -1, r.chain.substr(0, next));
       if (res.kind == Resolution::Kind::entity) out.push_back(res.entity);
+    }
+    return out;
+  }
+  if (fr.language == Language::c) {  // an #include names nothing: the headers' definitions the file uses
+    std::vector<int> headers = g.imported_files(file);
+    std::unordered_set<int> seen;
+    for (const Reference& r : v.references(file)) {
+      if ((before_line > 0 && r.line >= before_line) || hidden_scope(r.scope)) continue;
+      Resolution res = g.resolve(file, -1, r.chain.substr(0, r.chain.find('.')));
+      if (res.kind != Resolution::Kind::entity || !seen.insert(res.entity).second) continue;
+      if (std::binary_search(headers.begin(), headers.end(), v.entities()[res.entity].file)) out.push_back(res.entity);
     }
     return out;
   }
@@ -90,7 +103,8 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
       const FileRec& cf = v.files()[ents[c].file];
       for (int i = c + 1; i < cf.first_entity + cf.n_entities; ++i) {
         if (ents[i].parent_index != c) continue;
-        if (ents[i].kind == EntityKind::method) {
+        // A C struct's members are what a user of the type reads (it has no methods).
+        if (ents[i].kind == EntityKind::method || (cf.language == Language::c && ents[i].kind == EntityKind::field)) {
           s.text += ind + "    " + ents[i].signature + "\n";
           s.entities.push_back(i);
         } else if (is_type(ents[i].kind)) {

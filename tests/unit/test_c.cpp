@@ -4,12 +4,14 @@
 // definition kept to its own file, the nearest of several definitions).
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "helpers.h"
 #include "index/index.h"
 #include "repo/c/includes.h"
 #include "repo/parser.h"
+#include "retrieve/aligncoder_snippets.h"
 #include "retrieve/engine.h"
 
 using namespace repoctx;
@@ -257,4 +259,14 @@ TEST_F(CResolution, NamesResolveAcrossFilesAsTheLinkerAndHeadersDo) {
   std::vector<int> inc = eng_->graph().imported_files(app_);
   ASSERT_EQ(inc.size(), 1u);
   EXPECT_EQ(eng_->view().files()[inc[0]].path, "include/shop/cart.h");
+}
+
+// AlignCoder's dependency snippets for C: the included header's struct (with its members) and prototype the
+// file uses; log_line, defined in a .c file no header declares, is not an import.
+TEST_F(CResolution, DependencySnippetsListTheIncludedTypesAndPrototypes) {
+  std::map<std::string, std::string> by_label;
+  for (const auto& d : dependency_snippets(*eng_, app_)) by_label[d.label] = d.text;
+  ASSERT_TRUE(by_label.count("class include/shop/cart.h.cart")) << by_label.size();
+  EXPECT_EQ(by_label["class include/shop/cart.h.cart"], "struct cart\n    int items;\n");
+  EXPECT_EQ(by_label["functions"], "int cart_total(struct cart *c);\n");
 }

@@ -648,7 +648,8 @@ class CExtractor : ReferenceWalk {
   void collect_locals(TSNode root) {
     std::vector<std::pair<TSNode, int>> stack{{root, 0}};
     while (!stack.empty()) {
-      auto [n, depth] = stack.back();
+      TSNode n = stack.back().first;
+      int depth = stack.back().second;  // not a structured binding: lambdas below capture it (clang 14)
       stack.pop_back();
       if (depth > kMaxSyntaxDepth) continue;
       int k = kind(n);
