@@ -198,6 +198,53 @@ struct SnippetsCmd {
   }
 };
 
+// `imports`: every import statement of the indexed files and the repository files it loads, as the
+// resolver sees them (an import loading none is outside the repository: a package, the standard library).
+struct ImportsCmd {
+  RepoOptions repo;
+  OutputOptions out;
+  std::string file;
+  bool jsonl = false;
+
+  int run() const {
+    auto eng = open_engine(repo, out);
+    const auto& v = eng->view();
+    std::vector<int> files;
+    if (!file.empty()) {
+      auto f = v.file_by_path(file);
+      if (!f)
+        throw Error(ExitCode::not_found, "file '" + file + "' is not in the index (list them with `repoctx files`)");
+      files.push_back(*f);
+    } else {
+      for (int f = 0; f < static_cast<int>(v.files().size()); ++f) files.push_back(f);
+    }
+    json arr = json::array();
+    for (int f : files)
+      for (const auto& im : v.imports(f)) {
+        json targets = json::array();
+        for (int t : eng->graph().import_files(f, im)) targets.push_back(v.files()[t].path);
+        json j = {{"path", v.files()[f].path}, {"line", im.line},   {"module", im.module}, {"level", im.level},
+                  {"name", im.name},           {"alias", im.alias}, {"files", targets}};
+        if (jsonl)
+          fmt::print("{}\n", j.dump(-1, ' ', false, json::error_handler_t::replace));
+        else if (out.json)
+          arr.push_back(std::move(j));
+        else
+          fmt::print("{}:{}  {}{}{}  ->  {}\n", sanitize_utf8(v.files()[f].path), im.line, std::string(im.level, '.'),
+                     sanitize_utf8(im.module), im.name.empty() ? "" : " " + sanitize_utf8(im.name),
+                     targets.empty() ? "(outside the repository)" : sanitize_utf8(join_paths(targets)));
+      }
+    if (out.json && !jsonl) print_json(arr);
+    return 0;
+  }
+
+  static std::string join_paths(const json& targets) {
+    std::string s;
+    for (const auto& t : targets) s += (s.empty() ? "" : ", ") + t.get<std::string>();
+    return s;
+  }
+};
+
 }  // namespace
 
 void add_index_commands(CLI::App& app, Commands& out) {
@@ -227,6 +274,15 @@ void add_index_commands(CLI::App& app, Commands& out) {
   c->add_flag("--errors", fi->errors_only, "only files with syntax errors");
   c->add_flag("--skipped", fi->skipped, "files the walk skipped and files indexed only in part, each with its reason");
   out.push_back({c, [fi] { return fi->run(); }});
+
+  auto im = std::make_shared<ImportsCmd>();
+  c = app.add_subcommand("imports",
+                         "list each file's imports and the repository files they load (the resolver's view)");
+  add_repo_options(c, im->repo);
+  add_output_options(c, im->out);
+  c->add_option("--file", im->file, "only this file (path relative to the root)");
+  c->add_flag("--jsonl", im->jsonl, "one JSON object per line")->group("Output");
+  out.push_back({c, [im] { return im->run(); }});
 
   auto sn = std::make_shared<SnippetsCmd>();
   c = app.add_subcommand("snippets", "show a file's split-aggregate snippets or its dependency snippets");

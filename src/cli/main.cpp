@@ -74,9 +74,9 @@ int main(int argc, char** argv) {
   add_serve_commands(app, commands);     // serving: cli/cmd_serve.cpp
   // Two faces of one program: the engine a coding assistant drives comes first in help, the research lab
   // (measures, training, benchmarks, models) under its own heading.
-  static const std::set<std::string> engine = {"index",    "symbols",    "files",      "snippets",
-                                               "retrieve", "strategies", "parameters", "localize",
-                                               "complete", "serve",      "mcp",        "report"};
+  static const std::set<std::string> engine = {"index",    "symbols",    "files",      "imports",  "snippets",
+                                               "retrieve", "strategies", "parameters", "localize", "complete",
+                                               "serve",    "mcp",        "report"};
   for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
     if (!sub->get_group().empty())  // hidden ones stay hidden
       sub->group(engine.count(sub->get_name()) ? "Engine" : "Research lab (evaluation, training, benchmarks, models)");

@@ -24,6 +24,7 @@
 #include "repo/c/includes.h"
 #include "repo/documents.h"
 #include "repo/go/packages.h"
+#include "repo/javascript/manifests.h"
 #include "repo/javascript/modules.h"
 #include "repo/modules.h"
 #include "repo/parser.h"
@@ -156,6 +157,8 @@ struct RunPlan {
   std::vector<size_t> todo;                              // walk indices to (re)parse, largest first
   std::vector<int64_t> removed;                          // file ids no longer in the tree
   std::vector<std::pair<int64_t, std::string>> module_updates;
+  std::string javascript_resolution;  // repo/javascript/manifests.h, as JSON ("" without JavaScript files)
+  bool resolution_changed = false;    // it differs from the stored one: resolved imports change
 
   std::string module_of(const WalkedFile& f) const {
     auto it = modules.find(f.rel);
@@ -209,6 +212,9 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   for (auto& [rel, module] : rust_module_names(rels, plan.root.string(), plan.root.filename().string()))
     plan.modules[rel] = std::move(module);
   for (auto& [rel, module] : c_module_names(rels)) plan.modules[rel] = std::move(module);
+  JavascriptResolution js = read_javascript_resolution(plan.root.string(), rels);
+  if (!js.empty()) plan.javascript_resolution = js.to_json();
+  plan.resolution_changed = plan.javascript_resolution != meta_get(db, "javascript_resolution");
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 
@@ -245,6 +251,7 @@ void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, Inde
   meta_set(db, "snippet_lines", std::to_string(opt.snippet_lines));
   meta_set(db, "extractor", kExtractorVersion);
   meta_set(db, "walk", opt.walk.fingerprint());
+  meta_set(db, "javascript_resolution", plan.javascript_resolution);
   if (plan.removed.empty() && plan.module_updates.empty()) return;
   sql::Transaction tx(db);
   sql::Stmt del(db, "DELETE FROM files WHERE id=?");
@@ -664,7 +671,8 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
   RunPlan plan = plan_run(*db, repo, opt, st);
   log_debug("walk: {} files in {:.3f}s", plan.walk.files.size(), since(t0));
   // The query image stops matching before the first change (index/query_image.h).
-  const bool changing = !plan.todo.empty() || !plan.removed.empty() || !plan.module_updates.empty();
+  const bool changing =
+      !plan.todo.empty() || !plan.removed.empty() || !plan.module_updates.empty() || plan.resolution_changed;
   if (changing) invalidate_query_image(*db);
   record_walk(*db, plan, opt, st);
   if (plan.todo.empty()) {

@@ -9,6 +9,7 @@
 #include "index/index.h"
 #include "index/schema.h"
 #include "index/store.h"
+#include "repo/javascript/modules.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -60,6 +61,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
   v->root_ = meta_get(db, "root");  // the snapshot starts at this first read
   v->complete_ = meta_get(db, "complete") == "1";
   v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
+  v->javascript_resolution_ = meta_get(db, "javascript_resolution");
   // The fast path: the tables and inverted lists from the query image written with this state of the index.
   if (use_image && v->load_image(meta_get(db, "query_image"))) return v;
 
@@ -181,7 +183,12 @@ void RepoView::index_files() {
     const FileRec& f = files_[i];
     by_path_[f.path] = static_cast<int>(i);
     if (f.module.empty()) continue;
-    by_module_.emplace(f.module, static_cast<int>(i));  // the first file of a module (Java: of the package)
+    // The first file of a module (Java: of the package); of "lib/a.js" and "lib/a.cjs", both module lib/a, the
+    // one Node or TypeScript loads for "./a".
+    auto [it, added] = by_module_.emplace(f.module, static_cast<int>(i));
+    if (!added && is_javascript_family(f.language) &&
+        javascript_extension_rank(f.path) < javascript_extension_rank(files_[it->second].path))
+      it->second = static_cast<int>(i);
     files_by_module_[f.module].push_back(static_cast<int>(i));
   }
   if (snippet_lines_ <= 0) snippet_lines_ = 15;  // indexes made before the value was stored: the default

@@ -53,6 +53,9 @@ class RepoView {
   const std::string& db_path() const { return db_path_; }
   bool complete() const { return complete_; }
   int snippet_lines() const { return snippet_lines_; }  // AlignCoder's L the snippets were made with
+  // The package.json and tsconfig.json facts of a JavaScript/TypeScript repository, as the index stores
+  // them (repo/javascript/manifests.h: JavascriptResolution::from_json); "" when it has none.
+  const std::string& javascript_resolution() const { return javascript_resolution_; }
 
   const std::vector<FileRec>& files() const { return files_; }
   const std::vector<EntityRec>& entities() const { return entities_; }
@@ -96,6 +99,7 @@ class RepoView {
   std::string root_, db_path_;
   bool complete_ = false;
   int snippet_lines_ = 15;
+  std::string javascript_resolution_;
   std::vector<FileRec> files_;
   std::vector<EntityRec> entities_;
   std::vector<SnippetRec> snippets_;

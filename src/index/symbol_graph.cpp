@@ -173,7 +173,9 @@ std::string SymbolGraph::import_module(int file, const Import& im) const {
   if (is_javascript(file)) {
     // The first module the specifier may name that the repository has; else the specifier as written
     // (a package outside the repository: external).
-    for (const auto& m : javascript_specifier_modules(v_.files()[file].path, im.module))
+    std::call_once(javascript_once_,
+                   [&] { javascript_resolution_ = JavascriptResolution::from_json(v_.javascript_resolution()); });
+    for (const auto& m : javascript_specifier_modules(v_.files()[file].path, im.module, &javascript_resolution_))
       if (v_.file_by_module(m)) return m;
     return im.module;
   }

@@ -17,6 +17,7 @@
 
 #include "index/repo_view.h"
 #include "repo/c/includes.h"
+#include "repo/javascript/manifests.h"
 
 namespace repoctx {
 
@@ -148,6 +149,8 @@ class SymbolGraph {
   mutable std::unordered_map<std::string, std::vector<int>> c_names_;
   mutable std::unique_ptr<IncludeResolver> includes_;
   mutable std::once_flag includes_once_;
+  mutable JavascriptResolution javascript_resolution_;  // parsed from the view on the first JavaScript import
+  mutable std::once_flag javascript_once_;
   // Rust's roots that name modules rather than items: `crate`, `super`, and another crate of the repository.
   Value rust_path_root(int file, const std::string& root) const;
   // `self` in an impl method ("T.m"): an instance of T as the method's file names it.

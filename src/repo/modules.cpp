@@ -13,6 +13,34 @@ std::string parent_folder(const std::string& p) {
   return s == std::string::npos ? std::string() : p.substr(0, s);
 }
 
+std::string join_relative(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "/" + b;
+}
+
+bool normalise_relative_path(std::string_view path, std::string& out) {
+  std::vector<std::string_view> parts;
+  while (!path.empty()) {
+    size_t slash = path.find('/');
+    std::string_view part = path.substr(0, slash);
+    path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (parts.empty()) return false;
+      parts.pop_back();
+      continue;
+    }
+    parts.push_back(part);
+  }
+  out.clear();
+  for (auto part : parts) {
+    if (!out.empty()) out.push_back('/');
+    out.append(part);
+  }
+  return true;
+}
+
 std::string module_from_relpath(const std::string& rel) {
   std::string m = rel;
   if (ends_with(m, ".pyi"))

@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -21,6 +22,12 @@ std::string module_from_relpath(const std::string& rel);
 
 // The folder of a '/'-separated relative path ("a/b/c.py" -> "a/b", "c.py" -> "").
 std::string parent_folder(const std::string& rel);
+
+// "a" + "b" -> "a/b"; either part empty -> the other.
+std::string join_relative(const std::string& a, const std::string& b);
+
+// "a/b/../c/./d" -> "a/c/d" in `out` ("" = the start itself); false when the path climbs above its start.
+bool normalise_relative_path(std::string_view path, std::string& out);
 
 // The nearest manifest (go.mod, Cargo.toml) at or above folders of a repository, each folder walked once.
 // A manifest counts when `read` gives its head a non-empty value (the module path, the crate name); one that

@@ -8,6 +8,7 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "repo/javascript/manifests.h"
 #include "repo/javascript/modules.h"
 #include "repo/parser.h"
 #include "retrieve/engine.h"
@@ -136,8 +137,10 @@ TEST(JavaScriptParser, ReferencesLeaveOutLocalsAndGlobals) {
 
 TEST(JavaScriptModules, NamesAndSpecifiers) {
   EXPECT_EQ(strip_javascript_extension("src/a.ts"), "src/a");
-  EXPECT_EQ(strip_javascript_extension("src/a.d.ts"), "src/a.d");  // a declaration file is named apart
-  EXPECT_EQ(strip_javascript_extension("lib/index.mjs"), "lib/index");
+  EXPECT_EQ(strip_javascript_extension("src/a.d.ts"), "src/a.d");           // a declaration file is named apart
+  EXPECT_EQ(strip_javascript_extension("lib/index.mjs"), "lib/index.mjs");  // "./index" never loads it
+  EXPECT_EQ(strip_javascript_extension("lib/index.mts"), "lib/index.mjs");  // what "./index.mjs" names in TS
+  EXPECT_EQ(javascript_specifier_modules("main.js", "fs/promises"), std::vector<std::string>{});  // built-in
   EXPECT_EQ(javascript_specifier_modules("src/app/main.ts", "../util/x.js"),
             (std::vector<std::string>{"src/util/x", "src/util/x.d", "src/util/x/index", "src/util/x/index.d"}));
   EXPECT_EQ(javascript_specifier_modules("main.js", "./lib")[2], "lib/index");
@@ -201,6 +204,111 @@ TEST_F(JavaScriptResolution, RequireReturnsModuleExportsOrTheModule) {
   int file = *eng_->view().file_by_path("src/cjs.js");
   for (int g : eng_->graph().imported_files(file)) names.insert(eng_->view().files()[g].path);
   EXPECT_EQ(names, (std::set<std::string>{"src/d.js", "src/lib/exports.js"}));
+}
+
+TEST(JavaScriptManifests, SpecifierPatternsExactFirstThenTheLongestWildcardPrefix) {
+  std::vector<SpecifierMapping> m = {{"@app/*", {"src/app/*"}},
+                                     {"@app/core/*", {"core/*.ts", "legacy/*"}},
+                                     {"@app/core/main", {"core/entry"}},
+                                     {"./*.js", {"lib/*.js"}}};
+  EXPECT_EQ(map_specifier(m, "@app/x/y"), (std::vector<std::string>{"src/app/x/y"}));
+  EXPECT_EQ(map_specifier(m, "@app/core/z"), (std::vector<std::string>{"core/z.ts", "legacy/z"}));
+  EXPECT_EQ(map_specifier(m, "@app/core/main"), (std::vector<std::string>{"core/entry"}));
+  EXPECT_EQ(map_specifier(m, "./a/b.js"), (std::vector<std::string>{"lib/a/b.js"}));  // prefix and suffix
+  EXPECT_TRUE(map_specifier(m, "other").empty());
+  EXPECT_TRUE(map_specifier(m, "./a.ts").empty());
+}
+
+// A monorepo: two packages importing each other by name (`main`, `exports` with conditions and subpath
+// patterns), a tsconfig.json with comments and trailing commas mapping `@shared/*`, a package whose
+// `exports` hides its other files, and the stored facts surviving a round trip through the index.
+class JavaScriptManifestResolution : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_.write("packages/util/package.json",
+                R"({"name": "@org/util", "main": "./ignored.js",
+                    "exports": {".": {"types": "./lib/index.d.ts", "import": "./lib/index.mjs",
+                                      "require": "./lib/index.js"},
+                                "./feature/*": "./lib/features/*.js", "./hidden": null}})");
+    repo_.write("packages/util/lib/index.js", "function pad(s) { return s; }\nmodule.exports = { pad };\n");
+    repo_.write("packages/util/lib/features/color.js", "exports.paint = function (c) { return c; };\n");
+    repo_.write("packages/util/ignored.js", "exports.pad = function () {};\n");
+    repo_.write("packages/app/package.json", R"({"name": "app", "main": "dist/main.js"})");
+    repo_.write("packages/app/dist/main.js",
+                "const { pad } = require('@org/util');\nconst color = require('@org/util/feature/color');\n"
+                "const missing = require('@org/util/hidden');\nconst self = require('app/dist/other');\n"
+                "function run() { return pad('x') + color.paint('red') + self.other(); }\n");
+    repo_.write("packages/app/dist/other.js", "exports.other = function () { return 1; };\n");
+    repo_.write("web/tsconfig.json", R"({
+      // comments and trailing commas: JSONC
+      "compilerOptions": {
+        "baseUrl": "./src", /* relative to this file */
+        "paths": { "@shared/*": ["../../shared/*", "../../vendor/*",], },
+      },
+    })");
+    repo_.write("web/src/main.ts",
+                "import { fmt } from '@shared/format';\nimport { tool } from 'tools/kit';\n"
+                "export function show(): string { return fmt(tool()); }\n");
+    repo_.write("web/src/tools/kit.ts", "export function tool(): number { return 1; }\n");
+    repo_.write("shared/format.ts", "export function fmt(x: number): string { return String(x); }\n");
+    IndexOptions o;
+    o.db_path = tmp_.str() + "/i.db";
+    o.progress = false;
+    build_index(repo_.str(), o);
+    eng_ = Engine::open(o.db_path);
+  }
+  std::string loads(const std::string& path, const std::string& spec) {
+    int file = *eng_->view().file_by_path(path);
+    std::string out;
+    for (const auto& im : eng_->view().imports(file))
+      if (im.module == spec)
+        for (int f : eng_->graph().import_files(file, im))
+          out += (out.empty() ? "" : ",") + eng_->view().files()[f].path;
+    return out;
+  }
+  TempDir repo_, tmp_;
+  std::unique_ptr<Engine> eng_;
+};
+
+TEST_F(JavaScriptManifestResolution, PackagesByNameThroughExportsAndMain) {
+  EXPECT_EQ(loads("packages/app/dist/main.js", "@org/util"), "packages/util/lib/index.js");  // require, not main
+  EXPECT_EQ(loads("packages/app/dist/main.js", "@org/util/feature/color"), "packages/util/lib/features/color.js");
+  EXPECT_EQ(loads("packages/app/dist/main.js", "@org/util/hidden"), "");                          // exports hide it
+  EXPECT_EQ(loads("packages/app/dist/main.js", "app/dist/other"), "packages/app/dist/other.js");  // self, no exports
+  int file = *eng_->view().file_by_path("packages/app/dist/main.js");
+  int run = -1;
+  for (size_t i = 0; i < eng_->view().entities().size(); ++i)
+    if (eng_->target_name(static_cast<int>(i)) == "packages/app/dist/main.js::run") run = static_cast<int>(i);
+  ASSERT_GE(run, 0);
+  Resolution r = eng_->graph().resolve(file, run, "pad");
+  ASSERT_EQ(r.kind, Resolution::Kind::entity);
+  EXPECT_EQ(eng_->target_name(r.entity), "packages/util/lib/index.js::pad");
+}
+
+TEST_F(JavaScriptManifestResolution, TsconfigPathsAndBaseUrlWithComments) {
+  EXPECT_EQ(loads("web/src/main.ts", "@shared/format"), "shared/format.ts");
+  EXPECT_EQ(loads("web/src/main.ts", "tools/kit"), "web/src/tools/kit.ts");  // baseUrl
+  JavascriptResolution r = JavascriptResolution::from_json(eng_->view().javascript_resolution());
+  ASSERT_EQ(r.scopes.size(), 1u);
+  EXPECT_EQ(r.scopes[0].dir, "web");
+  EXPECT_EQ(r.scopes[0].base, "web/src");
+  EXPECT_EQ(r.scopes[0].paths.at(0).targets, (std::vector<std::string>{"shared/*", "vendor/*"}));
+  ASSERT_EQ(r.packages.size(), 2u);
+  EXPECT_EQ(r.packages[0].name, "app");
+  EXPECT_EQ(r.packages[0].main, "packages/app/dist/main.js");
+  EXPECT_EQ(JavascriptResolution::from_json(r.to_json()).to_json(), r.to_json());
+}
+
+TEST_F(JavaScriptManifestResolution, AChangedManifestReResolvesWithoutReParsing) {
+  repo_.write("web/tsconfig.json", R"({"compilerOptions": {"baseUrl": "."}})");
+  IndexOptions o;
+  o.db_path = tmp_.str() + "/i.db";
+  o.progress = false;
+  IndexStats st = build_index(repo_.str(), o);
+  EXPECT_EQ(st.parsed, 0u);  // no source file changed
+  eng_ = Engine::open(o.db_path);
+  EXPECT_EQ(loads("web/src/main.ts", "@shared/format"), "");  // the mapping is gone
+  EXPECT_EQ(loads("web/src/main.ts", "tools/kit"), "");       // baseUrl is web/ now
 }
 
 }  // namespace

@@ -32,26 +32,8 @@ std::unordered_map<std::string, std::string> c_module_names(const std::vector<st
 }
 
 std::string normalize_relative(const std::string& path) {
-  std::vector<std::string_view> parts;
-  std::string_view p = path;
-  while (!p.empty()) {
-    size_t slash = p.find('/');
-    std::string_view part = p.substr(0, slash);
-    p = slash == std::string_view::npos ? std::string_view() : p.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (parts.empty()) return {};
-      parts.pop_back();
-      continue;
-    }
-    parts.push_back(part);
-  }
   std::string out;
-  for (auto part : parts) {
-    if (!out.empty()) out.push_back('/');
-    out.append(part);
-  }
-  return out;
+  return normalise_relative_path(path, out) ? out : std::string();
 }
 
 IncludeResolver::IncludeResolver(const std::vector<std::string>& paths) : paths_(paths) {

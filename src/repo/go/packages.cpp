@@ -7,16 +7,6 @@
 
 namespace repoctx {
 
-namespace {
-
-std::string join(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return a + "/" + b;
-}
-
-}  // namespace
-
 std::string go_mod_module(const std::string& text) {
   for (auto line : split_lines(text)) {
     std::string_view l = trim(line);
@@ -45,11 +35,11 @@ std::unordered_map<std::string, std::string> go_package_paths(const std::vector<
       const NearestManifest::Found& m = go_mods.at(dir);
       if (m.found) {
         std::string below = m.dir.empty() ? dir : dir.size() > m.dir.size() ? dir.substr(m.dir.size() + 1) : "";
-        path = m.value == "std" ? below : join(m.value, below);
+        path = m.value == "std" ? below : join_relative(m.value, below);
       } else {
-        std::string abs_dir = join(abs_root, dir);
+        std::string abs_dir = join_relative(abs_root, dir);
         size_t src = abs_dir.rfind("/src/");
-        path = src != std::string::npos ? abs_dir.substr(src + 5) : join(root_name, dir);
+        path = src != std::string::npos ? abs_dir.substr(src + 5) : join_relative(root_name, dir);
       }
       known = path_of_dir.emplace(dir, path).first;
     }

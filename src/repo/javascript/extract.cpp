@@ -24,6 +24,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "repo/javascript/modules.h"
 #include "repo/parser.h"
 #include "repo/reference_walk.h"
 #include "repo/ts_util.h"
@@ -246,13 +247,6 @@ std::string unquote(std::string_view s) {
   return std::string(s);
 }
 
-std::string file_stem(const std::string& path) {
-  std::string base = path.substr(path.rfind('/') + 1);
-  for (const char* ext : {".d.ts", ".d.mts", ".d.cts", ".tsx", ".ts", ".mts", ".cts", ".jsx", ".js", ".mjs", ".cjs"})
-    if (ends_with(base, ext)) return base.substr(0, base.size() - std::strlen(ext));
-  return base;
-}
-
 class JsExtractor : ReferenceWalk {
  public:
   JsExtractor(std::string_view src, ParsedFile& out, const JsGrammar& g)
@@ -398,7 +392,8 @@ class JsExtractor : ReferenceWalk {
   // the file itself, which the resolver follows like any re-export.
   void self_binding(TSNode at, const std::string& name, const std::string& alias) {
     if (name == alias) return;
-    Import im = make_import(at, "./" + file_stem(out_.path));
+    std::string self = strip_javascript_extension(out_.path);  // exactly this file: "./a.cjs" is not a.js
+    Import im = make_import(at, "./" + self.substr(self.rfind('/') + 1));
     im.name = name;
     im.alias = alias;
     out_.imports.push_back(std::move(im));
