@@ -94,8 +94,20 @@ std::unordered_map<std::string, std::string> python_module_names(const std::vect
   return out;
 }
 
-const NearestManifest::Found& NearestManifest::at(const std::string& start) {
+std::optional<std::string> read_manifest_head(const std::string& root, const std::string& rel) {
   namespace fs = std::filesystem;
+  fs::path manifest = fs::path(root) / rel;
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(manifest, ec))) return std::nullopt;
+  std::ifstream in(manifest, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string head(64 << 10, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
+}
+
+const NearestManifest::Found& NearestManifest::at(const std::string& start) {
   std::vector<std::string> walked;
   Found f;
   std::string d = start;
@@ -105,19 +117,11 @@ const NearestManifest::Found& NearestManifest::at(const std::string& start) {
       break;
     }
     walked.push_back(d);
-    fs::path manifest = fs::path(root_) / d / file_name_;
-    std::error_code ec;
-    std::ifstream in;
-    if (fs::is_regular_file(fs::symlink_status(manifest, ec))) in.open(manifest);
-    if (in) {
-      std::string head(64 << 10, '\0');
-      in.read(head.data(), static_cast<std::streamsize>(head.size()));
-      head.resize(static_cast<size_t>(in.gcount()));
-      if (std::string value = read_(head); !value.empty()) {
+    if (auto head = read_manifest_head(root_, join_relative(d, file_name_)))
+      if (std::string value = read_(*head); !value.empty()) {
         f = {true, d, std::move(value)};
         break;
       }
-    }
     if (d.empty()) break;
     d = parent_folder(d);
   }

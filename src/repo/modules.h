@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -28,6 +29,10 @@ std::string join_relative(const std::string& a, const std::string& b);
 
 // "a/b/../c/./d" -> "a/c/d" in `out` ("" = the start itself); false when the path climbs above its start.
 bool normalise_relative_path(std::string_view path, std::string& out);
+
+// The first 64 KiB of the file at `rel` below root (more than any real manifest's head), or nothing when it is
+// missing, not a regular file or a symbolic link (the index reads nothing outside the repository).
+std::optional<std::string> read_manifest_head(const std::string& root, const std::string& rel);
 
 // The nearest manifest (go.mod, Cargo.toml) at or above folders of a repository, each folder walked once.
 // A manifest counts when `read` gives its head a non-empty value (the module path, the crate name); one that

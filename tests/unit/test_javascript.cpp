@@ -229,8 +229,12 @@ class JavaScriptManifestResolution : public ::testing::Test {
                 R"({"name": "@org/util", "main": "./ignored.js",
                     "exports": {".": {"types": "./lib/index.d.ts", "import": "./lib/index.mjs",
                                       "require": "./lib/index.js"},
-                                "./feature/*": "./lib/features/*.js", "./hidden": null}})");
-    repo_.write("packages/util/lib/index.js", "function pad(s) { return s; }\nmodule.exports = { pad };\n");
+                                "./feature/*": "./lib/features/*.js", "./hidden": null},
+                    "imports": {"#internal/*": {"node": "./lib/internal/*.js"}}})");
+    repo_.write("packages/util/lib/index.js",
+                "const { trim } = require('#internal/strings');\n"
+                "function pad(s) { return trim(s); }\nmodule.exports = { pad };\n");
+    repo_.write("packages/util/lib/internal/strings.js", "exports.trim = function (s) { return s; };\n");
     repo_.write("packages/util/lib/features/color.js", "exports.paint = function (c) { return c; };\n");
     repo_.write("packages/util/ignored.js", "exports.pad = function () {};\n");
     repo_.write("packages/app/package.json", R"({"name": "app", "main": "dist/main.js"})");
@@ -251,6 +255,12 @@ class JavaScriptManifestResolution : public ::testing::Test {
                 "export function show(): string { return fmt(tool()); }\n");
     repo_.write("web/src/tools/kit.ts", "export function tool(): number { return 1; }\n");
     repo_.write("shared/format.ts", "export function fmt(x: number): string { return String(x); }\n");
+    // A tsconfig that only extends a shared base two folders up: the base's baseUrl and paths, relative to it.
+    repo_.write("tsconfig.base.json", R"({"compilerOptions": {"baseUrl": ".", "paths": {"@lib/*": ["libs/*"]}}})");
+    repo_.write("apps/mobile/tsconfig.json", R"({"extends": "../../tsconfig.base", "compilerOptions": {}})");
+    repo_.write("apps/mobile/app.ts", "import { a } from '@lib/a';\nimport { b } from 'libs/b';\n");
+    repo_.write("libs/a.ts", "export function a() {}\n");
+    repo_.write("libs/b.ts", "export function b() {}\n");
     IndexOptions o;
     o.db_path = tmp_.str() + "/i.db";
     o.progress = false;
@@ -275,6 +285,8 @@ TEST_F(JavaScriptManifestResolution, PackagesByNameThroughExportsAndMain) {
   EXPECT_EQ(loads("packages/app/dist/main.js", "@org/util/feature/color"), "packages/util/lib/features/color.js");
   EXPECT_EQ(loads("packages/app/dist/main.js", "@org/util/hidden"), "");                          // exports hide it
   EXPECT_EQ(loads("packages/app/dist/main.js", "app/dist/other"), "packages/app/dist/other.js");  // self, no exports
+  EXPECT_EQ(loads("packages/util/lib/index.js", "#internal/strings"), "packages/util/lib/internal/strings.js");
+  EXPECT_EQ(loads("packages/app/dist/main.js", "#internal/strings"), "");  // another package's imports
   int file = *eng_->view().file_by_path("packages/app/dist/main.js");
   int run = -1;
   for (size_t i = 0; i < eng_->view().entities().size(); ++i)
@@ -288,11 +300,16 @@ TEST_F(JavaScriptManifestResolution, PackagesByNameThroughExportsAndMain) {
 TEST_F(JavaScriptManifestResolution, TsconfigPathsAndBaseUrlWithComments) {
   EXPECT_EQ(loads("web/src/main.ts", "@shared/format"), "shared/format.ts");
   EXPECT_EQ(loads("web/src/main.ts", "tools/kit"), "web/src/tools/kit.ts");  // baseUrl
+  EXPECT_EQ(loads("apps/mobile/app.ts", "@lib/a"), "libs/a.ts");             // paths of the extended configuration
+  EXPECT_EQ(loads("apps/mobile/app.ts", "libs/b"), "libs/b.ts");             // its baseUrl, relative to it
   JavascriptResolution r = JavascriptResolution::from_json(eng_->view().javascript_resolution());
-  ASSERT_EQ(r.scopes.size(), 1u);
-  EXPECT_EQ(r.scopes[0].dir, "web");
-  EXPECT_EQ(r.scopes[0].base, "web/src");
-  EXPECT_EQ(r.scopes[0].paths.at(0).targets, (std::vector<std::string>{"shared/*", "vendor/*"}));
+  ASSERT_EQ(r.scopes.size(), 2u);
+  EXPECT_EQ(r.scopes[0].dir, "apps/mobile");
+  EXPECT_TRUE(r.scopes[0].has_base);
+  EXPECT_EQ(r.scopes[0].base, "");
+  EXPECT_EQ(r.scopes[1].dir, "web");
+  EXPECT_EQ(r.scopes[1].base, "web/src");
+  EXPECT_EQ(r.scopes[1].paths.at(0).targets, (std::vector<std::string>{"shared/*", "vendor/*"}));
   ASSERT_EQ(r.packages.size(), 2u);
   EXPECT_EQ(r.packages[0].name, "app");
   EXPECT_EQ(r.packages[0].main, "packages/app/dist/main.js");

@@ -114,10 +114,20 @@ std::string package_facts(const std::string& head) {
     }
     out["exports"] = map;
   }
+  if (j.contains("imports") && j["imports"].is_object()) {  // "#internal" specifiers of the package's own files
+    ojson map = ojson::object();
+    for (const auto& [key, v] : j["imports"].items()) {
+      std::vector<std::string> t;
+      export_targets(v, t);
+      if (starts_with(key, "#")) map[key] = t;
+    }
+    out["imports"] = map;
+  }
   return out.dump();
 }
 
-// tsconfig.json's facts: "{}" for one without baseUrl or paths (still the nearest: it shadows those above).
+// tsconfig.json's facts: "{}" for one without baseUrl, paths or extends (still the nearest: it shadows those
+// above).
 std::string path_facts(const std::string& head) {
   auto j = parse_manifest(head);
   if (!j.is_object()) return {};
@@ -137,6 +147,13 @@ std::string path_facts(const std::string& head) {
       out["paths"] = paths;
     }
   }
+  // The configurations it extends, last first (TypeScript 5's array: a later one overrides an earlier one).
+  std::vector<std::string> extends;
+  if (j.contains("extends") && j["extends"].is_string()) extends.push_back(j["extends"].get<std::string>());
+  if (j.contains("extends") && j["extends"].is_array())
+    for (auto it = j["extends"].rbegin(); it != j["extends"].rend(); ++it)
+      if (it->is_string()) extends.push_back(it->get<std::string>());
+  if (!extends.empty()) out["extends"] = extends;
   return out.dump();
 }
 
@@ -158,24 +175,58 @@ JavascriptPackage package_from(const std::string& dir, const json& facts) {
       p.exports.push_back(std::move(m));
     }
   }
+  if (facts.contains("imports"))
+    for (const auto& [key, targets] : facts["imports"].items()) {
+      SpecifierMapping m{key, {}};
+      for (const auto& t : targets)
+        if (std::string rel; under(dir, t.get<std::string>(), rel)) m.targets.push_back(rel);
+      p.imports.push_back(std::move(m));
+    }
   return p;
 }
 
-JavascriptPathScope scope_from(const std::string& dir, const json& facts) {
+// A tsconfig's scope with what it extends: baseUrl from the nearest file of the chain that sets it, paths
+// likewise, each relative to the folder of the file that set it; paths then map relative to the baseUrl, or
+// to the folder of the file that set them without one (TypeScript's rules). A configuration of a package
+// ("@tsconfig/node18/tsconfig.json") is outside the repository: the chain stops there.
+JavascriptPathScope scope_from(const std::string& root, const std::string& dir, json facts) {
   JavascriptPathScope s;
   s.dir = dir;
-  std::string base;
-  if (facts.contains("baseUrl") && under(dir, facts["baseUrl"].get<std::string>(), base)) {
-    s.has_base = true;
-    s.base = base;
-  }
-  if (facts.contains("paths"))
-    for (const auto& [pattern, targets] : facts["paths"].items()) {
-      SpecifierMapping m{pattern, {}};
-      for (const auto& t : targets) {
-        std::string rel;  // relative to baseUrl, or to the tsconfig's folder without one
-        if (under(s.has_base ? s.base : dir, t.get<std::string>(), rel)) m.targets.push_back(rel);
+  std::string folder = dir, paths_folder;
+  json paths;
+  bool have_paths = false;
+  for (int depth = 0; depth < 8; ++depth) {
+    if (!s.has_base && facts.contains("baseUrl"))
+      s.has_base = under(folder, facts["baseUrl"].get<std::string>(), s.base);
+    if (!have_paths && facts.contains("paths")) {
+      paths = facts["paths"];
+      paths_folder = folder;
+      have_paths = true;
+    }
+    json next;
+    std::string next_rel;
+    if (facts.contains("extends"))
+      for (const auto& e : facts["extends"]) {
+        std::string rel, spec = e.get<std::string>();
+        if (!starts_with(spec, ".") || !under(folder, spec, rel)) continue;
+        if (!ends_with(rel, ".json")) rel += ".json";
+        auto head = read_manifest_head(root, rel);
+        std::string f = head ? path_facts(*head) : std::string();
+        if (f.empty()) continue;
+        next = json::parse(f);
+        next_rel = rel;
+        break;
       }
+    if (next_rel.empty()) break;
+    facts = std::move(next);
+    folder = parent_folder(next_rel);
+  }
+  if (have_paths)
+    for (const auto& [pattern, targets] : paths.items()) {
+      SpecifierMapping m{pattern, {}};
+      for (const auto& t : targets)
+        if (std::string rel; under(s.has_base ? s.base : paths_folder, t.get<std::string>(), rel))
+          m.targets.push_back(rel);
       s.paths.push_back(std::move(m));
     }
   return s;
@@ -237,6 +288,7 @@ std::string JavascriptResolution::to_json() const {
   for (const auto& p : packages) {
     json j = {{"name", p.name}, {"dir", p.dir}, {"main", p.main}};
     if (p.has_exports) j["exports"] = mappings_json(p.exports);
+    if (!p.imports.empty()) j["imports"] = mappings_json(p.imports);
     pk.push_back(std::move(j));
   }
   for (const auto& s : scopes) {
@@ -260,6 +312,7 @@ JavascriptResolution JavascriptResolution::from_json(const std::string& text) {
       if (!p.is_object()) continue;
       JavascriptPackage pkg{str(p, "name"), str(p, "dir"), p.contains("exports"), {}, str(p, "main")};
       if (pkg.has_exports) pkg.exports = mappings_from(p["exports"]);
+      if (p.contains("imports")) pkg.imports = mappings_from(p["imports"]);
       r.packages.push_back(std::move(pkg));
     }
   if (j.contains("scopes") && j["scopes"].is_array())
@@ -276,6 +329,13 @@ const JavascriptPathScope* JavascriptResolution::scope_of(const std::string& fro
   const JavascriptPathScope* best = nullptr;
   for (const auto& s : scopes)
     if (within(s.dir, from_path) && (!best || s.dir.size() > best->dir.size())) best = &s;
+  return best;
+}
+
+const JavascriptPackage* JavascriptResolution::package_of(const std::string& from_path) const {
+  const JavascriptPackage* best = nullptr;
+  for (const auto& p : packages)
+    if (within(p.dir, from_path) && (!best || p.dir.size() > best->dir.size())) best = &p;
   return best;
 }
 
@@ -312,7 +372,7 @@ JavascriptResolution read_javascript_resolution(const std::string& root, const s
   }
   JavascriptResolution r;
   for (const auto& [dir, facts] : package_at) r.packages.push_back(package_from(dir, facts));
-  for (const auto& [dir, facts] : scope_at) r.scopes.push_back(scope_from(dir, facts));
+  for (const auto& [dir, facts] : scope_at) r.scopes.push_back(scope_from(root, dir, facts));
   return r;
 }
 

@@ -24,6 +24,7 @@ struct JavascriptPackage {
   bool has_exports = false;               // then only `exports` names its entry points (Node ignores `main`)
   std::vector<SpecifierMapping> exports;  // patterns "." and "./..."
   std::string main;                       // `main`, relative to the root ("" = none: dir/index)
+  std::vector<SpecifierMapping> imports;  // `imports`: "#name" specifiers of the package's own files
 };
 
 struct JavascriptPathScope {  // one tsconfig.json or jsconfig.json: the files at or below dir use it
@@ -44,13 +45,15 @@ struct JavascriptResolution {
 
   // The nearest scope at or above the folder of `from_path`, or null.
   const JavascriptPathScope* scope_of(const std::string& from_path) const;
+  // The nearest package holding `from_path`, or null.
+  const JavascriptPackage* package_of(const std::string& from_path) const;
   // The packages named `name`, the one holding `from_path` first, then the shallowest.
   std::vector<const JavascriptPackage*> packages_named(const std::string& name, const std::string& from_path) const;
 };
 
 // The package.json files (named ones) and tsconfig.json/jsconfig.json files nearest to the JavaScript and
 // TypeScript files among rel_paths. A manifest that does not parse, or is a symbolic link, is passed over
-// (the next one up counts); `extends` of a tsconfig is not followed.
+// (the next one up counts); a tsconfig's `extends` is followed within the repository.
 JavascriptResolution read_javascript_resolution(const std::string& root, const std::vector<std::string>& rel_paths);
 
 // The targets a specifier maps to through `mappings` (an exact pattern first, else the wildcard pattern with

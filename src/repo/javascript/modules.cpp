@@ -121,6 +121,11 @@ std::vector<std::string> javascript_specifier_modules(const std::string& from_pa
     add(joined);
     return out;
   }
+  if (spec[0] == '#') {  // package.json `imports` of the package holding the file
+    if (const JavascriptPackage* p = resolution ? resolution->package_of(from_path) : nullptr)
+      for (const auto& target : map_specifier(p->imports, spec)) add(target);
+    return out;
+  }
   if (spec[0] == '/' || spec.find(':') != std::string::npos) return out;  // absolute paths, node:fs, URLs
   if (is_node_builtin(spec)) return out;  // Node loads its own before any package of that name
   if (resolution) {
