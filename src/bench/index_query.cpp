@@ -259,6 +259,7 @@ std::string added_function(Language lang, int i) {
     case Language::rust:
       return fmt::format("\n\nfn repoctx_bench_added_{}(x: i64) -> i64 {{ x + 1 }}\n", i);
     case Language::c:
+    case Language::cpp:
       return fmt::format("\n\nint repoctx_bench_added_{}(int x) {{ return x + 1; }}\n", i);
     default:
       return fmt::format("\n// repoctx bench change {}\n", i);

@@ -94,6 +94,7 @@ struct SymbolsCmd {
                 {"end_line", e.end_line},
                 {"decorated_start_line", e.decorated_start_line},
                 {"signature", sanitize_utf8(e.signature)}};
+      for (const auto& d : e.decorators) j["decorators"].push_back(sanitize_utf8(d));
       if (jsonl)
         std::cout << j.dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
       else if (out.json)

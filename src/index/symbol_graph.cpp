@@ -94,11 +94,12 @@ void SymbolGraph::build_tables() const {
         continue;
       }
       top_level_[e.file][e.name] = static_cast<int>(i);
-      if (files[e.file].language == Language::c) c_names_[e.name].push_back(static_cast<int>(i));
+      // C++'s `void A::f() {}` is A's member, reached through A, not a name of the program.
+      if (is_c_family(files[e.file].language) && e.kind != EntityKind::method)
+        c_names_[e.name].push_back(static_cast<int>(i));
     }
     for (const auto& f : files) {
-      if (f.module.empty() || f.language == Language::go || f.language == Language::c ||
-          is_javascript_family(f.language))
+      if (f.module.empty() || f.language == Language::go || is_c_family(f.language) || is_javascript_family(f.language))
         continue;
       std::string m = f.module;
       for (size_t dot = m.rfind('.'); dot != std::string::npos; dot = m.rfind('.')) {
@@ -120,7 +121,7 @@ int SymbolGraph::c_global(int file, const std::string& name, const FileCut* cut)
   const std::vector<int>& included = imported_files_unhidden(file);
   // A .c file's static definitions and macros are its own; a header's are every includer's.
   auto visible = [&](const EntityRec& e) {
-    if (ends_with(files[e.file].path, ".h")) return true;
+    if (is_c_header_path(files[e.file].path)) return true;
     return std::none_of(e.decorators.begin(), e.decorators.end(),
                         [](const std::string& d) { return d == "static" || d == "define"; });
   };
@@ -164,7 +165,7 @@ std::string SymbolGraph::import_module(int file, const Import& im) const {
     std::call_once(includes_once_, [&] {
       std::vector<std::string> paths;
       paths.reserve(v_.files().size());
-      for (const auto& f : v_.files()) paths.push_back(f.language == Language::c ? f.path : std::string());
+      for (const auto& f : v_.files()) paths.push_back(is_c_family(f.language) ? f.path : std::string());
       includes_ = std::make_unique<IncludeResolver>(paths);
     });
     int f = includes_->resolve(v_.files()[file].path, im.module, im.level > 0);
@@ -530,6 +531,9 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
       v.kind = Value::Kind::instance;
       return v;
     }
+    // C++: `this` in a member function, and a bare name its class (or a base) declares.
+    if (is_cpp(file) && is_callable(en.kind))
+      if (Value v = cpp_member_root(file, e, root, cut); v.entity >= 0) return v;
     // A Go method's receiver: an instance of the type its qualified name names ("T.M").
     if (is_go(file) && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
         en.params[0].name == root) {
@@ -612,6 +616,12 @@ Resolution SymbolGraph::resolve(int file, int scope, const std::string& chain, c
     i = 2;
   } else {
     cur = lookup_root(file, scope, parts[0], hidden, cut);
+    // C++ `ns::a::f`: namespaces are no entities; the first part that resolves starts the chain (the standard
+    // library's `std::` names none of the repository's).
+    while (cur.kind == Value::Kind::none && is_cpp(file) && i < parts.size() && parts[0] != "std") {
+      cur = lookup_root(file, scope, parts[i], hidden, cut);
+      ++i;
+    }
   }
   auto note = [&](const Value& v) {
     if (v.entity >= 0 && !v.receiver && (v.kind == Value::Kind::klass || v.kind == Value::Kind::entity))
@@ -691,6 +701,42 @@ const std::vector<int>& SymbolGraph::rust_impl_methods(int type) const {
   const std::string& module = v_.files()[t.file].module;
   auto it = rust_methods_.find(module.substr(0, module.find('.')) + '\x1f' + t.qualname);
   return it == rust_methods_.end() ? none : it->second;
+}
+
+SymbolGraph::Value SymbolGraph::cpp_member_root(int file, int function, const std::string& root,
+                                                const FileCut* cut) const {
+  const auto& ents = v_.entities();
+  Value v;
+  int cls = cpp_method_class(file, function, cut);
+  if (cls < 0) return v;
+  if (root == "this") {
+    v.receiver = true;
+    v.entity = cls;
+    v.kind = Value::Kind::instance;
+  } else if (auto m = class_member(cls, root, cut)) {
+    v.entity = *m;
+    v.kind = is_type(ents[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
+  }
+  return v;
+}
+
+int SymbolGraph::cpp_method_class(int file, int method, const FileCut* cut) const {
+  const auto& ents = v_.entities();
+  const EntityRec& en = ents[method];
+  if (en.parent_index >= 0) return is_type(ents[en.parent_index].kind) ? en.parent_index : -1;
+  if (en.kind != EntityKind::method) return -1;
+  // "ns.A.f": A, the part before the name (a namespace before it is no entity).
+  size_t dot = en.qualname.rfind('.');
+  if (dot == std::string::npos) return -1;
+  size_t start = en.qualname.rfind('.', dot - 1);
+  std::string cls = en.qualname.substr(start == std::string::npos ? 0 : start + 1,
+                                       dot - (start == std::string::npos ? 0 : start + 1));
+  int e = c_global(file, cls, cut);
+  if (e < 0) {  // the class defined in this file (c_global looks at the other files)
+    int t = top_level(file, cls);
+    e = t;
+  }
+  return e >= 0 && is_type(ents[e].kind) ? e : -1;
 }
 
 SymbolGraph::Value SymbolGraph::rust_receiver(int file, const EntityRec& method, const FileCut* cut) const {

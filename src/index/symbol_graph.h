@@ -93,7 +93,8 @@ class SymbolGraph {
   bool is_go(int file) const { return v_.files()[file].language == Language::go; }
   bool is_javascript(int file) const { return is_javascript_family(v_.files()[file].language); }
   bool is_rust(int file) const { return v_.files()[file].language == Language::rust; }
-  bool is_c(int file) const { return v_.files()[file].language == Language::c; }
+  bool is_c(int file) const { return is_c_family(v_.files()[file].language); }  // C or C++
+  bool is_cpp(int file) const { return v_.files()[file].language == Language::cpp; }
   // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
   // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever
@@ -155,6 +156,11 @@ class SymbolGraph {
   Value rust_path_root(int file, const std::string& root) const;
   // `self` in an impl method ("T.m"): an instance of T as the method's file names it.
   Value rust_receiver(int file, const EntityRec& method, const FileCut* cut) const;
+  // The class of a C++ member function: its parent, or for `void A::f() {}` the class A its name names.
+  int cpp_method_class(int file, int method, const FileCut* cut) const;
+  // `this` (an instance of the class) or a member of the class a bare name names, inside C++ member function
+  // `function`; entity -1 when neither.
+  Value cpp_member_root(int file, int function, const std::string& root, const FileCut* cut) const;
   // Per file: imported_files(file) with nothing hidden, built at the first accessible_files (a closure
   // walks most of a package's files, and rebuilding each file's import targets from module-name strings
   // for every query was a quarter of a warm structural request on sympy).

@@ -22,6 +22,8 @@ const char* language_name(Language l) {
       return "rust";
     case Language::c:
       return "c";
+    case Language::cpp:
+      return "cpp";
     default:
       return "unknown";
   }
@@ -29,7 +31,7 @@ const char* language_name(Language l) {
 
 Language language_from_name(std::string_view name) {
   for (auto l : {Language::python, Language::java, Language::go, Language::javascript, Language::typescript,
-                 Language::rust, Language::c})
+                 Language::rust, Language::c, Language::cpp})
     if (name == language_name(l)) return l;
   return Language::unknown;
 }
@@ -39,8 +41,10 @@ Language language_from_path(const std::string& path) {
   if (ends_with(path, ".java")) return Language::java;
   if (ends_with(path, ".go")) return Language::go;
   if (ends_with(path, ".rs")) return Language::rust;
-  // A .h header is read as C (C++ headers parse as C up to their C++ constructs).
+  // A .h header is C here; the parser reads one whose text is C++ (a class, a namespace, a template) as C++.
   if (ends_with(path, ".c") || ends_with(path, ".h")) return Language::c;
+  for (const char* ext : {".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl"})
+    if (ends_with(path, ext)) return Language::cpp;
   for (const char* ext : {".ts", ".tsx", ".mts", ".cts"})
     if (ends_with(path, ext)) return Language::typescript;
   for (const char* ext : {".js", ".jsx", ".mjs", ".cjs"})

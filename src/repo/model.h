@@ -19,7 +19,8 @@ enum class Language {
   javascript,
   typescript,
   rust,
-  c
+  c,
+  cpp
 };  // values are stored in query images: append only
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
@@ -32,6 +33,10 @@ inline const char* line_comment(Language l) {
 // declaration inside it (Java's package).
 inline bool module_follows_path(Language l) {
   return l != Language::java;
+}
+// C and C++ share one module system (#include) and one extractor (tree-sitter-cpp extends tree-sitter-c).
+inline bool is_c_family(Language l) {
+  return l == Language::c || l == Language::cpp;
 }
 // JavaScript and TypeScript share one extractor and one module system (a module is a file).
 inline bool is_javascript_family(Language l) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "repo/c/includes.h"
 #include "repo/ts_util.h"
 #include "util/cancel.h"
 #include "util/error.h"
@@ -182,6 +183,10 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
       extract_rust(rust_, source, pf, stop_);
       break;
     case Language::c:
+      if (is_c_header_path(path) && looks_like_cpp(source)) pf.language = Language::cpp;
+      extract_c(c_, source, pf, stop_);
+      break;
+    case Language::cpp:
       extract_c(c_, source, pf, stop_);
       break;
     default:
@@ -195,6 +200,7 @@ extern "C" const TSLanguage* tree_sitter_java(void);
 extern "C" const TSLanguage* tree_sitter_go(void);
 extern "C" const TSLanguage* tree_sitter_rust(void);
 extern "C" const TSLanguage* tree_sitter_c(void);
+extern "C" const TSLanguage* tree_sitter_cpp(void);
 
 const TSLanguage* grammar_of(Language lang, const std::string& path) {
   switch (lang) {
@@ -211,6 +217,8 @@ const TSLanguage* grammar_of(Language lang, const std::string& path) {
       return tree_sitter_rust();
     case Language::c:
       return tree_sitter_c();
+    case Language::cpp:
+      return tree_sitter_cpp();
     default:
       return nullptr;
   }
@@ -222,7 +230,8 @@ std::string syntax_tree(std::string_view source, Language lang) {
   if (!grammar) {
     ts_parser_delete(p);
     throw Error(ExitCode::bad_input,
-                "no grammar for this file's language (.py, .java, .go, .js/.ts and .rs files are parsed)");
+                "no grammar for this file's language (.py, .java, .go, .js/.ts, .rs, .c/.h and .cc/.cpp/.hpp files are "
+                "parsed)");
   }
   TSTree* t = parse_tree(p, grammar, source);
   if (!t) {

@@ -86,6 +86,7 @@ void extract_javascript(TSParser* parser, std::string_view source, ParsedFile& o
                         const std::atomic<bool>* stop = nullptr);
 const TSLanguage* javascript_grammar(Language lang, const std::string& path);
 void extract_rust(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+// C and C++ (out.language picks the grammar).
 void extract_c(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).

@@ -61,7 +61,7 @@ std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBod
     }
     return out;
   }
-  if (fr.language == Language::c) {  // an #include names nothing: the headers' definitions the file uses
+  if (is_c_family(fr.language)) {  // an #include names nothing: the headers' definitions the file uses
     std::vector<int> headers = g.imported_files(file);
     std::unordered_set<int> seen;
     for (const Reference& r : v.references(file)) {
@@ -104,7 +104,7 @@ std::vector<DependencySnippet> dependency_snippets(const Engine& e, int file, co
       for (int i = c + 1; i < cf.first_entity + cf.n_entities; ++i) {
         if (ents[i].parent_index != c) continue;
         // A C struct's members are what a user of the type reads (it has no methods).
-        if (ents[i].kind == EntityKind::method || (cf.language == Language::c && ents[i].kind == EntityKind::field)) {
+        if (ents[i].kind == EntityKind::method || (is_c_family(cf.language) && ents[i].kind == EntityKind::field)) {
           s.text += ind + "    " + ents[i].signature + "\n";
           s.entities.push_back(i);
         } else if (is_type(ents[i].kind)) {

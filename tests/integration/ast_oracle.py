@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Entity extraction vs. each language's own parser, on whole source trees.
 
-    ast_oracle.py --repoctx BIN [--language python|go|javascript|rust|c] [--min-agreement F] ROOT [ROOT...]
+    ast_oracle.py --repoctx BIN [--language python|go|javascript|rust|c|cpp] [--min-agreement F] ROOT [ROOT...]
 
 For each ROOT: the language's oracle -> oracle JSONL (python: tests/oracle/ast_entities.py, CPython's ast;
 go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder; javascript
 (JavaScript and TypeScript): tests/oracle/ts_entities.js, the TypeScript compiler's parser under node; rust:
 tests/oracle/rust_entities, syn's parser, built offline with cargo against Debian's crates in
-/usr/share/cargo/registry; c: tests/oracle/c_entities.py, universal-ctags' C parser);
+/usr/share/cargo/registry; c, cpp: tests/oracle/c_entities.py, universal-ctags' C and C++ parsers);
 `repoctx symbols ROOT --db TMP --keep-vendored --keep-generated --jsonl -q` -> repoctx JSONL;
 tests/oracle/compare_entities.py ORACLE REPOCTX (python: exit 0 iff every file the oracle parsed agrees;
-go, javascript, rust: iff >= 99% of the entities agree both ways, the disagreements listed; c: iff the
+go, javascript, rust: iff >= 99% of the entities agree both ways, the disagreements listed; c, cpp: iff the
 agreement reaches --min-agreement, default 99%).
 Prints each comparison's summary; exits 1 if any root disagrees.
 """
@@ -31,6 +31,7 @@ RUST_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "rust_entities")
 C_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "c_entities.py")
 C_KINDS = "class,function,variable,field"
 RUST_KINDS = "class,interface,function,method,variable,field"
+CPP_KINDS = "class,function,method,variable,field"
 DEBIAN_CRATES = "/usr/share/cargo/registry"
 COMPARE = os.path.join(REPO_ROOT, "tests", "oracle", "compare_entities.py")
 
@@ -73,8 +74,8 @@ def build_rust_oracle(tmp, ck):
 
 
 def oracle_command(language, oracle_exe, root, out):
-    if language == "c":
-        return [sys.executable, C_ORACLE, root, "--out", out]
+    if language in ("c", "cpp"):
+        return [sys.executable, C_ORACLE, root, "--out", out, "--language", language]
     if language in ("go", "rust"):
         return [oracle_exe, "--out", out, root]
     if language == "javascript":
@@ -109,12 +110,22 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None, m
         for line in p.stderr.strip().splitlines()[:20]:
             print(f"    {line}")
     with open(ours_out, "w", encoding="utf-8") as f:
-        if language == "c":  # a header's prototypes (signature ending in ';'): ctags lists none by default
+        if language in ("c", "cpp"):
+            # Prototypes (a header's, a class's member declarations: signature ending in ';'): ctags lists none
+            # by default. C++ constructors are methods to ctags; C files of a C++ tree are the C oracle's.
             import json
             for line in p.stdout.splitlines():
                 e = json.loads(line) if line.strip() else None
-                if e and not (e.get("kind") == "function" and e.get("signature", "").endswith(";")):
-                    f.write(line + "\n")
+                if not e or (e.get("kind") in ("function", "method", "constructor") and
+                             (e.get("signature", "").endswith(";") or "declaration" in e.get("decorators", []))):
+                    continue
+                if language == "cpp" and e["file"].endswith(".c"):
+                    continue
+                if e.get("kind") == "constructor":
+                    e["kind"] = "method"
+                if language == "cpp" and "operator" in e["qualname"]:  # `operator ()` as ctags spaces it
+                    e["qualname"] = e["qualname"].replace(" ", "")
+                f.write(json.dumps(e) + "\n")
         else:
             f.write(p.stdout)
 
@@ -127,6 +138,8 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None, m
         compare += ["--kinds", RUST_KINDS, "--min-agreement", "0.99"]
     if language == "c":  # the measured agreement on the kernel (docs/EVAL.md), not the 99% target: a regression guard
         compare += ["--kinds", C_KINDS, "--min-agreement", str(min_agreement or 0.99)]
+    if language == "cpp":
+        compare += ["--kinds", CPP_KINDS, "--min-agreement", str(min_agreement or 0.99)]
     c = subprocess.run(compare, capture_output=True, text=True, timeout=600)
     print("\n".join("  " + line for line in c.stdout.rstrip().splitlines()))
     if c.stderr.strip():
@@ -158,7 +171,7 @@ def extract_members(tarball, members, dest, ck):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
-    ap.add_argument("--language", choices=["python", "go", "javascript", "rust", "c"], default="python")
+    ap.add_argument("--language", choices=["python", "go", "javascript", "rust", "c", "cpp"], default="python")
     ap.add_argument("--min-agreement", type=float, default=None,
                     help="c: the entity agreement the run must reach (default 0.99)")
     ap.add_argument("--tarball", help="ROOTs are folders inside this .tar.xz (e.g. the kernel's "

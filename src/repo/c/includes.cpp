@@ -1,5 +1,8 @@
 #include "repo/c/includes.h"
 
+#include <algorithm>
+
+#include "repo/model.h"
 #include "repo/modules.h"
 #include "util/text.h"
 
@@ -8,7 +11,7 @@ namespace repoctx {
 namespace {
 
 bool is_c_path(const std::string& p) {
-  return ends_with(p, ".c") || ends_with(p, ".h");
+  return is_c_family(language_from_path(p));
 }
 
 // Folders two paths share from the root ("a/b/x.c", "a/b/c/y.h" -> 2).
@@ -23,6 +26,40 @@ int shared_folders(const std::string& a, const std::string& b) {
 }
 
 }  // namespace
+
+bool is_c_header_path(const std::string& path) {
+  for (const char* ext : {".h", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp", ".tpp"})
+    if (ends_with(path, ext)) return true;
+  return false;
+}
+
+bool looks_like_cpp(std::string_view source) {
+  int preproc_depth = 0;  // inside `#ifdef __cplusplus`: what a C header shows C++ compilers only
+  for (std::string_view line : split_lines(source.substr(0, std::min<size_t>(source.size(), 256 * 1024)))) {
+    std::string_view l = trim(line);
+    if (starts_with(l, "#")) {
+      std::string_view d = trim(l.substr(1));
+      // `#include <vector>`: the C++ standard library's headers have no extension (C's end in .h).
+      if (preproc_depth == 0 && starts_with(d, "include") && d.find('<') != std::string_view::npos &&
+          d.find('>') != std::string_view::npos &&
+          d.substr(d.find('<'), d.find('>') - d.find('<')).find('.') == std::string_view::npos)
+        return true;
+      if (starts_with(d, "if")) {
+        if (preproc_depth > 0 || l.find("__cplusplus") != std::string_view::npos) ++preproc_depth;
+      } else if (starts_with(d, "endif") && preproc_depth > 0) {
+        --preproc_depth;
+      }
+      continue;
+    }
+    if (preproc_depth > 0) continue;
+    for (std::string_view opener :
+         {"namespace ", "template <", "template<", "using namespace ", "public:", "private:", "protected:"})
+      if (starts_with(l, opener)) return true;
+    if (starts_with(l, "class ") && l.find(';') == std::string_view::npos) return true;
+    if (l.find("std::") != std::string_view::npos && !starts_with(l, "//") && !starts_with(l, "*")) return true;
+  }
+  return false;
+}
 
 std::unordered_map<std::string, std::string> c_module_names(const std::vector<std::string>& rel_paths) {
   std::unordered_map<std::string, std::string> out;

@@ -4,12 +4,23 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace repoctx {
 
-// rel_paths: '/'-separated paths relative to the root; only *.c and *.h are named, each by its own path.
+// A header: what an #include names, whose definitions every includer sees (.h, .hh, .hpp, .hxx, .h++, and the
+// template bodies headers include: .inl, .ipp, .tpp).
+bool is_c_header_path(const std::string& path);
+
+// Whether a .h header's text is C++: a line opening with `namespace`, `class X`, `template <`, an access
+// specifier or `using namespace`, a `std::` name, or an `#include <vector>` of an extensionless standard
+// header. A C header that guards C++ lines with `#ifdef __cplusplus` stays C.
+bool looks_like_cpp(std::string_view source);
+
+// rel_paths: '/'-separated paths relative to the root; only C and C++ sources and headers are named, each by
+// its own path.
 std::unordered_map<std::string, std::string> c_module_names(const std::vector<std::string>& rel_paths);
 
 // Which file of a repository an `#include` names, without the build's -I list (no build is run): the quoted
@@ -18,7 +29,7 @@ std::unordered_map<std::string, std::string> c_module_names(const std::vector<st
 // the longest folder prefix with the includer winning, then the shortest path, then the first in path order.
 class IncludeResolver {
  public:
-  explicit IncludeResolver(const std::vector<std::string>& paths);  // index i = file i (non-C paths ignored)
+  explicit IncludeResolver(const std::vector<std::string>& paths);  // index i = file i (empty: not C or C++)
   // The file index the include names, or -1 (a system or third-party header).
   int resolve(const std::string& includer, const std::string& spelled, bool quoted) const;
 

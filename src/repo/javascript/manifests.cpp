@@ -310,7 +310,7 @@ JavascriptResolution JavascriptResolution::from_json(const std::string& text) {
   if (j.contains("packages") && j["packages"].is_array())
     for (const auto& p : j["packages"]) {
       if (!p.is_object()) continue;
-      JavascriptPackage pkg{str(p, "name"), str(p, "dir"), p.contains("exports"), {}, str(p, "main")};
+      JavascriptPackage pkg{str(p, "name"), str(p, "dir"), p.contains("exports"), {}, str(p, "main"), {}};
       if (pkg.has_exports) pkg.exports = mappings_from(p["exports"]);
       if (p.contains("imports")) pkg.imports = mappings_from(p["imports"]);
       r.packages.push_back(std::move(pkg));

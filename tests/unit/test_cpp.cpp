@@ -1,0 +1,201 @@
+// C++: extraction over tree-sitter-cpp by the C extractor (namespaces, classes with bases and members, member
+// functions in and out of their class, constructors, templates, aliases, scoped enums, friend functions,
+// export macros, function-pointer members), which .h headers read as C++, and resolution across files (an
+// included header's class, `this->`, a member named bare inside a member function, a namespace-qualified
+// call, an out-of-class definition reaching its class).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "helpers.h"
+#include "index/index.h"
+#include "repo/c/includes.h"
+#include "repo/parser.h"
+#include "retrieve/engine.h"
+
+using namespace repoctx;
+using repoctx::testing::TempDir;
+
+namespace {
+
+const Entity* find_entity(const ParsedFile& pf, const std::string& qualname) {
+  for (const auto& e : pf.entities)
+    if (e.qualname == qualname) return &e;
+  return nullptr;
+}
+
+std::set<std::string> chains_in(const ParsedFile& pf, const std::string& qualname) {
+  std::set<std::string> out;
+  for (const auto& r : pf.references)
+    if (r.scope >= 0 && pf.entities[r.scope].qualname == qualname) out.insert(r.chain);
+  return out;
+}
+
+const char* kShapeHpp = R"(#pragma once
+#include <vector>
+
+namespace geo {
+
+/// A shape with an area.
+class GEO_API Shape : public Base, private Counted<Shape> {
+ public:
+  explicit Shape(int sides);
+  virtual double area() const = 0;
+  int sides() const { return sides_; }
+  enum class Kind { round, angular };
+  void (*on_change)(Shape& s) = nullptr;
+  friend bool operator==(const Shape& a, const Shape& b) { return a.sides_ == b.sides_; }
+
+ private:
+  int sides_ = 0;
+};
+
+template <typename T>
+struct Box {
+  T value;
+  T get() const { return value; }
+};
+
+using ShapeList = std::vector<Shape*>;
+GEO_API double total_area(const ShapeList& shapes);
+
+}  // namespace geo
+)";
+
+TEST(CppParser, NamespacesClassesMembersAndLines) {
+  SourceParser p;
+  ParsedFile pf = p.parse("shape.hpp", "shape.hpp", kShapeHpp, Language::cpp);
+  EXPECT_TRUE(pf.errors.empty()) << pf.errors[0].message << " at " << pf.errors[0].start_line;
+  const Entity* shape = find_entity(pf, "geo.Shape");  // the export macro blanked: not a class named GEO_API
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->kind, EntityKind::klass);
+  EXPECT_EQ(shape->start_line, 7);
+  EXPECT_EQ(shape->end_line, 18);
+  EXPECT_EQ(shape->docstring, "/ A shape with an area.");
+  EXPECT_EQ(shape->bases, (std::vector<std::string>{"Base", "Counted"}));
+  ASSERT_NE(find_entity(pf, "geo.Shape.Shape"), nullptr);
+  EXPECT_EQ(find_entity(pf, "geo.Shape.Shape")->kind, EntityKind::constructor);
+  const Entity* sides = find_entity(pf, "geo.Shape.sides");
+  ASSERT_NE(sides, nullptr);
+  EXPECT_EQ(sides->kind, EntityKind::method);
+  EXPECT_EQ(pf.entities[sides->parent].qualname, "geo.Shape");
+  EXPECT_EQ(chains_in(pf, "geo.Shape.sides"), (std::set<std::string>{"sides_"}));
+  const Entity* area = find_entity(pf, "geo.Shape.area");  // a declaration inside the class
+  ASSERT_NE(area, nullptr);
+  EXPECT_EQ(area->decorators, (std::vector<std::string>{"declaration"}));
+  ASSERT_NE(find_entity(pf, "geo.Shape.Kind.angular"), nullptr);  // a scoped enum's enumerator
+  ASSERT_NE(find_entity(pf, "geo.Shape.on_change"), nullptr);     // a pointer to a function is a member
+  EXPECT_EQ(find_entity(pf, "geo.Shape.on_change")->kind, EntityKind::field);
+  ASSERT_NE(find_entity(pf, "geo.operator=="), nullptr);  // a friend defined inside: the namespace's function
+  EXPECT_EQ(find_entity(pf, "geo.Shape.sides_")->kind, EntityKind::field);
+  const Entity* box = find_entity(pf, "geo.Box");
+  ASSERT_NE(box, nullptr);
+  EXPECT_EQ(box->start_line, 21);            // `struct`, as ctags counts
+  EXPECT_EQ(box->decorated_start_line, 20);  // with its `template <...>` line
+  ASSERT_NE(find_entity(pf, "geo.Box.get"), nullptr);
+  ASSERT_NE(find_entity(pf, "geo.ShapeList"), nullptr);
+  const Entity* total = find_entity(pf, "geo.total_area");
+  ASSERT_NE(total, nullptr);
+  EXPECT_EQ(total->kind, EntityKind::function);
+  EXPECT_EQ(total->decorators, (std::vector<std::string>{"declaration"}));
+}
+
+TEST(CppParser, OutOfClassDefinitionsAndQualifiedReferences) {
+  SourceParser p;
+  ParsedFile pf = p.parse("shape.cpp", "shape.cpp",
+                          "#include \"shape.hpp\"\nnamespace geo {\n"
+                          "Shape::Shape(int n) : sides_(check(n)) {}\n"
+                          "double Shape::scaled(double k) const {\n"
+                          "  double local = k;\n  return this->area() * local + util::factor(sides()) + "
+                          "std::max(1, 2);\n}\n}  // namespace geo\n",
+                          Language::cpp);
+  const Entity* ctor = find_entity(pf, "geo.Shape.Shape");
+  ASSERT_NE(ctor, nullptr);
+  EXPECT_EQ(ctor->kind, EntityKind::constructor);
+  EXPECT_EQ(ctor->parent, -1);
+  EXPECT_EQ(chains_in(pf, "geo.Shape.Shape"), (std::set<std::string>{"check", "sides_"}));
+  const Entity* scaled = find_entity(pf, "geo.Shape.scaled");
+  ASSERT_NE(scaled, nullptr);
+  EXPECT_EQ(scaled->kind, EntityKind::method);
+  EXPECT_EQ(chains_in(pf, "geo.Shape.scaled"),
+            (std::set<std::string>{"this.area", "util.factor", "sides", "std.max"}));  // `local` is no reference
+  ASSERT_EQ(pf.imports.size(), 1u);
+  EXPECT_EQ(pf.imports[0].module, "shape.hpp");
+}
+
+TEST(CppHeaders, AHeaderIsCppByWhatItUses) {
+  EXPECT_TRUE(looks_like_cpp("namespace a {\n}\n"));
+  EXPECT_TRUE(looks_like_cpp("#include <vector>\nint f();\n"));
+  EXPECT_TRUE(looks_like_cpp("struct s { std::string name; };\n"));
+  EXPECT_TRUE(looks_like_cpp("template <typename T>\nT id(T x);\n"));
+  EXPECT_FALSE(
+      looks_like_cpp("#include <stdio.h>\n#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n"
+                     "#ifdef __cplusplus\n}\n#endif\n"));
+  EXPECT_FALSE(looks_like_cpp("struct list { struct list *next; };\n/* the class of lists */\n"));
+  EXPECT_TRUE(is_c_header_path("a/b.hpp"));
+  EXPECT_TRUE(is_c_header_path("a/b.h"));
+  EXPECT_FALSE(is_c_header_path("a/b.cc"));
+  EXPECT_EQ(language_from_path("x.cc"), Language::cpp);
+  EXPECT_EQ(language_from_path("x.h"), Language::c);  // until its text says C++
+  SourceParser p;
+  EXPECT_EQ(p.parse("x.h", "x.h", "namespace n { class A {}; }\n", Language::c).language, Language::cpp);
+  EXPECT_EQ(p.parse("y.h", "y.h", "struct s { int a; };\n", Language::c).language, Language::c);
+}
+
+// A library: a header declaring a class, its out-of-class definitions, a free function in a namespace and a
+// caller in another file.
+class CppResolution : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    repo_.write("include/geo/shape.h",
+                "#pragma once\n#include <vector>\nnamespace geo {\nclass Shape {\n public:\n"
+                "  int sides() const;\n  double scaled(double k) const;\n  static Shape make(int n);\n"
+                " private:\n  int sides_ = 0;\n};\ndouble unit();\n}  // namespace geo\n");
+    repo_.write("src/shape.cpp",
+                "#include \"geo/shape.h\"\nnamespace geo {\nint Shape::sides() const { return sides_; }\n"
+                "double Shape::scaled(double k) const { return this->sides() * k * unit(); }\n"
+                "double unit() { return 1.0; }\n}  // namespace geo\n");
+    repo_.write("src/main.cc",
+                "#include <geo/shape.h>\nint main() {\n  geo::Shape s = geo::Shape::make(3);\n"
+                "  return static_cast<int>(geo::unit());\n}\n");
+    IndexOptions o;
+    o.db_path = tmp_.str() + "/i.db";
+    o.progress = false;
+    build_index(repo_.str(), o);
+    eng_ = Engine::open(o.db_path);
+    shape_cpp_ = *eng_->view().file_by_path("src/shape.cpp");
+    main_ = *eng_->view().file_by_path("src/main.cc");
+    for (size_t i = 0; i < eng_->view().entities().size(); ++i) {
+      std::string t = eng_->target_name(static_cast<int>(i));
+      if (t == "src/shape.cpp::geo.Shape.scaled") scaled_ = static_cast<int>(i);
+      if (t == "src/shape.cpp::geo.Shape.sides") sides_ = static_cast<int>(i);
+      if (t == "src/main.cc::main") main_fn_ = static_cast<int>(i);
+    }
+    ASSERT_GE(scaled_, 0);
+    ASSERT_GE(sides_, 0);
+    ASSERT_GE(main_fn_, 0);
+  }
+  std::string resolve(int file, const std::string& chain, int scope) {
+    Resolution r = eng_->graph().resolve(file, scope, chain);
+    if (r.kind != Resolution::Kind::entity) return "";
+    return eng_->target_name(r.entity);
+  }
+  TempDir repo_, tmp_;
+  std::unique_ptr<Engine> eng_;
+  int shape_cpp_ = -1, main_ = -1, scaled_ = -1, sides_ = -1, main_fn_ = -1;
+};
+
+TEST_F(CppResolution, MembersThisAndNamespacesResolveThroughTheHeader) {
+  EXPECT_EQ(eng_->view().files()[*eng_->view().file_by_path("include/geo/shape.h")].language, Language::cpp);
+  EXPECT_EQ(resolve(shape_cpp_, "this.sides", scaled_), "include/geo/shape.h::geo.Shape.sides");
+  EXPECT_EQ(resolve(shape_cpp_, "sides_", sides_), "include/geo/shape.h::geo.Shape.sides_");  // a bare member
+  EXPECT_EQ(resolve(shape_cpp_, "unit", scaled_), "src/shape.cpp::geo.unit");  // the file's own definition
+  EXPECT_EQ(resolve(main_, "geo.Shape.make", main_fn_), "include/geo/shape.h::geo.Shape.make");
+  EXPECT_EQ(resolve(main_, "geo.unit", main_fn_), "include/geo/shape.h::geo.unit");
+  EXPECT_EQ(resolve(main_, "std.max", main_fn_), "");  // the standard library's, not the repository's
+  std::vector<int> inc = eng_->graph().imported_files(main_);
+  ASSERT_EQ(inc.size(), 1u);
+  EXPECT_EQ(eng_->view().files()[inc[0]].path, "include/geo/shape.h");
+}
+
+}  // namespace
