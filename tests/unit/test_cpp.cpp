@@ -142,6 +142,25 @@ TEST(CppHeaders, AHeaderIsCppByWhatItUses) {
   EXPECT_EQ(p.parse("y.h", "y.h", "struct s { int a; };\n", Language::c).language, Language::c);
 }
 
+// Classes in member functions of classes in functions: each level is visited once (not once per enclosing
+// function), and past the nesting bound the file is partly indexed, not a crash.
+TEST(CppParser, TypesNestedInFunctionsAreBoundedAndVisitedOnce) {
+  std::string src = "namespace n {\n";
+  for (int i = 0; i < 40; ++i) src += "struct A { void f() {\n";
+  for (int i = 0; i < 40; ++i) src += "}};\n";
+  src += "}\n";
+  SourceParser p;
+  ParsedFile pf = p.parse("deep.cc", "deep.cc", src, Language::cpp);
+  EXPECT_EQ(pf.entities.size(), 80u);  // 40 classes and 40 member functions, each once
+  EXPECT_TRUE(pf.partial_reason().empty());
+  std::string deeper = "namespace n {\n";
+  for (int i = 0; i < 250; ++i) deeper += "struct A { void f() {\n";
+  for (int i = 0; i < 250; ++i) deeper += "}};\n";
+  deeper += "}\n";
+  ParsedFile pd = p.parse("deep.cc", "deep.cc", deeper, Language::cpp);
+  EXPECT_NE(pd.partial_reason().find("nested deeper than"), std::string::npos) << pd.partial_reason();
+}
+
 // A library: a header declaring a class, its out-of-class definitions, a free function in a namespace and a
 // caller in another file.
 class CppResolution : public ::testing::Test {

@@ -221,6 +221,7 @@ class CExtractor : ReferenceWalk {
   std::string prefix_;
   std::string namespace_prefix_;  // the namespaces alone ("ns." or "")
   int class_owner_ = -1;
+  int local_type_depth_ = 0;
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -1007,6 +1008,12 @@ class CExtractor : ReferenceWalk {
   // A type defined inside a function: a file-scope definition in C (ctags lists it too); in C++ the function's
   // member ("f.Helper"). Its members' bodies have their own locals.
   void visit_local_type(TSNode n, int scope) {
+    // A class in a member function of a class in a function...: each level recurses (bounded like a block).
+    if (local_type_depth_ >= kMaxBlockNesting) {
+      too_deep(n, "types nested in functions", kMaxBlockNesting);
+      return;
+    }
+    ++local_type_depth_;
     int saved_owner = class_owner_;
     std::string saved_prefix = prefix_;
     std::unordered_set<std::string> saved_locals;
@@ -1017,6 +1024,7 @@ class CExtractor : ReferenceWalk {
     class_owner_ = saved_owner;
     prefix_ = std::move(saved_prefix);
     locals_.swap(saved_locals);
+    --local_type_depth_;
   }
 
   void visit_local_type_name(TSNode n, int scope) {
@@ -1129,7 +1137,12 @@ class CExtractor : ReferenceWalk {
         TSNode body = field(n, g_.f_body);
         if (!ts_node_is_null(tag) && ts_node_is_null(body)) record(scope, std::string(text(tag)), RefKind::name, tag);
         // A type defined inside a function is still a definition (ctags lists it too).
-        if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0) visit_local_type(n, scope);
+        if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0) {
+          visit_local_type(n, scope);
+          // A C++ class's member functions were scanned as its own: walking them again here would visit the
+          // classes nested in them once per enclosing function.
+          if (cpp_) return;
+        }
         later(body);
         return;
       }
