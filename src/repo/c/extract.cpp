@@ -1087,6 +1087,21 @@ class CExtractor : ReferenceWalk {
     walk(root, [&](TSNode n, auto&& later) { scan_node(n, scope, later); });
   }
 
+  // `struct s` names a type; `struct s { ... }` inside a function defines one (ctags lists it too). Returns the
+  // body the scan goes on into (null: none).
+  TSNode scan_type_specifier(TSNode n, int scope) {
+    TSNode tag = field(n, g_.f_name);
+    TSNode body = field(n, g_.f_body);
+    if (!ts_node_is_null(tag) && ts_node_is_null(body)) record(scope, std::string(text(tag)), RefKind::name, tag);
+    if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0) {
+      visit_local_type(n, scope);
+      // A C++ class's member functions were scanned as its own: walking them again here would visit the
+      // classes nested in them once per enclosing function.
+      if (cpp_) return TSNode{};
+    }
+    return body;
+  }
+
   template <class Later>
   void scan_node(TSNode n, int scope, Later&& later) {
     int k = kind(n);
@@ -1132,20 +1147,9 @@ class CExtractor : ReferenceWalk {
       case c_class_specifier:
       case c_struct_specifier:
       case c_union_specifier:
-      case c_enum_specifier: {
-        TSNode tag = field(n, g_.f_name);
-        TSNode body = field(n, g_.f_body);
-        if (!ts_node_is_null(tag) && ts_node_is_null(body)) record(scope, std::string(text(tag)), RefKind::name, tag);
-        // A type defined inside a function is still a definition (ctags lists it too).
-        if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0) {
-          visit_local_type(n, scope);
-          // A C++ class's member functions were scanned as its own: walking them again here would visit the
-          // classes nested in them once per enclosing function.
-          if (cpp_) return;
-        }
-        later(body);
+      case c_enum_specifier:
+        if (TSNode body = scan_type_specifier(n, scope); !ts_node_is_null(body)) later(body);
         return;
-      }
       case c_type_definition:
       case c_alias_declaration:  // a C++ type name local to a function: the function's member
         if (cpp_ && scope >= 0) {
