@@ -142,8 +142,9 @@ TEST(CppHeaders, AHeaderIsCppByWhatItUses) {
   EXPECT_EQ(p.parse("y.h", "y.h", "struct s { int a; };\n", Language::c).language, Language::c);
 }
 
-// Classes in member functions of classes in functions: each level is visited once (not once per enclosing
-// function), and past the nesting bound the file is partly indexed, not a crash.
+// Classes in member functions of classes in functions: each level is defined once (not once per enclosing
+// function's scan), what the inner members use is used by every enclosing function too, and past the nesting
+// bound the file is partly indexed, not a crash.
 TEST(CppParser, TypesNestedInFunctionsAreBoundedAndVisitedOnce) {
   std::string src = "namespace n {\n";
   for (int i = 0; i < 40; ++i) src += "struct A { void f() {\n";
@@ -153,6 +154,10 @@ TEST(CppParser, TypesNestedInFunctionsAreBoundedAndVisitedOnce) {
   ParsedFile pf = p.parse("deep.cc", "deep.cc", src, Language::cpp);
   EXPECT_EQ(pf.entities.size(), 80u);  // 40 classes and 40 member functions, each once
   EXPECT_TRUE(pf.partial_reason().empty());
+  ParsedFile used =
+      p.parse("use.cc", "use.cc", "void outer() {\n  struct L { int f() { return helper(); } };\n}\n", Language::cpp);
+  EXPECT_EQ(chains_in(used, "outer"), (std::set<std::string>{"helper"}));
+  EXPECT_EQ(chains_in(used, "outer.L.f"), (std::set<std::string>{"helper"}));
   std::string deeper = "namespace n {\n";
   for (int i = 0; i < 250; ++i) deeper += "struct A { void f() {\n";
   for (int i = 0; i < 250; ++i) deeper += "}};\n";

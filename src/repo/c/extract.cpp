@@ -222,6 +222,7 @@ class CExtractor : ReferenceWalk {
   std::string namespace_prefix_;  // the namespaces alone ("ns." or "")
   int class_owner_ = -1;
   int local_type_depth_ = 0;
+  std::unordered_set<uint32_t> local_types_seen_;  // start bytes of the local types defined so far
 
   int kind(TSNode n) const { return g_.kinds(n); }
   std::string_view text(TSNode n) const { return ts::text(n, src_); }
@@ -1088,17 +1089,16 @@ class CExtractor : ReferenceWalk {
   }
 
   // `struct s` names a type; `struct s { ... }` inside a function defines one (ctags lists it too). Returns the
-  // body the scan goes on into (null: none).
+  // body the scan goes on into: what a local class's members use, the enclosing function's hidden body uses.
   TSNode scan_type_specifier(TSNode n, int scope) {
     TSNode tag = field(n, g_.f_name);
     TSNode body = field(n, g_.f_body);
     if (!ts_node_is_null(tag) && ts_node_is_null(body)) record(scope, std::string(text(tag)), RefKind::name, tag);
-    if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0) {
+    // Each local type is defined once: the scans of the functions enclosing it all meet it (a class in a member
+    // function of a class in a function is walked by both functions' scans).
+    if (!ts_node_is_null(tag) && !ts_node_is_null(body) && scope >= 0 &&
+        local_types_seen_.insert(ts_node_start_byte(n)).second)
       visit_local_type(n, scope);
-      // A C++ class's member functions were scanned as its own: walking them again here would visit the
-      // classes nested in them once per enclosing function.
-      if (cpp_) return TSNode{};
-    }
     return body;
   }
 
