@@ -158,6 +158,7 @@ struct RunPlan {
   std::vector<int64_t> removed;                          // file ids no longer in the tree
   std::vector<std::pair<int64_t, std::string>> module_updates;
   std::string javascript_resolution;  // repo/javascript/manifests.h, as JSON ("" without JavaScript files)
+  std::string c_include_dirs;         // repo/c/compile_commands.h, as JSON ("" without a compilation database)
   bool resolution_changed = false;    // it differs from the stored one: resolved imports change
 
   std::string module_of(const WalkedFile& f) const {
@@ -214,7 +215,9 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   for (auto& [rel, module] : c_module_names(rels)) plan.modules[rel] = std::move(module);
   JavascriptResolution js = read_javascript_resolution(plan.root.string(), rels);
   if (!js.empty()) plan.javascript_resolution = js.to_json();
-  plan.resolution_changed = plan.javascript_resolution != meta_get(db, "javascript_resolution");
+  plan.c_include_dirs = read_compile_commands(plan.root.string()).to_json();
+  plan.resolution_changed = plan.javascript_resolution != meta_get(db, "javascript_resolution") ||
+                            plan.c_include_dirs != meta_get(db, "c_include_dirs");
   st.files_seen = plan.walk.files.size();
   st.skipped = plan.walk.skipped.size();
 
@@ -252,6 +255,7 @@ void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, Inde
   meta_set(db, "extractor", kExtractorVersion);
   meta_set(db, "walk", opt.walk.fingerprint());
   meta_set(db, "javascript_resolution", plan.javascript_resolution);
+  meta_set(db, "c_include_dirs", plan.c_include_dirs);
   if (plan.removed.empty() && plan.module_updates.empty()) return;
   sql::Transaction tx(db);
   sql::Stmt del(db, "DELETE FROM files WHERE id=?");

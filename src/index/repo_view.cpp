@@ -62,6 +62,7 @@ std::unique_ptr<RepoView> RepoView::open(const std::string& db_path, bool use_im
   v->complete_ = meta_get(db, "complete") == "1";
   v->snippet_lines_ = std::atoi(meta_get(db, "snippet_lines").c_str());
   v->javascript_resolution_ = meta_get(db, "javascript_resolution");
+  v->c_include_dirs_ = meta_get(db, "c_include_dirs");
   // The fast path: the tables and inverted lists from the query image written with this state of the index.
   if (use_image && v->load_image(meta_get(db, "query_image"))) return v;
 

@@ -56,6 +56,7 @@ class RepoView {
   // The package.json and tsconfig.json facts of a JavaScript/TypeScript repository, as the index stores
   // them (repo/javascript/manifests.h: JavascriptResolution::from_json); "" when it has none.
   const std::string& javascript_resolution() const { return javascript_resolution_; }
+  const std::string& c_include_dirs() const { return c_include_dirs_; }  // repo/c/compile_commands.h as JSON
 
   const std::vector<FileRec>& files() const { return files_; }
   const std::vector<EntityRec>& entities() const { return entities_; }
@@ -100,6 +101,7 @@ class RepoView {
   bool complete_ = false;
   int snippet_lines_ = 15;
   std::string javascript_resolution_;
+  std::string c_include_dirs_;
   std::vector<FileRec> files_;
   std::vector<EntityRec> entities_;
   std::vector<SnippetRec> snippets_;

@@ -166,7 +166,8 @@ std::string SymbolGraph::import_module(int file, const Import& im) const {
       std::vector<std::string> paths;
       paths.reserve(v_.files().size());
       for (const auto& f : v_.files()) paths.push_back(is_c_family(f.language) ? f.path : std::string());
-      includes_ = std::make_unique<IncludeResolver>(paths);
+      compile_includes_ = CompileIncludes::from_json(v_.c_include_dirs());
+      includes_ = std::make_unique<IncludeResolver>(paths, &compile_includes_);
     });
     int f = includes_->resolve(v_.files()[file].path, im.module, im.level > 0);
     return f >= 0 ? v_.files()[f].module : im.module;

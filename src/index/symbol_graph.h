@@ -148,6 +148,7 @@ class SymbolGraph {
   // C: name -> every file-scope definition of C files (one namespace: functions, variables, macros, tags,
   // typedef names and enumerators), and the repository's include lookup.
   mutable std::unordered_map<std::string, std::vector<int>> c_names_;
+  mutable CompileIncludes compile_includes_;  // the build's include folders, parsed with includes_
   mutable std::unique_ptr<IncludeResolver> includes_;
   mutable std::once_flag includes_once_;
   mutable JavascriptResolution javascript_resolution_;  // parsed from the view on the first JavaScript import

@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "repo/c/compile_commands.h"
 #include "repo/c/includes.h"
 #include "repo/parser.h"
 #include "retrieve/engine.h"
@@ -220,6 +221,52 @@ TEST_F(CppResolution, MembersThisAndNamespacesResolveThroughTheHeader) {
   std::vector<int> inc = eng_->graph().imported_files(main_);
   ASSERT_EQ(inc.size(), 1u);
   EXPECT_EQ(eng_->view().files()[inc[0]].path, "include/geo/shape.h");
+}
+
+// The build's compilation database decides between two headers of one name: `util.h` without it is the
+// suffix rule's pick (a/util.h: the shorter, then first path), with it the folder the file's -I names; a header
+// (not in the database) searches every folder it names; folders outside the repository are left out.
+TEST(CppCompileCommands, IncludeFoldersOfTheBuildComeFirst) {
+  TempDir repo, tmp;
+  repo.write("a/util.h", "int util_a();\n");
+  repo.write("b/util.h", "int util_b();\n");
+  repo.write("src/x.cc", "#include \"util.h\"\nint x() { return util_b(); }\n");
+  repo.write("src/y.cc", "#include <util.h>\nint y() { return 0; }\n");
+  auto index_and_include_of = [&](const std::string& file) {
+    IndexOptions o;
+    o.db_path = tmp.str() + "/i.db";
+    o.progress = false;
+    build_index(repo.str(), o);
+    auto eng = Engine::open(o.db_path);
+    std::vector<int> inc = eng->graph().imported_files(*eng->view().file_by_path(file));
+    return inc.size() == 1 ? eng->view().files()[inc[0]].path : std::string("(") + std::to_string(inc.size()) + ")";
+  };
+  EXPECT_EQ(index_and_include_of("src/x.cc"), "a/util.h");
+  repo.write("build/compile_commands.json",
+             "[{\"directory\": \"" + repo.str() +
+                 "/build\", \"file\": \"../src/x.cc\",\n"
+                 "  \"command\": \"c++ -I/usr/include/foo -I'../b' -DNAME=\\\"x y\\\" -c ../src/x.cc\"},\n"
+                 " {\"directory\": \"" +
+                 repo.str() +
+                 "\", \"file\": \"src/y.cc\", \"arguments\": [\"cc\", \"-iquote\", "
+                 "\"a\", \"-isystem\", \"b\", \"src/y.cc\"]}]\n");
+  CompileIncludes ci = read_compile_commands(repo.str());
+  EXPECT_EQ(ci.source, "build/compile_commands.json");
+  EXPECT_EQ(ci.dirs, (std::vector<std::string>{"b", "a"}));  // /usr/include/foo: outside the repository
+  EXPECT_EQ(ci.dirs_for("src/x.cc", true), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(ci.dirs_for("src/y.cc", false), (std::vector<std::string>{"b"}));  // -iquote: quoted includes only
+  EXPECT_EQ(ci.dirs_for("src/y.cc", true), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(ci.dirs_for("a/util.h", true), (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(CompileIncludes::from_json(ci.to_json()).to_json(), ci.to_json());
+  EXPECT_EQ(index_and_include_of("src/x.cc"), "b/util.h");  // the database changed: the import re-resolves
+  EXPECT_EQ(index_and_include_of("src/y.cc"), "b/util.h");
+}
+
+TEST(CppCompileCommands, CommandsSplitAsShellWordsWithoutAShell) {
+  EXPECT_EQ(split_command_line("c++  -I inc -DA=\"1 2\" 'x y' a\\ b \"q\\\"r\""),
+            (std::vector<std::string>{"c++", "-I", "inc", "-DA=1 2", "x y", "a b", "q\"r"}));
+  EXPECT_EQ(split_command_line(""), std::vector<std::string>{});
+  EXPECT_EQ(split_command_line("cc 'unterminated"), (std::vector<std::string>{"cc", "unterminated"}));
 }
 
 }  // namespace

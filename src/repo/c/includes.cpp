@@ -73,7 +73,8 @@ std::string normalize_relative(const std::string& path) {
   return normalise_relative_path(path, out) ? out : std::string();
 }
 
-IncludeResolver::IncludeResolver(const std::vector<std::string>& paths) : paths_(paths) {
+IncludeResolver::IncludeResolver(const std::vector<std::string>& paths, const CompileIncludes* build)
+    : paths_(paths), build_(build && !build->empty() ? build : nullptr) {
   for (size_t i = 0; i < paths_.size(); ++i) {
     const std::string& p = paths_[i];
     if (!is_c_path(p)) continue;
@@ -91,6 +92,11 @@ int IncludeResolver::resolve(const std::string& includer, const std::string& spe
     std::string beside = normalize_relative(dir.empty() ? spelled : dir + "/" + spelled);
     if (auto it = by_path_.find(beside); !beside.empty() && it != by_path_.end()) return it->second;
   }
+  if (build_)
+    for (const std::string& dir : build_->dirs_for(includer, quoted)) {
+      std::string p = normalize_relative(dir.empty() ? spelled : dir + "/" + spelled);
+      if (auto it = by_path_.find(p); !p.empty() && it != by_path_.end()) return it->second;
+    }
   // `#include "../x.h"` not found beside the includer: the path below its leading climbs.
   std::string_view s = spelled;
   while (starts_with(s, "../") || starts_with(s, "./")) s = s.substr(s.find('/') + 1);

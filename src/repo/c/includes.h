@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "repo/c/compile_commands.h"
+
 namespace repoctx {
 
 // A header: what an #include names, whose definitions every includer sees (.h, .hh, .hpp, .hxx, .h++, and the
@@ -27,14 +29,18 @@ std::unordered_map<std::string, std::string> c_module_names(const std::vector<st
 // form's path beside the includer first; else every file whose path ends with the spelled path at a folder
 // boundary (`<linux/sched.h>` finds include/linux/sched.h wherever the include directory is), the one sharing
 // the longest folder prefix with the includer winning, then the shortest path, then the first in path order.
+// With the build's compilation database (`build`), the includer's include folders are searched first, in the
+// compiler's order, after the quoted form's folder.
 class IncludeResolver {
  public:
-  explicit IncludeResolver(const std::vector<std::string>& paths);  // index i = file i (empty: not C or C++)
+  // index i = file i (empty: not C or C++); `build` (may be null) outlives the resolver.
+  explicit IncludeResolver(const std::vector<std::string>& paths, const CompileIncludes* build = nullptr);
   // The file index the include names, or -1 (a system or third-party header).
   int resolve(const std::string& includer, const std::string& spelled, bool quoted) const;
 
  private:
   std::vector<std::string> paths_;
+  const CompileIncludes* build_;
   std::unordered_map<std::string, int> by_path_;
   std::unordered_map<std::string, std::vector<int>> by_suffix_;  // "linux/sched.h" -> files ending so
 };
