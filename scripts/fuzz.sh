@@ -12,7 +12,7 @@ secs="${1:-20}"
 shift || true
 jobs="${REPOCTX_JOBS:-$(nproc)}"
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor go_extractor javascript_extractor rust_extractor c_extractor cpp_extractor tokenizer
+[ ${#targets[@]} -eq 0 ] && targets=(python_extractor java_extractor go_extractor javascript_extractor rust_extractor c_extractor cpp_extractor csharp_extractor tokenizer
                                      agent_tools model_json openai_response
                                      command_line http_request mcp_message)
 scripts/sanitize.sh --build-only   # the fuzz targets are built with ASan + UBSan in build-asan/
@@ -58,6 +58,12 @@ if [ ! -d "$seeds/cpp_extractor" ] && [ -d /usr/src/googletest ]; then   # googl
   find /usr/src/googletest -name '*.cc' -o -name '*.h' | sort | awk 'NR % 3 == 0' | head -100 |
     while read -r f; do head -c 16384 "$f" > "$seeds/cpp_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
+cs_corpus="${REPOCTX_DEPS:-$HOME/.cache/repoctx}/src/react-native-windows-0.80.0"
+if [ ! -d "$seeds/csharp_extractor" ] && [ -d "$cs_corpus" ]; then   # the C# test corpus (setup.sh --test-tools)
+  mkdir -p "$seeds/csharp_extractor"
+  find "$cs_corpus" -name '*.cs' | sort | head -60 |
+    while read -r f; do head -c 16384 "$f" > "$seeds/csharp_extractor/$(basename "$f")"; done
+fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
@@ -71,7 +77,7 @@ for t in "${targets[@]}"; do
   dict=()
   case $t in
     python_extractor|java_extractor) dict=(-dict="fuzz/$t.dict") ;;
-    go_extractor|javascript_extractor|rust_extractor|c_extractor|cpp_extractor) dict=() ;;
+    go_extractor|javascript_extractor|rust_extractor|c_extractor|cpp_extractor|csharp_extractor) dict=() ;;
     agent_tools|model_json|openai_response|mcp_message) dict=(-dict=fuzz/json.dict) ;;
     http_request) dict=(-dict=fuzz/http.dict) ;;
   esac

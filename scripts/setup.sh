@@ -11,8 +11,8 @@
 # 2. npm source packages (tree-sitter core and grammars, node-llama-cpp for llama.cpp's source), pinned and
 #    integrity-checked against scripts/deps.lock (fetched by `npm pack`, or from the registry by their
 #    published address when there is no npm), unpacked under $REPOCTX_DEPS (default ~/.cache/repoctx);
-#    with --test-tools the MCP client SDK for tests and benchmarks with its locked dependency tree under
-#    $REPOCTX_DEPS/node.
+#    with --test-tools a C# test corpus (react-native-windows) and the MCP client SDK for tests and
+#    benchmarks with its locked dependency tree under $REPOCTX_DEPS/node.
 # 3. llama.cpp built once into a versioned prefix $REPOCTX_DEPS/llama.cpp-<commit>-<variant> and reused
 #    (--no-llama: neither its source nor its build; the engine's commands do not need it).
 #
@@ -132,6 +132,7 @@ while read -r name ver integ; do
     ''|'#'*) continue ;;
     node-llama-cpp) if [ "$do_llama" = 1 ]; then npm_fetch "$name" "$ver" "$integ"; fi ;;
     @*) if [ "$test_tools" = 1 ]; then node_install "$name" "$ver" "$integ"; fi ;;
+    react-native-windows) if [ "$test_tools" = 1 ]; then npm_fetch "$name" "$ver" "$integ"; fi ;;
     *) npm_fetch "$name" "$ver" "$integ" ;;
   esac
 done < "$here/deps.lock"

@@ -61,7 +61,7 @@ void exit_after_output(int code) {
 
 void add_repo_options(CLI::App* c, RepoOptions& o, bool refresh) {
   c->add_option("repo", o.repo,
-                "repository root (a folder of Python, Java, Go, JavaScript/TypeScript, Rust or C sources)")
+                "repository root (a folder of Python, Java, Go, JavaScript/TypeScript, Rust, C/C++ or C# sources)")
       ->required();
   c->add_option("--db", o.db,
                 "index database (default: <repo>/.repoctx/index.db for git trees, else "

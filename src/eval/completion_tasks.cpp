@@ -51,9 +51,8 @@ std::string repo_path(const std::string& name, const CompletionTaskLoadOptions& 
   throw TaskError{"repository '" + name + "' has no local path: pass --repo " + name + "=PATH or --repos-dir DIR"};
 }
 
-// CrossCodeEval's sets are named by language: python, java, typescript, csharp.
+// CrossCodeEval's sets are named by language: python, java, typescript, csharp (repoctx's names too).
 std::string language_of(const std::string& file) {
-  if (ends_with(file, ".cs")) return "csharp";
   Language l = language_from_path(file);
   return l == Language::unknown ? "unknown" : language_name(l);
 }
@@ -76,7 +75,7 @@ CompletionTask from_cceval(const json& j, const CompletionTaskLoadOptions& o) {
   t.column = static_cast<int>(last == std::string::npos ? t.prompt.size() : t.prompt.size() - last - 1);
   t.kind = "line";
   t.benchmark = o.benchmark.empty() ? "cceval-" + language_of(t.file) : o.benchmark;
-  if (language_from_path(t.file) == Language::unknown)  // the C# set: its files are not indexed yet
+  if (language_from_path(t.file) == Language::unknown)
     throw TaskError{"'" + t.file + "' is in a language repoctx does not index (" + language_of(t.file) +
                     "): its task cannot be retrieved for"};
   return t;

@@ -19,7 +19,7 @@ namespace repoctx {
 inline constexpr int kIndexSchemaVersion = 1;
 // Bumped whenever extraction (parsers, documents, snippets, tokenizer) changes what a file yields: an
 // index built by another extractor version is re-parsed in full.
-inline constexpr const char* kExtractorVersion = "code-v1.10";
+inline constexpr const char* kExtractorVersion = "code-v1.11";
 
 struct IndexOptions {
   std::string db_path;  // empty = default_index_path(repo)

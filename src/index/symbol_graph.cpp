@@ -94,6 +94,8 @@ void SymbolGraph::build_tables() const {
         continue;
       }
       top_level_[e.file][e.name] = static_cast<int>(i);
+      if (files[e.file].language == Language::csharp && is_type(e.kind))
+        csharp_types_[files[e.file].module + '\x1f' + e.name].push_back(static_cast<int>(i));
       // C++'s `void A::f() {}` is A's member, reached through A, not a name of the program.
       if (is_c_family(files[e.file].language) && e.kind != EntityKind::method)
         c_names_[e.name].push_back(static_cast<int>(i));
@@ -314,7 +316,7 @@ int SymbolGraph::top_level_before(int file, const std::string& name, const FileC
 Resolution SymbolGraph::named_import_member(int file, const Import& im, std::unordered_set<std::string>& seen,
                                             const FileCut* cut) const {
   Resolution r;
-  if (is_java(file)) return import_target(file, im);
+  if (declares_namespace(file)) return import_target(file, im);
   Value val;
   if (im.name.empty()) {
     val = im.alias.empty() ? module_value(im.module.substr(0, im.module.find('.')))
@@ -357,13 +359,16 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
     return r;
   }
   // A Java package is one module spread over one file per top-level type: its other files' types are
-  // members too (same-package references need no import).
-  if (is_java(file))
-    if (int e = package_type(v_.files()[file].module, name); e >= 0) {
+  // members too (same-package references need no import). A C# namespace's types, and those of the
+  // namespaces enclosing it, are visible without a using directive.
+  if (declares_namespace(file)) {
+    const std::string& ns = v_.files()[file].module;
+    if (int e = is_csharp(file) ? csharp_namespace_type(ns, name) : package_type(ns, name); e >= 0) {
       r.kind = Resolution::Kind::entity;
       r.entity = e;
       return r;
     }
+  }
   // C: one namespace of file-scope names across the program, reached through headers and the linker.
   if (is_c(file)) {
     if (int e = c_global(file, name, cut); e >= 0) {
@@ -391,9 +396,12 @@ Resolution SymbolGraph::module_member_impl(int file, const std::string& name, st
   for (const Import& im : imps) {
     if (im.scope != -1 || !im.star) continue;
     if (cut && file == cut->file && im.line >= cut->line) continue;
-    if (is_java(file)) {
-      // `import p.*`: the types of package p (on demand: after single-type imports and the file's package).
-      if (int e = package_type(import_module(file, im), name); e >= 0) {
+    if (declares_namespace(file)) {
+      // `import p.*` / `using p;`: the types of package p (on demand: after single-type imports and the file's
+      // package); `using static A.B.C;`: the members of type C of namespace A.B.
+      int e = package_type(import_module(file, im), im.name.empty() ? name : im.name);
+      if (e >= 0 && !im.name.empty()) e = class_member(e, name).value_or(-1);
+      if (e >= 0) {
         r.kind = Resolution::Kind::entity;
         r.entity = e;
         return r;
@@ -472,6 +480,7 @@ std::optional<int> SymbolGraph::class_member(int cls, const std::string& name, c
     if (found < 0 && is_go(ents[c].file) && ents[c].parent_index < 0)
       found = go_package_member(f.module, ents[c].name + "." + name, cut);
     if (found < 0 && is_rust(ents[c].file)) found = rust_impl_method(c, name, cut);
+    if (found < 0 && is_csharp(ents[c].file)) found = csharp_partial_member(c, name);
     if (found >= 0) return found;
   }
   return std::nullopt;
@@ -535,6 +544,9 @@ SymbolGraph::Value SymbolGraph::lookup_root(int file, int scope, const std::stri
     // C++: `this` in a member function, and a bare name its class (or a base) declares.
     if (is_cpp(file) && is_callable(en.kind))
       if (Value v = cpp_member_root(file, e, root, cut); v.entity >= 0) return v;
+    // C#: `this` and bare member names in a method, constructor, property or field initialiser.
+    if (is_csharp(file) && en.parent_index >= 0 && is_type(ents[en.parent_index].kind) && !is_type(en.kind))
+      if (Value v = member_scope_root(en.parent_index, root, cut); v.entity >= 0) return v;
     // A Go method's receiver: an instance of the type its qualified name names ("T.M").
     if (is_go(file) && en.kind == EntityKind::method && en.parent_index < 0 && !en.params.empty() &&
         en.params[0].name == root) {
@@ -706,17 +718,19 @@ const std::vector<int>& SymbolGraph::rust_impl_methods(int type) const {
 
 SymbolGraph::Value SymbolGraph::cpp_member_root(int file, int function, const std::string& root,
                                                 const FileCut* cut) const {
-  const auto& ents = v_.entities();
-  Value v;
   int cls = cpp_method_class(file, function, cut);
-  if (cls < 0) return v;
+  return cls < 0 ? Value{} : member_scope_root(cls, root, cut);
+}
+
+SymbolGraph::Value SymbolGraph::member_scope_root(int cls, const std::string& root, const FileCut* cut) const {
+  Value v;
   if (root == "this") {
     v.receiver = true;
     v.entity = cls;
     v.kind = Value::Kind::instance;
   } else if (auto m = class_member(cls, root, cut)) {
     v.entity = *m;
-    v.kind = is_type(ents[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
+    v.kind = is_type(v_.entities()[*m].kind) ? Value::Kind::klass : Value::Kind::entity;
   }
   return v;
 }
@@ -765,6 +779,31 @@ SymbolGraph::Value SymbolGraph::rust_path_root(int file, const std::string& root
   return v.kind == Value::Kind::module ? v : Value{};
 }
 
+int SymbolGraph::csharp_namespace_type(const std::string& ns, const std::string& name) const {
+  for (std::string n = ns; !n.empty();) {
+    if (int e = package_type(n, name); e >= 0) return e;
+    size_t dot = n.rfind('.');
+    n = dot == std::string::npos ? "" : n.substr(0, dot);
+  }
+  return -1;
+}
+
+int SymbolGraph::csharp_partial_member(int cls, const std::string& name) const {
+  const auto& ents = v_.entities();
+  const EntityRec& c = ents[cls];
+  if (c.parent_index >= 0) return -1;
+  build_tables();
+  auto it = csharp_types_.find(v_.files()[c.file].module + '\x1f' + c.name);
+  if (it == csharp_types_.end()) return -1;
+  for (int other : it->second) {
+    if (other == cls) continue;
+    const FileRec& fr = v_.files()[ents[other].file];
+    for (int i = other + 1; i < fr.first_entity + fr.n_entities && ents[i].start_line <= ents[other].end_line; ++i)
+      if (ents[i].parent_index == other && ents[i].name == name) return i;
+  }
+  return -1;
+}
+
 int SymbolGraph::package_type(const std::string& pkg, const std::string& name) const {
   if (pkg.empty()) return -1;
   for (int f : v_.files_in_module(pkg)) {
@@ -789,7 +828,7 @@ Resolution SymbolGraph::import_target(int file, const Import& im) const {
   }
   std::string target = import_module(file, im);
   if (target.empty()) return r;
-  if (is_java(file)) {
+  if (declares_namespace(file)) {
     if (int c = package_type(target, im.name); c >= 0) {
       r.kind = Resolution::Kind::entity;
       r.entity = c;
@@ -847,8 +886,13 @@ std::vector<int> SymbolGraph::import_files(int file, const Import& im) const {
       if (auto f = v_.file_by_module(target + "." + im.name)) out.push_back(*f);
     return out;
   }
-  if (is_java(file)) {
-    // A Java import loads the file of the type it names; a package star import, every file of the package.
+  if (declares_namespace(file)) {
+    // A Java import loads the file of the type it names; a package star import (a C# using), every file of the
+    // package; C#'s `using static A.B.C`, the file of C.
+    if (im.star && is_csharp(file) && !im.name.empty()) {
+      if (int c = package_type(target, im.name); c >= 0) out.push_back(v_.entities()[c].file);
+      return out;
+    }
     if (im.star) return v_.files_in_module(target);
     Resolution r = import_target(file, im);
     if (r.kind == Resolution::Kind::entity) out.push_back(v_.entities()[r.entity].file);

@@ -90,13 +90,18 @@ class SymbolGraph {
 
   static bool is_builtin(const std::string& name);
   bool is_java(int file) const { return v_.files()[file].language == Language::java; }
+  bool is_csharp(int file) const { return v_.files()[file].language == Language::csharp; }
+  // Java or C#: the file's module is a declared package or namespace whose types need no import.
+  bool declares_namespace(int file) const { return module_is_declared_namespace(v_.files()[file].language); }
   bool is_go(int file) const { return v_.files()[file].language == Language::go; }
   bool is_javascript(int file) const { return is_javascript_family(v_.files()[file].language); }
   bool is_rust(int file) const { return v_.files()[file].language == Language::rust; }
   bool is_c(int file) const { return is_c_family(v_.files()[file].language); }  // C or C++
   bool is_cpp(int file) const { return v_.files()[file].language == Language::cpp; }
-  // Java: the top-level type `name` of package `pkg`, whichever file of the package defines it, or -1.
+  // Java and C#: the top-level type `name` of package (namespace) `pkg`, whichever file defines it, or -1.
   int package_type(const std::string& pkg, const std::string& name) const;
+  // C#: the type `name` seen from namespace `ns`: declared in `ns` or in a namespace enclosing it, or -1.
+  int csharp_namespace_type(const std::string& ns, const std::string& name) const;
   // Go: the package-level definition `qualname` of package `pkg` ("F", "T", or a method "T.M"), whichever
   // file of the package declares it, or -1.
   int go_package_member(const std::string& pkg, const std::string& qualname, const FileCut* cut = nullptr) const;
@@ -145,6 +150,8 @@ class SymbolGraph {
   // Rust: "crate\x1fT" -> the methods of the `impl T` blocks anywhere in the crate (an impl may sit in any
   // module of its type's crate).
   mutable std::unordered_map<std::string, std::vector<int>> rust_methods_;
+  // C#: "namespace\x1fT" -> every top-level declaration of type T (a partial type spreads over files).
+  mutable std::unordered_map<std::string, std::vector<int>> csharp_types_;
   // C: name -> every file-scope definition of C files (one namespace: functions, variables, macros, tags,
   // typedef names and enumerators), and the repository's include lookup.
   mutable std::unordered_map<std::string, std::vector<int>> c_names_;
@@ -162,6 +169,11 @@ class SymbolGraph {
   // `this` (an instance of the class) or a member of the class a bare name names, inside C++ member function
   // `function`; entity -1 when neither.
   Value cpp_member_root(int file, int function, const std::string& root, const FileCut* cut) const;
+  // Inside a member of class `cls` (C++, C#): `this` is an instance of it, a bare name a member it (or a base)
+  // declares.
+  Value member_scope_root(int cls, const std::string& root, const FileCut* cut) const;
+  // C#: member `name` declared by another part of partial type `cls` (another file of its namespace), or -1.
+  int csharp_partial_member(int cls, const std::string& name) const;
   // Per file: imported_files(file) with nothing hidden, built at the first accessible_files (a closure
   // walks most of a package's files, and rebuilding each file's import targets from module-name strings
   // for every query was a quarter of a warm structural request on sympy).

@@ -24,6 +24,8 @@ const char* language_name(Language l) {
       return "c";
     case Language::cpp:
       return "cpp";
+    case Language::csharp:
+      return "csharp";
     default:
       return "unknown";
   }
@@ -31,7 +33,7 @@ const char* language_name(Language l) {
 
 Language language_from_name(std::string_view name) {
   for (auto l : {Language::python, Language::java, Language::go, Language::javascript, Language::typescript,
-                 Language::rust, Language::c, Language::cpp})
+                 Language::rust, Language::c, Language::cpp, Language::csharp})
     if (name == language_name(l)) return l;
   return Language::unknown;
 }
@@ -41,6 +43,7 @@ Language language_from_path(const std::string& path) {
   if (ends_with(path, ".java")) return Language::java;
   if (ends_with(path, ".go")) return Language::go;
   if (ends_with(path, ".rs")) return Language::rust;
+  if (ends_with(path, ".cs")) return Language::csharp;
   // A .h header is C here; the parser reads one whose text is C++ (a class, a namespace, a template) as C++.
   if (ends_with(path, ".c") || ends_with(path, ".h")) return Language::c;
   for (const char* ext : {".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".ipp", ".tpp", ".inl"})

@@ -20,7 +20,8 @@ enum class Language {
   typescript,
   rust,
   c,
-  cpp
+  cpp,
+  csharp
 };  // values are stored in query images: append only
 const char* language_name(Language l);
 Language language_from_name(std::string_view name);  // inverse of language_name; unknown otherwise
@@ -30,9 +31,14 @@ inline const char* line_comment(Language l) {
   return l == Language::python ? "#" : "//";
 }
 // Whether a file's module is named by its path (Python's packages, Go's folders and go.mod) rather than by a
-// declaration inside it (Java's package).
+// declaration inside it (Java's package, C#'s namespace).
 inline bool module_follows_path(Language l) {
-  return l != Language::java;
+  return l != Language::java && l != Language::csharp;
+}
+// Java and C#: a file's module is the package or namespace it declares, shared by many files, whose types
+// every file of it sees without an import.
+inline bool module_is_declared_namespace(Language l) {
+  return l == Language::java || l == Language::csharp;
 }
 // C and C++ share one module system (#include) and one extractor (tree-sitter-cpp extends tree-sitter-c).
 inline bool is_c_family(Language l) {

@@ -147,7 +147,8 @@ SourceParser::SourceParser()
       go_(ts_parser_new()),
       javascript_(ts_parser_new()),
       rust_(ts_parser_new()),
-      c_(ts_parser_new()) {}
+      c_(ts_parser_new()),
+      csharp_(ts_parser_new()) {}
 
 SourceParser::~SourceParser() {
   ts_parser_delete(python_);
@@ -156,6 +157,7 @@ SourceParser::~SourceParser() {
   ts_parser_delete(javascript_);
   ts_parser_delete(rust_);
   ts_parser_delete(c_);
+  ts_parser_delete(csharp_);
 }
 
 ParsedFile SourceParser::parse(const std::string& path, const std::string& module, std::string_view source,
@@ -189,6 +191,9 @@ ParsedFile SourceParser::parse(const std::string& path, const std::string& modul
     case Language::cpp:
       extract_c(c_, source, pf, stop_);
       break;
+    case Language::csharp:
+      extract_csharp(csharp_, source, pf, stop_);
+      break;
     default:
       break;
   }
@@ -201,6 +206,7 @@ extern "C" const TSLanguage* tree_sitter_go(void);
 extern "C" const TSLanguage* tree_sitter_rust(void);
 extern "C" const TSLanguage* tree_sitter_c(void);
 extern "C" const TSLanguage* tree_sitter_cpp(void);
+extern "C" const TSLanguage* tree_sitter_c_sharp(void);
 
 const TSLanguage* grammar_of(Language lang, const std::string& path) {
   switch (lang) {
@@ -219,6 +225,8 @@ const TSLanguage* grammar_of(Language lang, const std::string& path) {
       return tree_sitter_c();
     case Language::cpp:
       return tree_sitter_cpp();
+    case Language::csharp:
+      return tree_sitter_c_sharp();
     default:
       return nullptr;
   }
@@ -230,8 +238,8 @@ std::string syntax_tree(std::string_view source, Language lang) {
   if (!grammar) {
     ts_parser_delete(p);
     throw Error(ExitCode::bad_input,
-                "no grammar for this file's language (.py, .java, .go, .js/.ts, .rs, .c/.h and .cc/.cpp/.hpp files are "
-                "parsed)");
+                "no grammar for this file's language (.py, .java, .go, .js/.ts, .rs, .c/.h, .cc/.cpp/.hpp "
+                "and .cs files are parsed)");
   }
   TSTree* t = parse_tree(p, grammar, source);
   if (!t) {

@@ -61,6 +61,7 @@ class SourceParser {
   TSParser* javascript_;
   TSParser* rust_;
   TSParser* c_;
+  TSParser* csharp_;
   const std::atomic<bool>* stop_ = nullptr;
 };
 
@@ -75,8 +76,8 @@ std::string syntax_tree(std::string_view source, Language lang);
 // the source is beyond tree-sitter's 4 GiB offsets. The caller owns the tree.
 TSTree* parse_tree(TSParser* parser, const TSLanguage* lang, std::string_view source, ParseControl* ctl = nullptr);
 
-// Language-specific extractors (python/, java/, go/, javascript/, rust/, c/ extract.cpp). A file whose tree would
-// exceed tree_memory_limit() gets no entities and a `partial` error saying why.
+// Language-specific extractors (python/, java/, go/, javascript/, rust/, c/, csharp/ extract.cpp). A file whose tree
+// would exceed tree_memory_limit() gets no entities and a `partial` error saying why.
 void extract_python(TSParser* parser, std::string_view source, ParsedFile& out,
                     const std::atomic<bool>* stop = nullptr);
 void extract_java(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
@@ -88,6 +89,8 @@ const TSLanguage* javascript_grammar(Language lang, const std::string& path);
 void extract_rust(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
 // C and C++ (out.language picks the grammar).
 void extract_c(TSParser* parser, std::string_view source, ParsedFile& out, const std::atomic<bool>* stop = nullptr);
+void extract_csharp(TSParser* parser, std::string_view source, ParsedFile& out,
+                    const std::atomic<bool>* stop = nullptr);
 
 // The error of a file whose syntax tree was not built for its memory (a `partial` ParseError).
 ParseError tree_too_large(const ParsedFile& pf, const ParseControl& ctl, size_t source_bytes);

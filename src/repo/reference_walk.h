@@ -40,6 +40,28 @@ class ReferenceWalk {
                                 true});
   }
 
+  // e's header end and body lines from its body node (null or empty: the header is the whole entity).
+  static void set_body_lines(Entity& e, TSNode body) {
+    e.header_end_line = ts_node_is_null(body) ? e.end_line : ts::start_line(body);
+    if (ts_node_is_null(body) || ts_node_named_child_count(body) == 0) return;
+    TSNode first = ts_node_named_child(body, 0);
+    e.body_start_line = ts::start_line(first);
+    e.body_end_line = e.end_line;
+    e.body_start_byte = ts_node_start_byte(first);
+  }
+  // f() one declaration level deeper, unless kMaxBlockNesting levels are open already (nested types: the file
+  // is then indexed down to that depth, and `what` names what nested too deep).
+  template <class F>
+  void nested(TSNode at, const char* what, F&& f) {
+    if (nesting_ >= kMaxBlockNesting) {
+      too_deep(at, what, kMaxBlockNesting);
+      return;
+    }
+    ++nesting_;
+    f();
+    --nesting_;
+  }
+
   // Depth first in source order from `root`: visit(node, later) records what the node means and hands
   // later(child) the children to walk next, in order.
   template <class Visit>
@@ -67,6 +89,7 @@ class ReferenceWalk {
  private:
   ParsedFile& refs_out_;
   bool truncated_ = false;
+  int nesting_ = 0;
 };
 
 }  // namespace repoctx

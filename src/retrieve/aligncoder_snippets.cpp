@@ -36,7 +36,8 @@ std::vector<int> go_methods(const RepoView& v, int type) {
 // functions by name (AlignCoder: class, method and function imports; star imports name nothing); a Go import
 // binds a whole package, so its definitions are the package-level ones the file names through it
 // (`pkg.T`, `pkg.F(...)`), in the order the file first names them; a C `#include` names nothing either, so its
-// definitions are those of the directly included headers that the file names (types, macros, prototypes).
+// definitions are those of the directly included headers that the file names (types, macros, prototypes); a
+// C# `using` names a namespace, so its definitions are the other files' types the file names.
 // Standard library and third-party imports resolve to nothing in the repository (eq. 17).
 std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBody* hidden, int before_line) {
   const auto& g = e.graph();
@@ -58,6 +59,22 @@ std::vector<int> imported_definitions(const Engine& e, int file, const HiddenBod
       size_t next = r.chain.find('.', dot + 1);
       Resolution res = g.resolve(file, -1, r.chain.substr(0, next));
       if (res.kind == Resolution::Kind::entity) out.push_back(res.entity);
+    }
+    return out;
+  }
+  if (fr.language == Language::csharp) {
+    std::unordered_set<int> seen;
+    for (const Reference& r : v.references(file)) {
+      if ((before_line > 0 && r.line >= before_line) || hidden_scope(r.scope)) continue;
+      Resolution res = g.resolve(file, -1, r.chain.substr(0, r.chain.find('.')));
+      if (res.kind != Resolution::Kind::entity || !seen.insert(res.entity).second) continue;
+      const EntityRec& en = v.entities()[res.entity];
+      if (en.file != file && is_type(en.kind)) out.push_back(res.entity);
+    }
+    for (const Import& im : v.imports(file)) {  // `using X = A.B.C;`
+      if (im.name.empty() || im.star || (before_line > 0 && im.line >= before_line)) continue;
+      Resolution r = g.import_target(file, im);
+      if (r.kind == Resolution::Kind::entity && seen.insert(r.entity).second) out.push_back(r.entity);
     }
     return out;
   }

@@ -296,13 +296,19 @@ void offer_imports(Offers& o, const FileRec& fr, int line, int encl) {
   }
 }
 
-// Java: the types of the file's package and of its on-demand imports (`import p.*`) are in scope by name;
-// the members of those the code before the cursor mentions are reachable as Type.member.
-void offer_java_package_types(Offers& o, const FileRec& fr, int line, const MentionIndex& mi, size_t fn_start) {
+// Java and C#: the types of the file's package (C#: namespace and its enclosing namespaces) and of its
+// on-demand imports (`import p.*`, `using p;`) are in scope by name; the members of those the code before the
+// cursor mentions are reachable as Type.member.
+void offer_package_types(Offers& o, const FileRec& fr, int line, const MentionIndex& mi, size_t fn_start) {
   const auto& ents = o.ents;
   std::vector<std::string> pkgs = {fr.module};
+  if (fr.language == Language::csharp)
+    for (size_t dot = fr.module.rfind('.'); dot != std::string::npos; dot = fr.module.rfind('.', dot - 1)) {
+      pkgs.push_back(fr.module.substr(0, dot));
+      if (dot == 0) break;
+    }
   for (const Import& im : o.v.imports(o.file))
-    if (im.star && im.line < line && im.scope < 0) pkgs.push_back(im.module);
+    if (im.star && im.name.empty() && im.line < line && im.scope < 0) pkgs.push_back(im.module);
   for (const auto& pkg : pkgs)
     for (int f : o.v.files_in_module(pkg)) {
       if (f == o.file) continue;
@@ -456,7 +462,7 @@ std::vector<CursorCandidate> cursor_candidates(const Engine& e, const CursorCont
   Offers offers(v, e.graph(), file);
   offer_imports(offers, fr, line, encl);
   MentionIndex mi(cc.unfinished);
-  if (fr.language == Language::java) offer_java_package_types(offers, fr, line, mi, fn_start);
+  if (module_is_declared_namespace(fr.language)) offer_package_types(offers, fr, line, mi, fn_start);
   offer_base_methods(offers, cut, encl);
   const UseCounts used = count_uses(offers, fr, line, fn, cut);
   offer_used(offers, used);

@@ -359,6 +359,25 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string comment_block_text(const std::vector<std::string_view>& comments) {
+  std::string doc;
+  for (std::string_view t : comments) {
+    if (starts_with(t, "///"))
+      t = t.substr(3);
+    else if (starts_with(t, "//"))
+      t = t.substr(2);
+    else if (starts_with(t, "/*") && t.size() >= 4)
+      t = t.substr(2, t.size() - 4);
+    for (auto line : split_lines(t)) {
+      std::string_view l = trim(line);
+      if (starts_with(l, "*")) l = trim(l.substr(1));
+      if (!doc.empty()) doc.push_back('\n');
+      doc.append(l);
+    }
+  }
+  return std::string(trim(doc));
+}
+
 std::string collapse_spaces(std::string_view s) {
   std::string o;
   bool sp = false;

@@ -53,6 +53,9 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t max);
 bool is_blank(std::string_view line);
 std::string_view trim(std::string_view s);
 std::vector<std::string_view> split_lines(std::string_view text);
+// The text of consecutive C-style comments in source order (`///`, `//`, `/* */`), their markers and a block
+// comment's leading `*` removed, one line per line (a C, C++ or C# documentation comment).
+std::string comment_block_text(const std::vector<std::string_view>& comments);
 // The space-separated words of a static string as a set (the names a language predeclares); the views point
 // into `words`, which must outlive the set.
 std::unordered_set<std::string_view> word_set(std::string_view words);

@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Entity extraction vs. each language's own parser, on whole source trees.
 
-    ast_oracle.py --repoctx BIN [--language python|go|javascript|rust|c|cpp] [--min-agreement F] ROOT [ROOT...]
+    ast_oracle.py --repoctx BIN [--language python|go|javascript|rust|c|cpp|csharp] [--min-agreement F] ROOT [ROOT...]
 
 For each ROOT: the language's oracle -> oracle JSONL (python: tests/oracle/ast_entities.py, CPython's ast;
 go: tests/oracle/go_entities.go, go/ast, built with the Go toolchain into a temporary folder; javascript
 (JavaScript and TypeScript): tests/oracle/ts_entities.js, the TypeScript compiler's parser under node; rust:
 tests/oracle/rust_entities, syn's parser, built offline with cargo against Debian's crates in
-/usr/share/cargo/registry; c, cpp: tests/oracle/c_entities.py, universal-ctags' C and C++ parsers);
+/usr/share/cargo/registry; c, cpp: tests/oracle/c_entities.py, universal-ctags' C and C++ parsers; csharp: tests/oracle/cs_entities.py,
+universal-ctags' C# parser);
 `repoctx symbols ROOT --db TMP --keep-vendored --keep-generated --jsonl -q` -> repoctx JSONL;
 tests/oracle/compare_entities.py ORACLE REPOCTX (python: exit 0 iff every file the oracle parsed agrees;
 go, javascript, rust: iff >= 99% of the entities agree both ways, the disagreements listed; c, cpp: iff the
-agreement reaches --min-agreement, default 99%).
+agreement reaches --min-agreement, default 99%; csharp likewise).
 Prints each comparison's summary; exits 1 if any root disagrees.
 """
 import argparse
@@ -29,6 +30,8 @@ TS_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "ts_entities.js")
 TS_KINDS = "class,interface,function,method,constructor,variable,field"
 RUST_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "rust_entities")
 C_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "c_entities.py")
+CS_ORACLE = os.path.join(REPO_ROOT, "tests", "oracle", "cs_entities.py")
+CS_KINDS = "class,interface,method,field"
 C_KINDS = "class,function,variable,field"
 RUST_KINDS = "class,interface,function,method,variable,field"
 CPP_KINDS = "class,function,method,variable,field"
@@ -76,6 +79,8 @@ def build_rust_oracle(tmp, ck):
 def oracle_command(language, oracle_exe, root, out):
     if language in ("c", "cpp"):
         return [sys.executable, C_ORACLE, root, "--out", out, "--language", language]
+    if language == "csharp":
+        return [sys.executable, CS_ORACLE, root, "--out", out]
     if language in ("go", "rust"):
         return [oracle_exe, "--out", out, root]
     if language == "javascript":
@@ -126,6 +131,18 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None, m
                 if language == "cpp" and "operator" in e["qualname"]:  # `operator ()` as ctags spaces it
                     e["qualname"] = e["qualname"].replace(" ", "")
                 f.write(json.dumps(e) + "\n")
+        elif language == "csharp":
+            # ctags' C# parser lists no indexers, and a delegate as a method; constructors are methods to it.
+            import json
+            for line in p.stdout.splitlines():
+                e = json.loads(line) if line.strip() else None
+                if not e or not e["file"].endswith(".cs") or e["qualname"].endswith(".this"):
+                    continue
+                if e.get("kind") == "constructor":
+                    e["kind"] = "method"
+                if e.get("kind") == "class" and " delegate " in f' {e.get("signature", "")} ':
+                    e["kind"] = "method"
+                f.write(json.dumps(e) + "\n")
         else:
             f.write(p.stdout)
 
@@ -140,6 +157,8 @@ def check_root(binary, root, tmp, ck, idx, language="python", oracle_exe=None, m
         compare += ["--kinds", C_KINDS, "--min-agreement", str(min_agreement or 0.99)]
     if language == "cpp":
         compare += ["--kinds", CPP_KINDS, "--min-agreement", str(min_agreement or 0.99)]
+    if language == "csharp":
+        compare += ["--kinds", CS_KINDS, "--min-agreement", str(min_agreement or 0.99)]
     c = subprocess.run(compare, capture_output=True, text=True, timeout=600)
     print("\n".join("  " + line for line in c.stdout.rstrip().splitlines()))
     if c.stderr.strip():
@@ -171,7 +190,7 @@ def extract_members(tarball, members, dest, ck):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repoctx", required=True, help="path to the repoctx binary")
-    ap.add_argument("--language", choices=["python", "go", "javascript", "rust", "c", "cpp"], default="python")
+    ap.add_argument("--language", choices=["python", "go", "javascript", "rust", "c", "cpp", "csharp"], default="python")
     ap.add_argument("--min-agreement", type=float, default=None,
                     help="c: the entity agreement the run must reach (default 0.99)")
     ap.add_argument("--tarball", help="ROOTs are folders inside this .tar.xz (e.g. the kernel's "

@@ -37,9 +37,10 @@ from collections import defaultdict
 TAGGED = ("struct", "union", "enum")
 
 
-EXTENSIONS = {"c": (".c", ".h"), "cpp": (".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".h")}
+EXTENSIONS = {"c": (".c", ".h"), "cpp": (".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx", ".h"), "csharp": (".cs",)}
 CTAGS_LANGUAGE = {"c": ["--languages=C", "--langmap=C:.c.h"],
-                  "cpp": ["--languages=C++", "--langmap=C++:.cc.cpp.cxx.hh.hpp.hxx.h"]}
+                  "cpp": ["--languages=C++", "--langmap=C++:.cc.cpp.cxx.hh.hpp.hxx.h"],
+                  "csharp": ["--languages=C#", "--langmap=C#:.cs"]}
 
 
 def walk_c_files(root, language="c"):

@@ -20,6 +20,22 @@ struct IndexedRepo {
     build_index(root, o);
     engine = Engine::open(o.db_path);
   }
+  // The file at `path` (relative to the root), or -1.
+  int file(const std::string& path) const {
+    auto f = engine->view().file_by_path(path);
+    return f ? *f : -1;
+  }
+  // The entity named "path::Qualified.name", or -1.
+  int entity(const std::string& target) const {
+    for (size_t i = 0; i < engine->view().entities().size(); ++i)
+      if (engine->target_name(static_cast<int>(i)) == target) return static_cast<int>(i);
+    return -1;
+  }
+  // What `chain` inside entity `scope` of `file` resolves to, as "path::Qualified.name" ("" when no entity).
+  std::string resolve(int file, const std::string& chain, int scope) const {
+    Resolution r = engine->graph().resolve(file, scope, chain);
+    return r.kind == Resolution::Kind::entity ? engine->target_name(r.entity) : "";
+  }
 };
 
 // Debian's python3-flask, indexed once per test program.

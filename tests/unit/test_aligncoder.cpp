@@ -362,11 +362,13 @@ TEST(CompletionTasks, LoadersReadThePublishedLayouts) {
       << R"json({"prompt": "import { a } from './a';\nexport const b = a.", "groundtruth": "run();", "metadata": {"task_id": "project_cc_typescript/5", "repository": "r-ts", "file": "src/b.ts", "context_start_lineno": 0}})json"
       << "\n"
       << R"json({"prompt": "class A { void F() { x.", "groundtruth": "Go();", "metadata": {"task_id": "project_cc_csharp/2", "repository": "r-cs", "file": "A.cs", "context_start_lineno": 0}})json"
+      << "\n"
+      << R"json({"prompt": "class A\n  def f\n    x.", "groundtruth": "go", "metadata": {"task_id": "project_cc_ruby/1", "repository": "r-rb", "file": "a.rb", "context_start_lineno": 0}})json"
       << "\n";
   CompletionTaskLoadOptions o;
   o.repos_dir = "/repos";
   auto t = load_completion_tasks(cce, o);
-  ASSERT_EQ(t.size(), 5u);
+  ASSERT_EQ(t.size(), 6u);
   EXPECT_EQ(t[0].id, "project_cc_python/74");
   EXPECT_EQ(t[0].repo, "/repos/turboderp-exllama-a544085");
   EXPECT_EQ(t[0].file, "example_cfg.py");
@@ -383,8 +385,11 @@ TEST(CompletionTasks, LoadersReadThePublishedLayouts) {
   EXPECT_EQ(t[3].benchmark, "cceval-typescript");
   EXPECT_TRUE(t[3].error.empty()) << t[3].error;
   EXPECT_EQ(t[3].line, 2);
-  EXPECT_EQ(t[4].id, "project_cc_csharp/2");  // read, and marked: C# files are not indexed
-  EXPECT_NE(t[4].error.find("csharp"), std::string::npos) << t[4].error;
+  EXPECT_EQ(t[4].id, "project_cc_csharp/2");  // CrossCodeEval's C# set
+  EXPECT_TRUE(t[4].error.empty()) << t[4].error;
+  EXPECT_EQ(t[4].benchmark, "cceval-csharp");
+  EXPECT_EQ(t[4].column, 23);
+  EXPECT_NE(t[5].error.find("does not index"), std::string::npos) << t[5].error;  // read, and marked
 
   for (const std::string kind : {"line", "api", "function"}) {
     std::string p = tmp.str() + "/" + kind + "_level_completion_2k_context_codex.test.jsonl";

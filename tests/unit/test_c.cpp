@@ -15,22 +15,11 @@
 #include "retrieve/engine.h"
 
 using namespace repoctx;
+using repoctx::testing::chains_in;
+using repoctx::testing::find_entity;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const Entity* find_entity(const ParsedFile& pf, const std::string& qualname, EntityKind k) {
-  for (const auto& e : pf.entities)
-    if (e.qualname == qualname && e.kind == k) return &e;
-  return nullptr;
-}
-
-std::set<std::string> chains_in(const ParsedFile& pf, const std::string& qualname) {
-  std::set<std::string> out;
-  for (const auto& r : pf.references)
-    if (r.scope >= 0 && pf.entities[r.scope].qualname == qualname) out.insert(r.chain);
-  return out;
-}
 
 const char* kListC = R"(#include <stdio.h>
 #include "list.h"

@@ -9,28 +9,19 @@
 
 #include "helpers.h"
 #include "index/index.h"
+#include "indexed_repo.h"
 #include "repo/c/compile_commands.h"
 #include "repo/c/includes.h"
 #include "repo/parser.h"
 #include "retrieve/engine.h"
 
 using namespace repoctx;
+using repoctx::testing::chains_in;
+using repoctx::testing::find_entity;
+using repoctx::testing::IndexedRepo;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const Entity* find_entity(const ParsedFile& pf, const std::string& qualname) {
-  for (const auto& e : pf.entities)
-    if (e.qualname == qualname) return &e;
-  return nullptr;
-}
-
-std::set<std::string> chains_in(const ParsedFile& pf, const std::string& qualname) {
-  std::set<std::string> out;
-  for (const auto& r : pf.references)
-    if (r.scope >= 0 && pf.entities[r.scope].qualname == qualname) out.insert(r.chain);
-  return out;
-}
 
 const char* kShapeHpp = R"(#pragma once
 #include <vector>
@@ -72,7 +63,7 @@ TEST(CppParser, NamespacesClassesMembersAndLines) {
   EXPECT_EQ(shape->kind, EntityKind::klass);
   EXPECT_EQ(shape->start_line, 7);
   EXPECT_EQ(shape->end_line, 18);
-  EXPECT_EQ(shape->docstring, "/ A shape with an area.");
+  EXPECT_EQ(shape->docstring, "A shape with an area.");
   EXPECT_EQ(shape->bases, (std::vector<std::string>{"Base", "Counted"}));
   ASSERT_NE(find_entity(pf, "geo.Shape.Shape"), nullptr);
   EXPECT_EQ(find_entity(pf, "geo.Shape.Shape")->kind, EntityKind::constructor);
@@ -183,44 +174,34 @@ class CppResolution : public ::testing::Test {
     repo_.write("src/main.cc",
                 "#include <geo/shape.h>\nint main() {\n  geo::Shape s = geo::Shape::make(3);\n"
                 "  return static_cast<int>(geo::unit());\n}\n");
-    IndexOptions o;
-    o.db_path = tmp_.str() + "/i.db";
-    o.progress = false;
-    build_index(repo_.str(), o);
-    eng_ = Engine::open(o.db_path);
-    shape_cpp_ = *eng_->view().file_by_path("src/shape.cpp");
-    main_ = *eng_->view().file_by_path("src/main.cc");
-    for (size_t i = 0; i < eng_->view().entities().size(); ++i) {
-      std::string t = eng_->target_name(static_cast<int>(i));
-      if (t == "src/shape.cpp::geo.Shape.scaled") scaled_ = static_cast<int>(i);
-      if (t == "src/shape.cpp::geo.Shape.sides") sides_ = static_cast<int>(i);
-      if (t == "src/main.cc::main") main_fn_ = static_cast<int>(i);
-    }
+    idx_ = std::make_unique<IndexedRepo>(repo_.str());
+    shape_cpp_ = idx_->file("src/shape.cpp");
+    main_ = idx_->file("src/main.cc");
+    scaled_ = idx_->entity("src/shape.cpp::geo.Shape.scaled");
+    sides_ = idx_->entity("src/shape.cpp::geo.Shape.sides");
+    main_fn_ = idx_->entity("src/main.cc::main");
     ASSERT_GE(scaled_, 0);
     ASSERT_GE(sides_, 0);
     ASSERT_GE(main_fn_, 0);
   }
-  std::string resolve(int file, const std::string& chain, int scope) {
-    Resolution r = eng_->graph().resolve(file, scope, chain);
-    if (r.kind != Resolution::Kind::entity) return "";
-    return eng_->target_name(r.entity);
-  }
-  TempDir repo_, tmp_;
-  std::unique_ptr<Engine> eng_;
+  std::string resolve(int file, const std::string& chain, int scope) { return idx_->resolve(file, chain, scope); }
+  TempDir repo_;
+  std::unique_ptr<IndexedRepo> idx_;
   int shape_cpp_ = -1, main_ = -1, scaled_ = -1, sides_ = -1, main_fn_ = -1;
 };
 
 TEST_F(CppResolution, MembersThisAndNamespacesResolveThroughTheHeader) {
-  EXPECT_EQ(eng_->view().files()[*eng_->view().file_by_path("include/geo/shape.h")].language, Language::cpp);
+  EXPECT_EQ(idx_->engine->view().files()[*idx_->engine->view().file_by_path("include/geo/shape.h")].language,
+            Language::cpp);
   EXPECT_EQ(resolve(shape_cpp_, "this.sides", scaled_), "include/geo/shape.h::geo.Shape.sides");
   EXPECT_EQ(resolve(shape_cpp_, "sides_", sides_), "include/geo/shape.h::geo.Shape.sides_");  // a bare member
   EXPECT_EQ(resolve(shape_cpp_, "unit", scaled_), "src/shape.cpp::geo.unit");  // the file's own definition
   EXPECT_EQ(resolve(main_, "geo.Shape.make", main_fn_), "include/geo/shape.h::geo.Shape.make");
   EXPECT_EQ(resolve(main_, "geo.unit", main_fn_), "include/geo/shape.h::geo.unit");
   EXPECT_EQ(resolve(main_, "std.max", main_fn_), "");  // the standard library's, not the repository's
-  std::vector<int> inc = eng_->graph().imported_files(main_);
+  std::vector<int> inc = idx_->engine->graph().imported_files(main_);
   ASSERT_EQ(inc.size(), 1u);
-  EXPECT_EQ(eng_->view().files()[inc[0]].path, "include/geo/shape.h");
+  EXPECT_EQ(idx_->engine->view().files()[inc[0]].path, "include/geo/shape.h");
 }
 
 // The build's compilation database decides between two headers of one name: `util.h` without it is the

@@ -16,22 +16,11 @@
 #include "retrieve/engine.h"
 
 using namespace repoctx;
+using repoctx::testing::chains_in;
+using repoctx::testing::find_entity;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const Entity* find_entity(const ParsedFile& pf, const std::string& qualname) {
-  for (const auto& e : pf.entities)
-    if (e.qualname == qualname) return &e;
-  return nullptr;
-}
-
-std::set<std::string> chains_in(const ParsedFile& pf, int scope) {
-  std::set<std::string> out;
-  for (const auto& r : pf.references)
-    if (r.scope == scope) out.insert(r.chain);
-  return out;
-}
 
 const char* kServerGo = R"(package server
 

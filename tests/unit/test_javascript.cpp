@@ -14,15 +14,11 @@
 #include "retrieve/engine.h"
 
 using namespace repoctx;
+using repoctx::testing::chains_in;
+using repoctx::testing::find_entity;
 using repoctx::testing::TempDir;
 
 namespace {
-
-const Entity* find_entity(const ParsedFile& pf, const std::string& qualname) {
-  for (const auto& e : pf.entities)
-    if (e.qualname == qualname) return &e;
-  return nullptr;
-}
 
 const char* kGreeterTs = R"(import { helper as h, Base } from "./lib/util";
 import * as ns from "./lib";

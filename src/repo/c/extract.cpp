@@ -602,21 +602,8 @@ class CExtractor : ReferenceWalk {
       first = ts::start_line(*it);
       expect = first - 1;
     }
-    std::string doc;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-      std::string_view t = *it;
-      if (starts_with(t, "//"))
-        t = t.substr(2);
-      else if (starts_with(t, "/*") && t.size() >= 4)
-        t = t.substr(2, t.size() - 4);
-      for (auto line : split_lines(t)) {
-        std::string_view l = trim(line);
-        if (starts_with(l, "*")) l = trim(l.substr(1));
-        if (!doc.empty()) doc.push_back('\n');
-        doc.append(l);
-      }
-    }
-    return {first, std::string(trim(doc))};
+    std::reverse(parts.begin(), parts.end());
+    return {first, comment_block_text(parts)};
   }
 
   // An entity named at `name_line`, spanning the bytes of `whole` (its declaration: specifiers included).

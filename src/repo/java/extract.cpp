@@ -216,26 +216,14 @@ class Extractor : ReferenceWalk {
     uint32_t hdr_end = ts_node_is_null(body) ? ts_node_end_byte(n) : ts_node_start_byte(body);
     e.signature = collapse(src_.substr(e.start_byte, hdr_end - e.start_byte));
     if (!e.signature.empty() && e.signature.back() == ';') e.signature.pop_back();
-    e.header_end_line = ts_node_is_null(body) ? e.end_line : ts::start_line(body);
-    if (!ts_node_is_null(body) && ts_node_named_child_count(body) > 0) {
-      TSNode first = ts_node_named_child(body, 0);
-      e.body_start_line = ts::start_line(first);
-      e.body_end_line = e.end_line;
-      e.body_start_byte = ts_node_start_byte(first);
-    }
+    set_body_lines(e, body);
     out_.entities.push_back(std::move(e));
     return static_cast<int>(out_.entities.size()) - 1;
   }
 
   // Types nest (inner classes, anonymous bodies): at most kMaxBlockNesting levels are walked.
   void visit_member(TSNode n, int parent, const std::string& prefix) {
-    if (member_depth_ >= kMaxBlockNesting) {
-      too_deep(n, "type declarations", kMaxBlockNesting);
-      return;
-    }
-    ++member_depth_;
-    visit_member_at_depth(n, parent, prefix);
-    --member_depth_;
+    nested(n, "type declarations", [&] { visit_member_at_depth(n, parent, prefix); });
   }
 
   void visit_member_at_depth(TSNode n, int parent, const std::string& prefix) {
@@ -408,8 +396,6 @@ class Extractor : ReferenceWalk {
     if (k == j_line_comment || k == j_block_comment) return;
     ts::for_each_child(n, true, [&](TSNode c) { later(c); });
   }
-
-  int member_depth_ = 0;
 };
 
 }  // namespace
