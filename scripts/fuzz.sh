@@ -61,7 +61,7 @@ fi
 cs_corpus="${REPOCTX_DEPS:-$HOME/.cache/repoctx}/src/react-native-windows-0.80.0"
 if [ ! -d "$seeds/csharp_extractor" ] && [ -d "$cs_corpus" ]; then   # the C# test corpus (setup.sh --test-tools)
   mkdir -p "$seeds/csharp_extractor"
-  find "$cs_corpus" -name '*.cs' | sort | head -60 |
+  find "$cs_corpus" -name '*.cs' | sort | awk 'NR <= 60' |   # awk reads to the end: no SIGPIPE under pipefail
     while read -r f; do head -c 16384 "$f" > "$seeds/csharp_extractor/$(basename "$f")"; done
 fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"

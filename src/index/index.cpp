@@ -159,6 +159,7 @@ struct RunPlan {
   std::vector<std::pair<int64_t, std::string>> module_updates;
   std::string javascript_resolution;  // repo/javascript/manifests.h, as JSON ("" without JavaScript files)
   std::string c_include_dirs;         // repo/c/compile_commands.h, as JSON ("" without a compilation database)
+  std::string c_include_stamp;        // compile_commands_stamp of the database c_include_dirs was read from
   bool resolution_changed = false;    // it differs from the stored one: resolved imports change
 
   std::string module_of(const WalkedFile& f) const {
@@ -215,7 +216,13 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
   for (auto& [rel, module] : c_module_names(rels)) plan.modules[rel] = std::move(module);
   JavascriptResolution js = read_javascript_resolution(plan.root.string(), rels);
   if (!js.empty()) plan.javascript_resolution = js.to_json();
-  plan.c_include_dirs = read_compile_commands(plan.root.string()).to_json();
+  // The compilation database is read again only when it changed (a one-file re-index must not re-parse
+  // a database of thousands of entries).
+  plan.c_include_stamp = compile_commands_stamp(plan.root.string());
+  if (!plan.force && !plan.c_include_stamp.empty() && plan.c_include_stamp == meta_get(db, "c_include_stamp"))
+    plan.c_include_dirs = meta_get(db, "c_include_dirs");
+  else
+    plan.c_include_dirs = read_compile_commands(plan.root.string()).to_json();
   plan.resolution_changed = plan.javascript_resolution != meta_get(db, "javascript_resolution") ||
                             plan.c_include_dirs != meta_get(db, "c_include_dirs");
   st.files_seen = plan.walk.files.size();
@@ -256,6 +263,7 @@ void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, Inde
   meta_set(db, "walk", opt.walk.fingerprint());
   meta_set(db, "javascript_resolution", plan.javascript_resolution);
   meta_set(db, "c_include_dirs", plan.c_include_dirs);
+  meta_set(db, "c_include_stamp", plan.c_include_stamp);
   if (plan.removed.empty() && plan.module_updates.empty()) return;
   sql::Transaction tx(db);
   sql::Stmt del(db, "DELETE FROM files WHERE id=?");

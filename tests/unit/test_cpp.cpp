@@ -5,6 +5,8 @@
 // call, an out-of-class definition reaching its class).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <filesystem>
 #include <set>
 
 #include "helpers.h"
@@ -241,6 +243,41 @@ TEST(CppCompileCommands, IncludeFoldersOfTheBuildComeFirst) {
   EXPECT_EQ(CompileIncludes::from_json(ci.to_json()).to_json(), ci.to_json());
   EXPECT_EQ(index_and_include_of("src/x.cc"), "b/util.h");  // the database changed: the import re-resolves
   EXPECT_EQ(index_and_include_of("src/y.cc"), "b/util.h");
+}
+
+// A damaged database is not read (a warning), and includes resolve by the path rule as without one; a database
+// whose stamp (size, modification time) is unchanged is not read again, a changed one is.
+TEST(CppCompileCommands, ADamagedDatabaseFallsBackAndAnUnchangedOneIsNotReadAgain) {
+  TempDir repo, tmp;
+  repo.write("a/util.h", "int util_a();\n");
+  repo.write("b/util.h", "int util_b();\n");
+  repo.write("src/x.cc", "#include \"util.h\"\nint x() { return 0; }\n");
+  auto include_of_x = [&] {
+    IndexOptions o;
+    o.db_path = tmp.str() + "/i.db";
+    o.progress = false;
+    build_index(repo.str(), o);
+    auto eng = Engine::open(o.db_path);
+    std::vector<int> inc = eng->graph().imported_files(*eng->view().file_by_path("src/x.cc"));
+    return inc.size() == 1 ? eng->view().files()[inc[0]].path : std::string("(") + std::to_string(inc.size()) + ")";
+  };
+  repo.write("compile_commands.json", "[{\"file\": \"src/x.cc\", \"arguments\": [\"cc\", \"-Ib\"");
+  EXPECT_TRUE(read_compile_commands(repo.str()).empty());
+  EXPECT_EQ(include_of_x(), "a/util.h");  // the path rule
+  std::string db = repo.str() + "/compile_commands.json";
+  repo.write("compile_commands.json", R"([{"file": "src/x.cc", "arguments": ["cc", "-Ib", "src/x.cc"]}])");
+  EXPECT_EQ(include_of_x(), "b/util.h");
+  auto mtime = std::filesystem::last_write_time(db);
+  std::string stamp = compile_commands_stamp(repo.str());
+  // Same size, same modification time: taken as unchanged, so the stored folders stand.
+  repo.write("compile_commands.json", R"([{"file": "src/x.cc", "arguments": ["cc", "-Ia", "src/x.cc"]}])");
+  std::filesystem::last_write_time(db, mtime);
+  EXPECT_EQ(compile_commands_stamp(repo.str()), stamp);
+  EXPECT_EQ(include_of_x(), "b/util.h");
+  std::filesystem::last_write_time(db, mtime + std::chrono::seconds(2));
+  EXPECT_NE(compile_commands_stamp(repo.str()), stamp);
+  EXPECT_EQ(include_of_x(), "a/util.h");  // read again
+  EXPECT_EQ(compile_commands_stamp(tmp.str()), "");
 }
 
 TEST(CppCompileCommands, CommandsSplitAsShellWordsWithoutAShell) {

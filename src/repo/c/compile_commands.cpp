@@ -1,9 +1,11 @@
 #include "repo/c/compile_commands.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <unordered_set>
+#include <optional>
 
 #include "util/log.h"
 
@@ -154,11 +156,25 @@ CompileIncludes read_compile_commands(const std::string& root_str) {
   return out;
 }
 
+std::string compile_commands_stamp(const std::string& root_str) {
+  fs::path root = fs::path(root_str).lexically_normal();
+  auto db = find_database(root);
+  if (!db) return {};
+  std::error_code ec;
+  uintmax_t size = fs::file_size(*db, ec);
+  if (ec) return {};
+  auto mtime = fs::last_write_time(*db, ec);
+  if (ec) return {};
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(mtime.time_since_epoch()).count();
+  return db->generic_string() + "|" + std::to_string(size) + "|" + std::to_string(ns);
+}
+
 std::vector<std::string> CompileIncludes::dirs_for(const std::string& file, bool quoted) const {
   std::vector<std::string> out;
-  std::unordered_set<int> quote(quote_only.begin(), quote_only.end());
+  // quote_only holds the few -iquote folders: a scan, no set built per call.
   auto add = [&](int d) {
-    if (d >= 0 && d < static_cast<int>(dirs.size()) && (quoted || !quote.count(d))) out.push_back(dirs[d]);
+    if (d < 0 || d >= static_cast<int>(dirs.size())) return;
+    if (quoted || std::find(quote_only.begin(), quote_only.end(), d) == quote_only.end()) out.push_back(dirs[d]);
   };
   if (auto it = of_file.find(file); it != of_file.end()) {
     for (int d : it->second) add(d);

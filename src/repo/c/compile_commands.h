@@ -4,6 +4,7 @@
 // lookup's path-suffix rule stands (repo/c/includes.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +30,10 @@ struct CompileIncludes {
 // relative to the root. Entries, folders and files outside the repository are left out. Bounded: a database
 // over 64 MiB is not read.
 CompileIncludes read_compile_commands(const std::string& root);
+
+// What identifies the database's content cheaply (its path, size and modification time; "" when there is none):
+// an index run re-reads and re-parses the database only when this changed since the last run.
+std::string compile_commands_stamp(const std::string& root);
 
 // A compile command's arguments, split as a POSIX shell splits words (quotes and backslashes; no expansion):
 // the database's "command" form. Nothing is run.
