@@ -18,11 +18,12 @@ targets=("$@")
 scripts/sanitize.sh --build-only   # the fuzz targets are built with ASan + UBSan in build-asan/
 
 # Seeds from real files: a deterministic sample of the standard library (whole files up to 16 KiB, and
-# the first 16 KiB of larger ones); everything else from fuzz/seeds/.
+# the first 16 KiB of larger ones); everything else from fuzz/seeds/. Samples are cut by awk, which reads its
+# input to the end: `head` would close the pipe early, and under pipefail the writer's SIGPIPE fails the script.
 seeds=build-fuzz/seeds
 if [ ! -d "$seeds/python_extractor" ]; then
   mkdir -p "$seeds/python_extractor" "$seeds/tokenizer"
-  find /usr/lib/python3.11 -maxdepth 2 -name '*.py' | sort | awk 'NR % 7 == 0' | head -150 |
+  find /usr/lib/python3.11 -maxdepth 2 -name '*.py' | sort | awk 'NR % 7 == 0 && NR / 7 <= 150' |
     while read -r f; do
       name=$(echo "$f" | tr '/' '_')
       head -c 16384 "$f" > "$seeds/python_extractor/$name"
@@ -32,36 +33,36 @@ fi
 # Go's, JavaScript's and Rust's trees when installed (the test tools install them): a sample of real files.
 if [ ! -d "$seeds/go_extractor" ] && [ -d /usr/share/go-1.19/src ]; then
   mkdir -p "$seeds/go_extractor"
-  find /usr/share/go-1.19/src/net /usr/share/go-1.19/src/go -name '*.go' | sort | awk 'NR % 13 == 0' | head -100 |
+  find /usr/share/go-1.19/src/net /usr/share/go-1.19/src/go -name '*.go' | sort | awk 'NR % 13 == 0 && NR / 13 <= 100' |
     while read -r f; do head -c 16384 "$f" > "$seeds/go_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
 if [ ! -d "$seeds/javascript_extractor" ] && [ -d /usr/share/nodejs ]; then
   mkdir -p "$seeds/javascript_extractor"
   find /usr/share/nodejs/express /usr/share/nodejs/undici /usr/share/nodejs/typescript/lib -name '*.[jt]s' |
-    sort | awk 'NR % 5 == 0' | head -100 | while read -r f; do
+    sort | awk 'NR % 5 == 0 && NR / 5 <= 100' | while read -r f; do
       case "$f" in *.ts) g=1 ;; *) g=0 ;; esac   # the first byte picks the grammar
       { printf '%s' "$g"; head -c 16383 "$f"; } > "$seeds/javascript_extractor/$(echo "$f" | tr '/' '_')"
     done
 fi
 if [ ! -d "$seeds/rust_extractor" ] && [ -d /usr/share/cargo/registry ]; then
   mkdir -p "$seeds/rust_extractor"
-  find /usr/share/cargo/registry -name '*.rs' | sort | awk 'NR % 47 == 0' | head -100 |
+  find /usr/share/cargo/registry -name '*.rs' | sort | awk 'NR % 47 == 0 && NR / 47 <= 100' |
     while read -r f; do head -c 16384 "$f" > "$seeds/rust_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
 if [ ! -d "$seeds/c_extractor" ]; then   # the C library's headers (always installed with the compiler)
   mkdir -p "$seeds/c_extractor"
-  find /usr/include -maxdepth 2 -name '*.h' | sort | awk 'NR % 11 == 0' | head -100 |
+  find /usr/include -maxdepth 2 -name '*.h' | sort | awk 'NR % 11 == 0 && NR / 11 <= 100' |
     while read -r f; do head -c 16384 "$f" > "$seeds/c_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
 if [ ! -d "$seeds/cpp_extractor" ] && [ -d /usr/src/googletest ]; then   # googletest's sources (libgtest-dev)
   mkdir -p "$seeds/cpp_extractor"
-  find /usr/src/googletest -name '*.cc' -o -name '*.h' | sort | awk 'NR % 3 == 0' | head -100 |
+  find /usr/src/googletest -name '*.cc' -o -name '*.h' | sort | awk 'NR % 3 == 0 && NR / 3 <= 100' |
     while read -r f; do head -c 16384 "$f" > "$seeds/cpp_extractor/$(echo "$f" | tr '/' '_')"; done
 fi
 cs_corpus="${REPOCTX_DEPS:-$HOME/.cache/repoctx}/src/react-native-windows-0.80.0"
 if [ ! -d "$seeds/csharp_extractor" ] && [ -d "$cs_corpus" ]; then   # the C# test corpus (setup.sh --test-tools)
   mkdir -p "$seeds/csharp_extractor"
-  find "$cs_corpus" -name '*.cs' | sort | awk 'NR <= 60' |   # awk reads to the end: no SIGPIPE under pipefail
+  find "$cs_corpus" -name '*.cs' | sort | awk 'NR <= 60' |
     while read -r f; do head -c 16384 "$f" > "$seeds/csharp_extractor/$(basename "$f")"; done
 fi
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:symbolize=1"
