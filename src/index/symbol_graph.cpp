@@ -100,6 +100,14 @@ void SymbolGraph::build_tables() const {
       if (is_c_family(files[e.file].language) && e.kind != EntityKind::method)
         c_names_[e.name].push_back(static_cast<int>(i));
     }
+    // Java's and C#'s package types: of the files of a package in path order, the first whose last top-level
+    // definition of the name is a type (a lookup was a scan of every file of the package, and a C# namespace
+    // holds hundreds).
+    for (size_t f = 0; f < files.size(); ++f) {
+      if (files[f].module.empty() || !module_is_declared_namespace(files[f].language)) continue;
+      for (const auto& [name, e] : top_level_[f])
+        if (is_type(ents[e].kind)) namespace_types_.emplace(files[f].module + '\x1f' + name, e);
+    }
     for (const auto& f : files) {
       if (f.module.empty() || f.language == Language::go || is_c_family(f.language) || is_javascript_family(f.language))
         continue;
@@ -806,11 +814,9 @@ int SymbolGraph::csharp_partial_member(int cls, const std::string& name) const {
 
 int SymbolGraph::package_type(const std::string& pkg, const std::string& name) const {
   if (pkg.empty()) return -1;
-  for (int f : v_.files_in_module(pkg)) {
-    int e = top_level(f, name);
-    if (e >= 0 && is_type(v_.entities()[e].kind)) return e;
-  }
-  return -1;
+  build_tables();
+  auto it = namespace_types_.find(pkg + '\x1f' + name);
+  return it == namespace_types_.end() ? -1 : it->second;
 }
 
 Resolution SymbolGraph::import_target(int file, const Import& im) const {

@@ -150,6 +150,8 @@ class SymbolGraph {
   // Rust: "crate\x1fT" -> the methods of the `impl T` blocks anywhere in the crate (an impl may sit in any
   // module of its type's crate).
   mutable std::unordered_map<std::string, std::vector<int>> rust_methods_;
+  // Java and C#: "package\x1fT" -> package_type's answer.
+  mutable std::unordered_map<std::string, int> namespace_types_;
   // C#: "namespace\x1fT" -> every top-level declaration of type T (a partial type spreads over files).
   mutable std::unordered_map<std::string, std::vector<int>> csharp_types_;
   // C: name -> every file-scope definition of C files (one namespace: functions, variables, macros, tags,
