@@ -13,6 +13,7 @@
 #include "retrieve/aligncoder/codebase.h"
 #include "retrieve/function_selection.h"
 #include "retrieve/procedural/pipeline.h"
+#include "retrieve/sparse.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -37,6 +38,12 @@ struct RetrieveCmd {
     const RetrieverInfo& info = retriever_info(strategy);  // an unknown name fails before any work
     RetrieverOptions ro = api::retriever_options(p);
     ro.trace_path = trace_path;
+    if (plain_sparse_query(strategy)) {
+      refresh_index(repo, out);
+      if (auto hits = sparse_from_image(db_path_for(repo), p.query, p.k, ro, p.with_text, test_filter()))
+        return print_result(result_json(strategy, info, sanitize_utf8(p.query), image_hits_json(*hits)), true);
+      repo.no_refresh = true;  // refreshed above; the index has no usable image: through the engine
+    }
     auto ranker_loaded = preload_ranker(strategy, ro);  // on the other core while the index opens
     auto eng = open_engine(repo, out);
     ModelSet ms = open_models(models, retriever_needs(strategy, ro));
@@ -49,47 +56,83 @@ struct RetrieveCmd {
     auto result = api::run_retrieval(*eng, *retriever, q, p);
     if (!rq2_pairs_path.empty()) append_rq2_pairs(rq2_pairs_path, last_rq2_pairs(*retriever));
     const TargetContext* ctx = q.context.get();
-    const bool with_text = p.with_text;
     // An empty result says why (procedural: "no grounded context step: ...").
     if (result.hits.empty() && !result.empty_reason.empty()) log_warn("no result: {}", result.empty_reason);
-    if (out.json) {
-      json j;
-      j["strategy"] = strategy;
-      j["score"] = info.score;
-      if (q.target) j["target"] = eng->target_name(q.target->entity);
-      j["query"] = api::searched_text(*eng, q, ro);
-      j["results"] = json::array();
-      int rank = 1;
-      for (const auto& h : result.hits) j["results"].push_back(hit_json(*eng, h, rank++, with_text, ctx));
-      if (result.hits.empty() && !result.empty_reason.empty()) j["empty_reason"] = result.empty_reason;
-      if (!result.plan.empty()) {
-        j["plan"] = json::array();
-        for (const auto& st : result.plan)
-          j["plan"].push_back({{"step", st.id},
-                               {"description", sanitize_utf8(st.description)},
-                               {"confirmed", st.confirmed},
-                               {"results", st.hits.size()}});
+    json results = json::array();
+    int rank = 1;
+    for (const auto& h : result.hits) results.push_back(hit_json(*eng, h, rank++, p.with_text, ctx));
+    json j = result_json(strategy, info, api::searched_text(*eng, q, ro), std::move(results));
+    if (q.target) j["target"] = eng->target_name(q.target->entity);
+    if (result.hits.empty() && !result.empty_reason.empty()) j["empty_reason"] = result.empty_reason;
+    if (!result.plan.empty()) {
+      j["plan"] = json::array();
+      for (const auto& st : result.plan)
+        j["plan"].push_back({{"step", st.id},
+                             {"description", sanitize_utf8(st.description)},
+                             {"confirmed", st.confirmed},
+                             {"results", st.hits.size()}});
+    }
+    return print_result(j, !ms.session);
+  }
+
+ private:
+  // A plain-text `sparse` query with nothing else asked: answered from the query image without an engine.
+  bool plain_sparse_query(const std::string& strategy) const {
+    return strategy == "sparse" && p.target.empty() && p.file.empty() && !p.query.empty() && p.k >= 1 && p.k <= 10000 &&
+           completion.empty() && benchmark_targets_file.empty() && rq2_pairs_path.empty();
+  }
+  std::function<bool(const std::string&)> test_filter() const {
+    if (!p.exclude_tests) return {};
+    return [](const std::string& path) { return is_test_path(path); };
+  }
+  static json result_json(const std::string& strategy, const RetrieverInfo& info, const std::string& query,
+                          json results) {
+    return {{"strategy", strategy}, {"score", info.score}, {"query", query}, {"results", std::move(results)}};
+  }
+  // The hits as hit_json writes an engine's.
+  json image_hits_json(const std::vector<ImageHit>& hits) const {
+    json out = json::array();
+    int rank = 1;
+    for (const auto& h : hits) {
+      json j = {{"rank", rank++},
+                {"file", h.path},
+                {"start_line", h.start_line},
+                {"end_line", h.end_line},
+                {"score", h.score}};
+      j["type"] = h.type == Hit::Type::entity ? "entity" : "snippet";
+      if (h.type == Hit::Type::entity) {
+        j["qualname"] = h.qualname;
+        j["kind"] = kind_name(h.kind);
+        j["target"] = h.path + "::" + h.qualname;
       }
+      if (p.with_text) j["text"] = h.text;
+      out.push_back(std::move(j));
+    }
+    return out;
+  }
+  // JSON as it is, or one line per hit (rank, score, location, name, and the text when asked for).
+  int print_result(const json& j, bool quick_exit) const {
+    if (out.json) {
       print_json(j);
-      if (!ms.session) exit_after_output(0);
+      if (quick_exit) exit_after_output(0);
       return 0;
     }
+    const json& hits = j["results"];
     if (!out.quiet) {
-      fmt::print("{} results of `{}`{}; score = {}\n", result.hits.size(), strategy,
-                 q.target ? " for " + eng->target_name(q.target->entity) + " (its body hidden)" : "", info.score);
-      if (result.hits.empty()) return 0;
+      fmt::print("{} results of `{}`{}; score = {}\n", hits.size(), j["strategy"].get<std::string>(),
+                 j.contains("target") ? " for " + j["target"].get<std::string>() + " (its body hidden)" : "",
+                 j["score"].get<std::string>());
+      if (hits.empty()) return 0;
       fmt::print("{:>4}  {:>8}  {}\n", "rank", "score", "location and name");
     }
-    int rank = 1;
-    for (const auto& h : result.hits) {
-      json j = hit_json(*eng, h, rank, with_text, ctx);
-      std::string name = j.contains("qualname") ? j["qualname"].get<std::string>() : j["type"].get<std::string>();
-      fmt::print("{:>3}.  {:8.4f}  {}:{}-{}  {}{}\n", rank, h.score, j["file"].get<std::string>(), h.start_line,
-                 h.end_line, name, h.label.empty() ? "" : " [" + h.label + "]");
-      if (with_text) fmt::print("{}\n\n", j["text"].get<std::string>());
-      ++rank;
+    for (const auto& h : hits) {
+      std::string name = h.contains("qualname") ? h["qualname"].get<std::string>() : h["type"].get<std::string>();
+      std::string label = h.contains("label") ? " [" + h["label"].get<std::string>() + "]" : "";
+      fmt::print("{:>3}.  {:8.4f}  {}:{}-{}  {}{}\n", h["rank"].get<int>(), h["score"].get<double>(),
+                 h["file"].get<std::string>(), h["start_line"].get<int>(), h["end_line"].get<int>(), name, label);
+      if (p.with_text) fmt::print("{}\n\n", h.value("text", std::string()));
     }
-    if (!ms.session) exit_after_output(0);
+    if (quick_exit) exit_after_output(0);
     return 0;
   }
 };

@@ -99,13 +99,16 @@ std::string db_path_for(const RepoOptions& o) {
   return o.db.empty() ? default_index_path(o.repo) : o.db;
 }
 
-std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out) {
+void refresh_index(const RepoOptions& o, const OutputOptions& out) {
   if (!fs::exists(o.repo)) throw Error(ExitCode::not_found, "repository path '" + o.repo + "' does not exist");
-  if (!o.no_refresh) {
-    IndexStats st = build_index(o.repo, index_options(o, !out.quiet));
-    warn_if_empty(st, o.repo);
-    if (st.parsed > 0 && !out.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
-  }
+  if (o.no_refresh) return;
+  IndexStats st = build_index(o.repo, index_options(o, !out.quiet));
+  warn_if_empty(st, o.repo);
+  if (st.parsed > 0 && !out.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
+}
+
+std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out) {
+  refresh_index(o, out);
   return Engine::open(db_path_for(o));
 }
 

@@ -61,6 +61,8 @@ std::string db_path_for(const RepoOptions& o);
 // Queries see the tree as it is now: an incremental index run first (cheap when nothing changed), then
 // the index is opened.
 std::unique_ptr<Engine> open_engine(const RepoOptions& o, const OutputOptions& out);
+// open_engine's first half: checks the repository exists and refreshes its index unless --no-refresh.
+void refresh_index(const RepoOptions& o, const OutputOptions& out);
 // A warning when the walk found no source file (an empty index answers every query with nothing).
 void warn_if_empty(const IndexStats& st, const std::string& repo);
 

@@ -10,6 +10,9 @@ std::span<const Posting> PostingsView::find_in(std::span<const PostingTerm> term
   auto it =
       std::lower_bound(terms.begin(), terms.end(), term, [](const PostingTerm& t, uint64_t v) { return t.term < v; });
   if (it == terms.end() || it->term != term) return {};
+  // Checked here, per term, rather than for every term when an image is mapped: that loop read the whole
+  // dictionary of a large index (millions of terms) before a query could read one list. A damaged list is empty.
+  if (static_cast<uint64_t>(it->offset) + it->count > postings.size()) return {};
   return postings.subspan(it->offset, it->count);
 }
 

@@ -388,14 +388,17 @@ std::unique_ptr<QueryImage> QueryImage::map_file(const std::string& path, const 
                                span_of(h.snip_runs, (PostingRun*)nullptr),
                                {},
                                {}};
-  // Every list must lie inside the postings array (a posting's document id is checked where it is used).
-  for (const PostingsView* pv : {&img->entity_, &img->snippet_})
-    for (const auto& t : pv->terms)
-      if (static_cast<uint64_t>(t.offset) + t.count > pv->postings.size()) {
-        log_warn("the query image of '{}' is damaged (inverted lists); loading through SQL", db_path);
-        return nullptr;
-      }
   return img;
+}
+
+bool QueryImage::lists_fit() const {
+  for (const PostingsView* pv : {&entity_, &snippet_})
+    for (const auto* terms : {&pv->terms, &pv->extra_terms})
+      for (const auto& t : *terms)
+        if (static_cast<uint64_t>(t.offset) + t.count >
+            (terms == &pv->terms ? pv->postings.size() : pv->extra_postings.size()))
+          return false;
+  return true;
 }
 
 std::string_view QueryImage::str(image::Str s) const {
@@ -542,6 +545,8 @@ PostingsData merge_postings(const PostingsView& old, const std::vector<int32_t>&
   for (const auto& t : old.terms) {
     flush_new_terms_below(t.term, false);
     const uint32_t off = static_cast<uint32_t>(out - d.postings.data());
+    if (static_cast<uint64_t>(t.offset) + t.count > old.postings.size())
+      throw Error(ExitCode::bad_input, "the previous query image is damaged");
     const Posting* lo = old.postings.data() + t.offset;
     const Posting* const end = lo + t.count;
     // This term's new documents, in document order; each goes before the first run starting after it.
@@ -823,7 +828,8 @@ void invalidate_query_image(sql::Db& db) {
 
 void refresh_query_image(sql::Db& db, const std::string& db_path, bool changed, bool full) {
   std::string token = meta_get(db, "query_image");
-  if (!changed && !token.empty() && QueryImage::open(db_path, token)) return;
+  if (!changed && !token.empty())
+    if (auto current = QueryImage::open(db_path, token); current && current->lists_fit()) return;
   auto t0 = std::chrono::steady_clock::now();
   try {
     if (!full) {
@@ -915,21 +921,6 @@ std::vector<std::pair<size_t, size_t>> import_ranges(const QueryImage& im) {
   return ranges;
 }
 
-// The entities and snippets of the image's files, every file's rows checked to lie in its records.
-std::pair<size_t, size_t> count_rows(const QueryImage& img, const QueryImage* base) {
-  size_t n_ents = 0, n_snips = 0;
-  for (const auto& r : img.files()) {
-    const QueryImage& src = records_of(img, base, r);
-    if (r.first_entity < 0 || r.n_entities < 0 || r.first_snippet < 0 || r.n_snippets < 0 ||
-        static_cast<uint64_t>(r.first_entity) + r.n_entities > src.entities().size() ||
-        static_cast<uint64_t>(r.first_snippet) + r.n_snippets > src.snippets().size())
-      throw damaged_image();
-    n_ents += static_cast<size_t>(r.n_entities);
-    n_snips += static_cast<size_t>(r.n_snippets);
-  }
-  return {n_ents, n_snips};
-}
-
 // The strings first .. first + n of the image's string lists.
 std::vector<std::string> string_list(const QueryImage& src, uint32_t first, uint32_t n) {
   const auto& sl = src.strlist();
@@ -996,9 +987,54 @@ Import import_rec(const QueryImage& src, const image::Import& r) {
 
 }  // namespace
 
+ImageRecords::ImageRecords(const QueryImage& img) : img_(img) {
+  entity_starts_.reserve(img.files().size() + 1);
+  snippet_starts_.reserve(img.files().size() + 1);
+  int64_t n_ents = 0, n_snips = 0;
+  for (const auto& r : img.files()) {
+    const QueryImage& src = records_of(img, img.base(), r);
+    if (r.first_entity < 0 || r.n_entities < 0 || r.first_snippet < 0 || r.n_snippets < 0 ||
+        static_cast<uint64_t>(r.first_entity) + r.n_entities > src.entities().size() ||
+        static_cast<uint64_t>(r.first_snippet) + r.n_snippets > src.snippets().size())
+      throw damaged_image();
+    entity_starts_.push_back(n_ents);
+    snippet_starts_.push_back(n_snips);
+    n_ents += r.n_entities;
+    n_snips += r.n_snippets;
+  }
+  entity_starts_.push_back(n_ents);
+  snippet_starts_.push_back(n_snips);
+}
+
+int ImageRecords::file_at(const std::vector<int64_t>& starts, int d) {
+  if (d < 0 || d >= starts.back()) throw damaged_image();
+  // The last file starting at or before d: files without rows share their successor's start.
+  return static_cast<int>(std::upper_bound(starts.begin(), starts.end() - 1, d) - starts.begin()) - 1;
+}
+
+const QueryImage& ImageRecords::source(int f) const {
+  return records_of(img_, img_.base(), img_.files()[static_cast<size_t>(f)]);
+}
+
+const image::Entity& ImageRecords::entity(int d) const {
+  const int f = entity_file(d);
+  const image::File& r = img_.files()[static_cast<size_t>(f)];
+  return source(f).entities()[static_cast<size_t>(r.first_entity + (d - entity_starts_[static_cast<size_t>(f)]))];
+}
+
+const image::Snippet& ImageRecords::snippet(int d) const {
+  const int f = snippet_file(d);
+  const image::File& r = img_.files()[static_cast<size_t>(f)];
+  return source(f).snippets()[static_cast<size_t>(r.first_snippet + (d - snippet_starts_[static_cast<size_t>(f)]))];
+}
+
 bool RepoView::load_image(const std::string& token) {
   auto img = QueryImage::open(db_path_, token);
   if (!img) return false;
+  if (!img->lists_fit()) {
+    log_warn("the query image of '{}' is damaged (inverted lists); loading through SQL", db_path_);
+    return false;
+  }
   try {
     files_.reserve(img->files().size());
     by_path_.reserve(img->files().size());
@@ -1009,10 +1045,10 @@ bool RepoView::load_image(const std::string& token) {
     const int n_files = static_cast<int>(files_.size());
     const auto own_imports = import_ranges(*img);
     const auto base_imports = base ? import_ranges(*base) : std::vector<std::pair<size_t, size_t>>{};
-    const auto [n_ents, n_snips] = count_rows(*img, base);
-    const auto total_ents = static_cast<int64_t>(n_ents);
-    entities_.reserve(n_ents);
-    snippets_.reserve(n_snips);
+    const ImageRecords records(*img);
+    const auto total_ents = static_cast<int64_t>(records.n_entities());
+    entities_.reserve(records.n_entities());
+    snippets_.reserve(records.n_snippets());
     imports_.resize(files_.size());
     for (int fi = 0; fi < n_files; ++fi) {
       const image::File& fr = img->files()[fi];

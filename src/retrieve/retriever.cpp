@@ -323,14 +323,11 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k) {
   }
 }
 
-std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
-                                    const std::function<bool(int)>& skip) {
-  if (skip)
-    scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
-                 scored.end());
+std::vector<ScoredDoc> best_scored(std::vector<ScoredDoc> scored, int top_k,
+                                   const std::function<bool(int, int)>& before) {
   auto better = [&](const ScoredDoc& a, const ScoredDoc& b) {
     if (a.score != b.score) return a.score > b.score;
-    return entity_before(e.view(), a.doc, b.doc);
+    return before(a.doc, b.doc);
   };
   size_t k = top_k > 0 ? static_cast<size_t>(top_k) : scored.size();
   if (scored.size() > k) {
@@ -344,6 +341,14 @@ std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scor
   std::sort(scored.begin(), scored.end(), better);
   if (scored.size() > k) scored.resize(k);
   return scored;
+}
+
+std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
+                                    const std::function<bool(int)>& skip) {
+  if (skip)
+    scored.erase(std::remove_if(scored.begin(), scored.end(), [&](const ScoredDoc& d) { return skip(d.doc); }),
+                 scored.end());
+  return best_scored(std::move(scored), top_k, [&](int a, int b) { return entity_before(e.view(), a, b); });
 }
 
 const std::string& hit_path(const RepoView& v, const Hit& h) {

@@ -163,6 +163,9 @@ void rank_entity_hits(const Engine& e, std::vector<Hit>& hits, int top_k);
 // (a BM25 query scores tens of thousands of documents). `skip` drops documents (hidden ones).
 std::vector<ScoredDoc> top_entities(const Engine& e, std::vector<ScoredDoc> scored, int top_k,
                                     const std::function<bool(int)>& skip = {});
+// The best k of `scored` by score, ties ordered by `before(doc_a, doc_b)` (top_k <= 0: all, in that order).
+std::vector<ScoredDoc> best_scored(std::vector<ScoredDoc> scored, int top_k,
+                                   const std::function<bool(int, int)>& before);
 Hit entity_hit(const Engine& e, int entity, double score);
 // The repository path a hit is in: its indexed file's, else its own (a text file's); "" for text made at
 // query time.

@@ -14,6 +14,8 @@
 #include "index/repo_view.h"
 #include "index/schema.h"
 #include "retrieve/bm25.h"
+#include "retrieve/sparse.h"
+#include "util/text.h"
 
 using namespace repoctx;
 using repoctx::testing::TempDir;
@@ -347,6 +349,76 @@ TEST(QueryImage, AFewChangedFilesWriteAnUpdateOverTheFullImageThatReadsAsAFreshO
   ASSERT_TRUE(r.index().complete);
   ASSERT_TRUE(std::filesystem::exists(delta));
   expect_update_lists_equal_fresh_ones(r.opt.db_path);  // writes a fresh image: last
+}
+
+// A plain-text query answered from the image alone (retrieve/sparse.h) returns the `sparse` retriever's hits
+// over the engine: the same files, names, lines, text and scores in the same order, ties included (the
+// fixture's modules score alike), over both corpora and with hits dropped by path.
+void expect_image_query_equals_retriever(const std::string& db) {
+  Engine eng(RepoView::open(db));
+  ASSERT_NE(eng.view().image(), nullptr);
+  auto test_path = [](const std::string& path) { return is_test_path(path); };
+  int compared = 0;
+  for (const std::string corpus : {"entities", "snippets"})
+    for (const std::string text : {"Store records load", "compute values total sum", "helper path version"})
+      for (int k : {3, 7, 200})
+        for (bool drop_tests : {false, true}) {
+          RetrieverOptions ro;
+          ro.corpus = corpus;
+          auto r = make_retriever("sparse", eng, {}, ro);
+          RetrievalQuery q;
+          q.text = text;
+          q.top_k = k;
+          auto want =
+              drop_tests
+                  ? run_filtered(*r, q, [&](const Hit& h) { return is_test_path(eng.view().files()[h.file].path); })
+                        .hits
+                  : r->run(q).hits;
+          auto got = sparse_from_image(db, text, k, ro, true,
+                                       drop_tests ? std::function<bool(const std::string&)>(test_path) : nullptr);
+          ASSERT_TRUE(got.has_value());
+          ASSERT_EQ(got->size(), want.size()) << corpus << " '" << text << "' k=" << k;
+          ASSERT_FALSE(want.empty());
+          for (size_t i = 0; i < want.size(); ++i) {
+            const Hit& w = want[i];
+            const ImageHit& g = (*got)[i];
+            const std::string& content = eng.view().content(w.file);
+            EXPECT_EQ(g.path, eng.view().files()[w.file].path) << i;
+            EXPECT_EQ(g.type, w.type);
+            EXPECT_EQ(g.start_line, w.start_line);
+            EXPECT_EQ(g.end_line, w.end_line);
+            EXPECT_EQ(g.score, w.score) << "bit for bit";
+            EXPECT_EQ(g.text, sanitize_utf8(line_range(content, line_starts(content), w.start_line, w.end_line)));
+            if (w.type == Hit::Type::entity) {
+              EXPECT_EQ(g.qualname, eng.view().entities()[w.entity].qualname);
+              EXPECT_EQ(g.kind, eng.view().entities()[w.entity].kind);
+            }
+            if (drop_tests) EXPECT_FALSE(is_test_path(g.path)) << g.path;
+          }
+          ++compared;
+        }
+  EXPECT_EQ(compared, 36);
+}
+
+TEST(QueryImage, APlainTextQueryFromTheImageEqualsTheRetrieversOverTheEngine) {
+  Repo r;
+  for (int i = 12; i < 60; ++i) r.dir.write("pkg/mod" + std::to_string(i) + ".py", module_text(i, 1));
+  r.dir.write("tests/test_store.py", "def test_store_records_load():\n    assert Store1().load('p')\n");
+  r.dir.write("tests/test_compute.py", "def test_compute_values_total_sum():\n    assert compute_1([1]) == 1\n");
+  ASSERT_TRUE(r.index().complete);
+  expect_image_query_equals_retriever(r.opt.db_path);
+  // An update's image over the full one (one file changed, one added): the records come from both.
+  r.dir.write("pkg/mod20.py", module_text(20, 2) + "\ndef load_store_records(path):\n    return helper(path)\n");
+  r.dir.write("pkg/mod33_new.py", "def total_sum(values):\n    return compute_3(values)\n");
+  ASSERT_TRUE(r.index().complete);
+  auto img = QueryImage::open(r.opt.db_path, meta(r.opt.db_path, "query_image"));
+  ASSERT_NE(img, nullptr);
+  ASSERT_NE(img->base(), nullptr) << "an update's image";
+  img.reset();
+  expect_image_query_equals_retriever(r.opt.db_path);
+  // Without an image that matches the index there is no answer from it (the caller opens an engine).
+  std::filesystem::remove(QueryImage::delta_path_for(r.opt.db_path));
+  EXPECT_FALSE(sparse_from_image(r.opt.db_path, "Store", 5, {}, false, nullptr).has_value());
 }
 
 TEST(QueryImage, ADamagedOrStaleImageIsNeverUsed) {
