@@ -1,6 +1,7 @@
 #include "repo/walker.h"
 
 #include <re2/re2.h>
+#include <re2/set.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -29,8 +30,22 @@ namespace repoctx {
 // is anchored at its .gitignore's directory, a trailing '/' matches directories only, '!' re-includes.
 struct IgnoreRules::Rule {
   std::unique_ptr<RE2> re;
+  std::string pattern;  // re's
   bool negate = false;
   bool dir_only = false;
+};
+
+// A file's rules as one automaton per kind of path (files: the rules without a trailing '/'; folders: all), so
+// that a path is matched once per .gitignore rather than once per rule (the kernel's root .gitignore has ~100
+// rules and its tree 55,000 files: matching rule by rule was a quarter of a refresh). The last matching
+// rule decides, as in the loop over rules it replaces (which stays the fallback when a set does not build).
+struct IgnoreRules::Sets {
+  struct One {
+    std::unique_ptr<RE2::Set> set;
+    std::vector<size_t> rule;  // set index -> rule index
+  };
+  One files, dirs;
+  bool ok = true;
 };
 
 IgnoreRules::IgnoreRules(std::string base_rel) : base_(std::move(base_rel)) {}
@@ -119,7 +134,28 @@ void IgnoreRules::add_pattern(const std::string& raw) {
   o.set_log_errors(false);
   rule->re = std::make_unique<RE2>(full, o);
   if (!rule->re->ok()) return;
+  rule->pattern = std::move(full);
   rules_.push_back(std::move(rule));
+  sets_.reset();
+}
+
+const IgnoreRules::Sets& IgnoreRules::sets() const {
+  if (sets_) return *sets_;
+  auto s = std::make_unique<Sets>();
+  RE2::Options o;
+  o.set_log_errors(false);
+  for (bool dirs : {false, true}) {
+    Sets::One& one = dirs ? s->dirs : s->files;
+    one.set = std::make_unique<RE2::Set>(o, RE2::ANCHOR_BOTH);
+    for (size_t i = 0; i < rules_.size(); ++i) {
+      if (rules_[i]->dir_only && !dirs) continue;
+      if (one.set->Add(rules_[i]->pattern, nullptr) < 0) s->ok = false;
+      one.rule.push_back(i);
+    }
+    if (s->ok && !one.set->Compile()) s->ok = false;
+  }
+  sets_ = std::move(s);
+  return *sets_;
 }
 
 int IgnoreRules::match(const std::string& rel, bool is_dir) const {
@@ -129,6 +165,14 @@ int IgnoreRules::match(const std::string& rel, bool is_dir) const {
   } else {
     if (rel.size() <= base_.size() || rel.compare(0, base_.size(), base_) != 0 || rel[base_.size()] != '/') return 0;
     local = rel.substr(base_.size() + 1);
+  }
+  if (rules_.empty()) return 0;
+  if (const Sets& s = sets(); s.ok) {
+    const Sets::One& one = is_dir ? s.dirs : s.files;
+    thread_local std::vector<int> hits;
+    hits.clear();
+    if (!one.set->Match(local, &hits) || hits.empty()) return 0;
+    return rules_[one.rule[static_cast<size_t>(*std::max_element(hits.begin(), hits.end()))]]->negate ? -1 : 1;
   }
   for (auto it = rules_.rbegin(); it != rules_.rend(); ++it) {
     const Rule& r = **it;

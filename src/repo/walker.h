@@ -59,13 +59,17 @@ class IgnoreRules {
   IgnoreRules(IgnoreRules&&) noexcept;
   void add_lines(const std::string& text);
   void add_pattern(const std::string& line);
-  // 1 = ignored, -1 = re-included by a negated pattern, 0 = no rule matched
+  // 1 = ignored, -1 = re-included by a negated pattern, 0 = no rule matched. One thread at a time: the first
+  // match after a rule is added builds the matcher.
   int match(const std::string& rel, bool is_dir) const;
 
  private:
   struct Rule;
+  struct Sets;
+  const Sets& sets() const;  // built at the first match after the last rule added
   std::string base_;
   std::vector<std::unique_ptr<Rule>> rules_;
+  mutable std::unique_ptr<Sets> sets_;
 };
 
 // Is the file's content generated code (a marker in its first lines)?

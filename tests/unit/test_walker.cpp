@@ -39,6 +39,12 @@ TEST(IgnoreRules, GitignoreSemantics) {
   EXPECT_EQ(r.match("docs/x/y/gen_b.py", false), 1);
   EXPECT_EQ(r.match("sub/x.py", false), 1);
   EXPECT_EQ(r.match("other/sub/x.py", false), 0);
+  // The last matching rule decides, whichever way; a rule added after a match counts.
+  r.add_pattern("keep.log");
+  EXPECT_EQ(r.match("keep.log", false), 1);
+  r.add_pattern("!deep/");
+  EXPECT_EQ(r.match("deep", true), -1);
+  EXPECT_EQ(r.match("deep", false), 0) << "a folder rule, and no file rule matches a file named deep";
   IgnoreRules nested("pkg");
   nested.add_pattern("*.py");
   EXPECT_EQ(nested.match("pkg/a.py", false), 1);
