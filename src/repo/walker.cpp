@@ -271,9 +271,13 @@ class Walker {
       return;
     }
     size_t depth = rules_.size();
-    if (!rel.empty()) push_local_rules(dir, rel);
     std::vector<fs::directory_entry> entries;
-    if (list_dir(dir, rel, entries))
+    const bool listed = list_dir(dir, rel, entries);
+    // A folder's ignore files and a virtual environment's marker are looked up in its listing: a probe per
+    // name and folder was a fifth of the stat calls of a no-change refresh of the Linux tree.
+    if (!rel.empty() && entry_named(entries, "pyvenv.cfg")) return;  // a virtual environment
+    if (!rel.empty()) push_local_rules(rel, entries);
+    if (listed)
       for (const auto& ent : entries) {
         std::string name = ent.path().filename().string();
         std::string child_rel = rel.empty() ? name : rel + "/" + name;
@@ -287,18 +291,26 @@ class Walker {
     while (rules_.size() > depth) rules_.pop_back();
   }
 
-  void push_local_rules(const fs::path& dir, const std::string& rel) {
+  void push_local_rules(const std::string& rel, const std::vector<fs::directory_entry>& entries) {
     IgnoreRules local(rel);
     bool any = false;
     for (const char* f : {".gitignore", ".repoctxignore"}) {
-      fs::path p = dir / f;
+      const fs::directory_entry* e = entry_named(entries, f);
       std::error_code ec;
-      if (fs::is_regular_file(p, ec)) {
-        local.add_lines(read_file_if_present(p.string()).value_or(""));
+      if (e && e->is_regular_file(ec)) {
+        local.add_lines(read_file_if_present(e->path().string()).value_or(""));
         any = true;
       }
     }
     if (any) rules_.push_back(std::move(local));
+  }
+
+  // The entry of a listing (sorted by name, list_dir) with this name, or null.
+  static const fs::directory_entry* entry_named(const std::vector<fs::directory_entry>& entries, const char* name) {
+    const fs::path key(name);
+    auto it = std::lower_bound(entries.begin(), entries.end(), key,
+                               [](const fs::directory_entry& e, const fs::path& k) { return e.path().filename() < k; });
+    return it != entries.end() && it->path().filename() == key ? &*it : nullptr;
   }
 
   // The entries of a folder, sorted by name. A folder that cannot be read (or only in part) is reported,
@@ -327,9 +339,7 @@ class Walker {
 
   void consider_dir(const fs::directory_entry& ent, const std::string& name, const std::string& child_rel,
                     bool is_link) {
-    std::error_code ec;
     if (kAlwaysSkipDirs.count(name) || ends_with(name, ".egg-info")) return;
-    if (fs::exists(ent.path() / "pyvenv.cfg", ec)) return;  // a virtual environment
     if (opt_.skip_vendored && kVendoredDirs.count(name)) {
       skip(child_rel + "/", "vendored tree");
       return;
