@@ -5,6 +5,7 @@
 
 #include "index/schema.h"
 #include "index/store.h"
+#include "util/log.h"
 #include "util/text.h"
 
 namespace repoctx {
@@ -67,19 +68,15 @@ std::string indexed_lines(sql::Db& db, int64_t file_id, int first, int last) {
   return sanitize_utf8(line_range(content, line_starts(content), first, last));
 }
 
-}  // namespace
-
-std::optional<std::vector<ImageHit>> sparse_from_image(const std::string& db_path, const std::string& text, int top_k,
-                                                       const RetrieverOptions& o, bool with_text,
-                                                       const std::function<bool(const std::string&)>& drop_file) {
-  auto db = open_index_for_reading(db_path);
-  db->exec("BEGIN");  // the token and the contents read below from one snapshot, as a RepoView does
-  auto img = QueryImage::open(db_path, meta_get(*db, "query_image"));
-  if (!img) return std::nullopt;
-  const ImageRecords rec(*img);
+// The hits of a plain-text query over a mapped image (throws Error(bad_input) on a damaged one).
+std::vector<ImageHit> image_hits(sql::Db& db, const QueryImage& img, const std::string& text, int top_k,
+                                 const RetrieverOptions& o, bool with_text,
+                                 const std::function<bool(const std::string&)>& drop_file) {
+  const ImageRecords rec(img);
   const bool snippets = o.corpus == "snippets";
-  const PostingsView& lists = snippets ? img->snippet_postings() : img->entity_postings();
-  if (lists.doc_len.size() != (snippets ? rec.n_snippets() : rec.n_entities())) return std::nullopt;  // damaged
+  const PostingsView& lists = snippets ? img.snippet_postings() : img.entity_postings();
+  if (lists.doc_len.size() != (snippets ? rec.n_snippets() : rec.n_entities()))
+    throw Error(ExitCode::bad_input, "the query image is damaged (its lists and records disagree)");
   Bm25Index bm25;
   // Scores without overrides read the lists alone, never a document's terms.
   bm25.attach(lists, [](int) -> const TermVec& {
@@ -88,7 +85,7 @@ std::optional<std::vector<ImageHit>> sparse_from_image(const std::string& db_pat
   auto scored = bm25.score_all(query_terms(text), o.bm25);
   auto file_of = [&](int d) { return snippets ? rec.snippet_file(d) : rec.entity_file(d); };
   if (drop_file) {
-    std::vector<int> dropped(img->files().size(), -1);  // per file: unknown, kept (0), dropped (1)
+    std::vector<int> dropped(img.files().size(), -1);  // per file: unknown, kept (0), dropped (1)
     std::erase_if(scored, [&](const ScoredDoc& d) {
       int& v = dropped[static_cast<size_t>(file_of(d.doc))];
       if (v < 0) v = drop_file(std::string(rec.path(file_of(d.doc)))) ? 1 : 0;
@@ -120,10 +117,28 @@ std::optional<std::vector<ImageHit>> sparse_from_image(const std::string& db_pat
       h.start_line = en.decorated_start_line;
       h.end_line = en.end_line;
     }
-    if (with_text) h.text = indexed_lines(*db, img->files()[static_cast<size_t>(f)].id, h.start_line, h.end_line);
+    if (with_text) h.text = indexed_lines(db, img.files()[static_cast<size_t>(f)].id, h.start_line, h.end_line);
     hits.push_back(std::move(h));
   }
   return hits;
+}
+
+}  // namespace
+
+std::optional<std::vector<ImageHit>> sparse_from_image(const std::string& db_path, const std::string& text, int top_k,
+                                                       const RetrieverOptions& o, bool with_text,
+                                                       const std::function<bool(const std::string&)>& drop_file) {
+  auto db = open_index_for_reading(db_path);
+  db->exec("BEGIN");  // the token and the contents read below from one snapshot, as a RepoView does
+  auto img = QueryImage::open(db_path, meta_get(*db, "query_image"));
+  if (!img) return std::nullopt;
+  try {
+    return image_hits(*db, *img, text, top_k, o, with_text, drop_file);
+  } catch (const Error& e) {
+    if (e.code() != ExitCode::bad_input) throw;
+    log_warn("{} ('{}'); loading through SQL", e.what(), db_path);  // a damaged image: the engine's path
+    return std::nullopt;
+  }
 }
 
 std::unique_ptr<Retriever> make_sparse(const Engine& e, const Models&, const RetrieverOptions& o) {
