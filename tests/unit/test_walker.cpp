@@ -45,6 +45,15 @@ TEST(IgnoreRules, GitignoreSemantics) {
   r.add_pattern("!deep/");
   EXPECT_EQ(r.match("deep", true), -1);
   EXPECT_EQ(r.match("deep", false), 0) << "a folder rule, and no file rule matches a file named deep";
+  // Hundreds of rules (one automaton) and thousands (matched rule by rule): the same answers.
+  for (int n : {300, 3000}) {
+    IgnoreRules many("");
+    for (int i = 0; i < n; ++i) many.add_pattern("*a" + std::to_string(i) + "*b*c" + std::to_string(i) + "?d");
+    many.add_pattern("!*a" + std::to_string(n - 1) + "*b*c" + std::to_string(n - 1) + "?d");
+    EXPECT_EQ(many.match("x/ya17zzbqqc17ed", false), 1) << n;
+    EXPECT_EQ(many.match("ya" + std::to_string(n - 1) + "zbc" + std::to_string(n - 1) + "ed", false), -1) << n;
+    EXPECT_EQ(many.match("ya17zzbqqc18ed", false), 0) << n;
+  }
   IgnoreRules nested("pkg");
   nested.add_pattern("*.py");
   EXPECT_EQ(nested.match("pkg/a.py", false), 1);
