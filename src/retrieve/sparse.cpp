@@ -5,6 +5,7 @@
 
 #include "index/schema.h"
 #include "index/store.h"
+#include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
 
