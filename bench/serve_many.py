@@ -3,8 +3,9 @@
 
 For each configuration it starts the server (argv, no shell), and records from the start: when it listens
 (its --ready-file), when each repository gives its first answer (a sparse query, then a structural
-request for one of its functions), when /v1/health says every repository warm, and the server's resident
-memory once warm (VmRSS) and at its peak (VmHWM). Every repository must already be indexed at its default
+request for one of its functions; one client thread per repository, retrying while the server answers
+503 "loading": each repository loads on its own thread after the server listens), when /v1/health says
+every repository warm, and the server's resident memory once warm (VmRSS) and at its peak (VmHWM). Every repository must already be indexed at its default
 location (`repoctx index PATH`); the server loads with --no-refresh --no-watch, so the figures are loading,
 not indexing.
 
@@ -17,15 +18,24 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.error
 import urllib.request
 
 
 def post(port, path, body):
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 headers={"Content-Type": "application/json"}, method="POST")
-    with urllib.request.urlopen(req, timeout=600) as r:
-        return json.load(r)
+    """The answer, once the repository has loaded (503 "loading" is retried after its Retry-After)."""
+    while True:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=600) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as e:
+            if e.code != 503 or json.load(e).get("error", {}).get("code") != "loading":
+                raise
+            time.sleep(0.02)
 
 
 def get(port, path):
@@ -59,17 +69,30 @@ def run(binary, repos, query, timeout):
                 time.sleep(0.01)
             t_listen = time.monotonic() - t0
             port = json.load(open(ready))["port"]
-            first = {}
-            for name, _ in repos:
-                r = post(port, "/v1/retrieve", {"repo": name, "query": query, "k": 10, "strategy": "sparse"})
-                if not r.get("results"):
-                    raise SystemExit(f"{name}: no sparse result for '{query}'")
-                t_sparse = time.monotonic() - t0
-                target = r["results"][0]["target"]
-                r = post(port, "/v1/retrieve", {"repo": name, "target": target, "k": 10})
-                if "results" not in r:
-                    raise SystemExit(f"{name}: no structural answer for {target}: {r}")
-                first[name] = (t_sparse, time.monotonic() - t0)
+            first, errors = {}, []
+
+            def first_answers(name):
+                try:
+                    r = post(port, "/v1/retrieve", {"repo": name, "query": query, "k": 10, "strategy": "sparse"})
+                    if not r.get("results"):
+                        raise RuntimeError(f"{name}: no sparse result for '{query}'")
+                    t_sparse = time.monotonic() - t0
+                    target = r["results"][0]["target"]
+                    r = post(port, "/v1/retrieve", {"repo": name, "target": target, "k": 10})
+                    if "results" not in r:
+                        raise RuntimeError(f"{name}: no structural answer for {target}: {r}")
+                    first[name] = (t_sparse, time.monotonic() - t0)
+                except Exception as e:  # reported by the main thread
+                    errors.append(f"{name}: {e}")
+
+            clients = [threading.Thread(target=first_answers, args=(name,)) for name, _ in repos]
+            for c in clients:
+                c.start()
+            for c in clients:
+                c.join()
+            if errors:
+                raise SystemExit("; ".join(errors))
+            first = {name: first[name] for name, _ in repos}
             while not all(x.get("warm") for x in get(port, "/v1/health")["repos"]):
                 if time.monotonic() - t0 > timeout:
                     raise SystemExit("the repositories were not warm in time")

@@ -108,8 +108,14 @@ struct ServeCmd {
       for (const auto& s : served)
         if (s.name == name)
           throw Error(ExitCode::usage, "two repositories are named '" + name + "': name them with NAME=PATH");
-      log_info("loading {} ({})", name, path);
-      served.push_back(ServedRepo{name, std::make_unique<api::Index>(path, open_params(repo, models))});
+      std::error_code ec;
+      if (!fs::is_directory(path, ec))
+        throw Error(ExitCode::not_found, "repository path '" + path + "' does not exist or is not a directory");
+      // Loaded by the server once it listens (each on its own thread), so that one large repository does not
+      // keep the others from answering.
+      served.push_back(ServedRepo{name, path, nullptr, [path, params = open_params(repo, models)] {
+                                    return std::make_unique<api::Index>(path, params);
+                                  }});
     }
     return serve_http(std::move(served), opt);
   }

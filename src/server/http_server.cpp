@@ -144,19 +144,46 @@ class BackgroundJobs {
   std::list<Job> jobs_;
 };
 
-// One served repository: its index, its watcher and what the last refresh said.
+// One served repository: its index (once loaded), its watcher and what the last refresh said. A repository
+// loads on its own thread after the server listens, so a large one (or one indexed for the first time) does
+// not keep the others from answering; until it has loaded its requests answer 503 "loading".
 struct Served {
-  std::string name;
-  std::unique_ptr<api::Index> index;
+  enum class State { loading, ready, failed };
+  std::string name, root;
+  std::function<std::unique_ptr<api::Index>()> load;  // run once by the server's loader thread
+  std::atomic<State> state{State::loading};
+  std::unique_ptr<api::Index> index;  // set before `state` becomes ready, never changed after
   std::unique_ptr<RepoWatcher> watcher;
   std::mutex mu;
   std::string last_error;  // empty when the last refresh succeeded
   double last_refresh_s = 0;
+  double ready_after_s = 0;  // seconds from listening until the load ended (ready or failed)
   int64_t refreshes = 0;
+  Error load_error{ExitCode::failure, ""};  // when state is failed
+
+  // The loaded index; a request to a repository still loading or that failed to load answers 503.
+  api::Index& ready() {
+    switch (state.load(std::memory_order_acquire)) {
+      case State::ready:
+        return *index;
+      case State::loading:
+        throw HttpError(503, "loading",
+                        "repository '" + name +
+                            "' is still loading (reading or building its index); retry shortly: /v1/health says "
+                            "\"state\": \"ready\" once it answers");
+      case State::failed:
+        break;
+    }
+    std::lock_guard lk(mu);
+    throw HttpError(503, "load_failed",
+                    "repository '" + name + "' could not be loaded: " + load_error.what() +
+                        " (fix it and restart the server; the other repositories keep serving)");
+  }
 
   json refresh(bool force) {
+    api::Index& ix = ready();
     try {
-      api::RefreshStats st = index->refresh(force);
+      api::RefreshStats st = ix.refresh(force);
       std::lock_guard lk(mu);
       last_error.clear();
       ++refreshes;
@@ -170,9 +197,14 @@ struct Served {
   }
 
   json status() {
-    json j = api::to_json(index->info());
+    const State st = state.load(std::memory_order_acquire);
+    json j = st == State::ready ? api::to_json(index->info()) : json{{"root", root}};
     j["name"] = name;
+    j["state"] = st == State::ready ? "ready" : st == State::loading ? "loading" : "failed";
     std::lock_guard lk(mu);
+    if (st == State::failed) j["error"] = load_error.what();
+    if (st != State::loading) j["ready_after_s"] = ready_after_s;
+    if (st != State::ready) return j;
     j["fresh"] = last_error.empty();
     if (!last_error.empty()) j["last_error"] = last_error;
     j["refreshes"] = refreshes;
@@ -218,7 +250,15 @@ class HttpServer {
     for (auto& r : repos) {
       auto s = std::make_unique<Served>();
       s->name = r.name;
-      s->index = std::move(r.index);
+      s->root = r.root;
+      if (r.index) {
+        s->index = std::move(r.index);
+        s->state = Served::State::ready;
+      } else if (r.load) {
+        s->load = std::move(r.load);
+      } else {
+        throw Error(ExitCode::failure, "repository '" + r.name + "' has neither an index nor a way to load one");
+      }
       served_.push_back(std::move(s));
     }
     for (const char* h : {"127.0.0.1", "localhost", "[::1]"}) hosts_.insert(h);
@@ -246,7 +286,12 @@ class HttpServer {
     routes_[path] = {method, std::move(fn)};
   }
   void add_routes();
-  void add_watchers();
+  void add_watcher(Served& s);
+  void start_loading(std::chrono::steady_clock::time_point listening);
+  bool all_failed() const {
+    return !served_.empty() && std::all_of(served_.begin(), served_.end(),
+                                           [](const auto& s) { return s->state.load() == Served::State::failed; });
+  }
   void announce(int port);
   json status_of(size_t i) {
     json j = served_[i]->status();
@@ -265,6 +310,7 @@ class HttpServer {
   std::set<std::string> hosts_, origins_;
   mutable std::atomic<int64_t> requests_{0}, errors_{0};  // counted by const admit() too
   std::unique_ptr<IndexWarmer> warmer_;                   // null with --no-warm
+  std::vector<std::thread> loaders_;                      // one per repository loading, joined at the end
 };
 
 Served& HttpServer::pick(const json& body, const HttpRequest& req) {
@@ -349,6 +395,7 @@ HttpResponse HttpServer::handle(const HttpRequest& req) {
     res.body = dump(r.fn(req, body));
   } catch (const HttpError& e) {
     res = error_response(e.status, e.code, e.what());
+    if (e.code == "loading") res.headers.emplace_back("Retry-After", "1");
   } catch (const Error& e) {
     HttpError h = http_error_of(e);
     res = error_response(h.status, h.code, h.what());
@@ -379,7 +426,7 @@ void HttpServer::add_routes() {
     return json{{"structural", opt_.models.structural_names()}, {"aligncoder", opt_.models.aligncoder_names()}};
   });
   route("/v1/cache/stats", "GET", [this](const HttpRequest& req, const json& body) {
-    return api::to_json(pick(body, req).index->cache_stats());
+    return api::to_json(pick(body, req).ready().cache_stats());
   });
   auto refresh = [this](const HttpRequest& req, const json& body) {
     Served& s = pick(body, req);
@@ -393,62 +440,98 @@ void HttpServer::add_routes() {
   route("/v1/refresh", "POST", refresh);
   route("/v1/index", "POST", refresh);
   route("/v1/retrieve", "POST", [this](const HttpRequest& req, const json& body) {
-    Served& s = pick(body, req);
+    api::Index& ix = pick(body, req).ready();
     auto p = params_of(body, api::retrieve_fields());
     opt_.models.resolve(p);
     if (retriever_info(api::strategy_for(p)).needs.any())
-      return jobs_.run([&s, p] { return api::to_json(s.index->retrieve(p)); }, opt_.request_timeout_s);
-    return api::to_json(s.index->retrieve(p));
+      return jobs_.run([&ix, p] { return api::to_json(ix.retrieve(p)); }, opt_.request_timeout_s);
+    return api::to_json(ix.retrieve(p));
   });
   route("/v1/localize", "POST", [this](const HttpRequest& req, const json& body) {
-    Served& s = pick(body, req);
+    api::Index& ix = pick(body, req).ready();
     auto p = params_of(body, api::localize_fields());
     opt_.models.resolve(p);
     if (retriever_info(p.strategy).needs.any())
-      return jobs_.run([&s, p] { return api::to_json(s.index->localize(p)); }, opt_.request_timeout_s);
-    return api::to_json(s.index->localize(p));
+      return jobs_.run([&ix, p] { return api::to_json(ix.localize(p)); }, opt_.request_timeout_s);
+    return api::to_json(ix.localize(p));
   });
   route("/v1/localize/strategies", "GET",
         [](const HttpRequest&, const json&) { return api::to_json(api::localize_strategies()); });
   route("/v1/symbols", "POST", [this](const HttpRequest& req, const json& body) {
-    return api::to_json(pick(body, req).index->symbols(params_of(body, api::symbols_fields())));
+    return api::to_json(pick(body, req).ready().symbols(params_of(body, api::symbols_fields())));
   });
   route("/v1/files", "POST", [this](const HttpRequest& req, const json& body) {
-    return api::to_json(pick(body, req).index->files(params_of(body, api::files_fields())));
+    return api::to_json(pick(body, req).ready().files(params_of(body, api::files_fields())));
   });
   route("/v1/snippets", "POST", [this](const HttpRequest& req, const json& body) {
-    return api::to_json(pick(body, req).index->snippets(params_of(body, api::snippets_fields())));
+    return api::to_json(pick(body, req).ready().snippets(params_of(body, api::snippets_fields())));
   });
   route("/v1/read", "POST", [this](const HttpRequest& req, const json& body) {
     auto p = params_of(body, api::read_fields());
-    return json{{"path", p.path}, {"text", pick(body, req).index->read(p).text}};
+    return json{{"path", p.path}, {"text", pick(body, req).ready().read(p).text}};
   });
   route("/v1/grep", "POST", [this](const HttpRequest& req, const json& body) {
     auto p = params_of(body, api::grep_fields());
-    return json{{"pattern", p.pattern}, {"text", pick(body, req).index->grep(p).text}};
+    return json{{"pattern", p.pattern}, {"text", pick(body, req).ready().grep(p).text}};
   });
   route("/v1/generate", "POST", [this](const HttpRequest& req, const json& body) {
-    Served& s = pick(body, req);
+    api::Index& ix = pick(body, req).ready();
     auto p = params_of(body, api::generate_fields());
     opt_.models.resolve(p.params);
-    return jobs_.run([&s, p] { return api::to_json(s.index->generate(p)); }, opt_.request_timeout_s);
+    return jobs_.run([&ix, p] { return api::to_json(ix.generate(p)); }, opt_.request_timeout_s);
   });
 }
 
-void HttpServer::add_watchers() {
+void HttpServer::add_watcher(Served& s) {
   if (!opt_.watch) return;
-  for (auto& s : served_) {
-    api::IndexInfo info = s->index->info();
-    std::vector<std::string> skip = {fs::path(info.db).parent_path().string()};
-    Served* sp = s.get();
-    s->watcher = std::make_unique<RepoWatcher>(info.root, skip, opt_.watch_opt, [sp] {
+  api::IndexInfo info = s.index->info();
+  std::vector<std::string> skip = {fs::path(info.db).parent_path().string()};
+  Served* sp = &s;
+  auto w = std::make_unique<RepoWatcher>(info.root, skip, opt_.watch_opt, [sp] {
+    try {
+      json st = sp->refresh(false);
+      if (st.value("reloaded", false))
+        log_info("{}: refreshed ({} files re-parsed, {} removed) in {:.2f} s", sp->name, st["parsed"].get<int64_t>(),
+                 st["removed"].get<int64_t>(), st["seconds"].get<double>());
+    } catch (const std::exception& e) {
+      log_warn("{}: refresh failed: {}", sp->name, e.what());
+    }
+  });
+  std::lock_guard lk(s.mu);
+  s.watcher = std::move(w);
+}
+
+// Each repository not loaded yet loads on its own thread: they are independent, and a small one must not
+// wait behind a large one. Its watcher starts once it has loaded; the warmer picks it up then.
+void HttpServer::start_loading(std::chrono::steady_clock::time_point listening) {
+  for (auto& sp : served_) {
+    Served* s = sp.get();
+    if (s->state.load() == Served::State::ready) {
+      add_watcher(*s);
+      continue;
+    }
+    loaders_.emplace_back([this, s, listening] {
+      auto since = [listening] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - listening).count();
+      };
       try {
-        json st = sp->refresh(false);
-        if (st.value("reloaded", false))
-          log_info("{}: refreshed ({} files re-parsed, {} removed) in {:.2f} s", sp->name, st["parsed"].get<int64_t>(),
-                   st["removed"].get<int64_t>(), st["seconds"].get<double>());
+        s->index = s->load();
+        {
+          std::lock_guard lk(s->mu);
+          s->ready_after_s = since();
+        }
+        s->state.store(Served::State::ready, std::memory_order_release);
+        log_info("{}: ready {:.2f} s after listening ({} files)", s->name, since(), s->index->info().files);
+        add_watcher(*s);
       } catch (const std::exception& e) {
-        log_warn("{}: refresh failed: {}", sp->name, e.what());
+        const auto* err = dynamic_cast<const Error*>(&e);
+        {
+          std::lock_guard lk(s->mu);
+          s->load_error = Error(err ? err->code() : ExitCode::failure, e.what());
+          s->ready_after_s = since();
+        }
+        s->state.store(Served::State::failed, std::memory_order_release);
+        log_warn("{}: cannot load: {}", s->name, e.what());
       }
     });
   }
@@ -488,20 +571,36 @@ HttpHandlers HttpServer::handlers() {
 int HttpServer::run() {
   HttpTransport transport(limits_of(opt_), handlers());
   int port = transport.bind(opt_.host, opt_.port);
-  add_watchers();
-  // Each repository's snapshots warmed in the background (server/warmer.h); health says "warm".
+  start_loading(std::chrono::steady_clock::now());
+  // Each repository's snapshots warmed in the background (server/warmer.h) once it has loaded; health says
+  // "warm".
   if (opt_.warm) {
-    std::vector<std::pair<std::string, const api::Index*>> indexes;
-    for (auto& s : served_) indexes.emplace_back(s->name, s->index.get());
+    std::vector<IndexWarmer::Source> indexes;
+    for (auto& sp : served_) {
+      Served* s = sp.get();
+      indexes.push_back({s->name, [s]() -> const api::Index* {
+                           return s->state.load(std::memory_order_acquire) == Served::State::ready ? s->index.get()
+                                                                                                   : nullptr;
+                         }});
+    }
     warmer_ = std::make_unique<IndexWarmer>(std::move(indexes));
   }
   announce(port);
-  transport.run([] { return interrupted(); });  // returns once stopped and the requests in flight answered
+  // Returns once stopped and the requests in flight answered; a server none of whose repositories could be
+  // loaded stops too.
+  transport.run([this] { return interrupted() || all_failed(); });
   warmer_.reset();
   log_info("stopping: requests in flight finished; waiting for background operations");
+  for (auto& t : loaders_) t.join();
   for (auto& s : served_) s->watcher.reset();
   jobs_.join_all();
   log_info("stopped after {} requests", requests_.load());
+  if (!interrupted() && all_failed()) {
+    const Error& first = served_.front()->load_error;
+    throw Error(first.code(), served_.size() == 1
+                                  ? std::string(first.what())
+                                  : std::string("no repository could be loaded; the first: ") + first.what());
+  }
   return 0;
 }
 

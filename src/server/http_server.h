@@ -26,6 +26,7 @@
 // never see a half-updated index. SIGINT/SIGTERM: stop accepting, finish the requests in flight, return 0.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,12 +56,17 @@ struct ServeOptions {
 };
 
 struct ServedRepo {
-  std::string name;  // how requests name it ("repo")
-  std::unique_ptr<api::Index> index;
+  std::string name;                                   // how requests name it ("repo")
+  std::string root;                                   // its path (what health shows while it loads)
+  std::unique_ptr<api::Index> index;                  // loaded already, or null and:
+  std::function<std::unique_ptr<api::Index>()> load;  // run on its own thread once the server listens
 };
 
-// Serves until SIGINT/SIGTERM (util/cancel.h), then finishes the requests in flight and returns 0.
-// Throws Error(usage) when the address cannot be bound.
+// Listens first, then loads each repository that is not loaded yet on its own thread: until it has, its
+// requests answer 503 "loading" (Retry-After: 1) and health says "state": "loading", then "ready" (or
+// "failed" with the error, and its requests 503 "load_failed"). Serves until SIGINT/SIGTERM (util/cancel.h),
+// then finishes the requests in flight and returns 0. Throws Error(usage) when the address cannot be bound,
+// and the load's error when no repository could be loaded.
 int serve_http(std::vector<ServedRepo> repos, const ServeOptions& opt);
 
 // A server's whole request path in memory, without sockets: the bytes of one request in, the bytes of its

@@ -383,8 +383,8 @@ int McpServer::serve(int in_fd, std::FILE* out) {
   }
   std::unique_ptr<IndexWarmer> warmer;
   if (opt_.warm)
-    warmer = std::make_unique<IndexWarmer>(std::vector<std::pair<std::string, const api::Index*>>{
-        {fs::path(index_.info().root).filename().string(), &index_}});
+    warmer = std::make_unique<IndexWarmer>(std::vector<IndexWarmer::Source>{
+        {fs::path(index_.info().root).filename().string(), [this]() -> const api::Index* { return &index_; }}});
   // A client that goes away mid-request closes the pipe we answer on: the write fails (EPIPE, not a signal
   // that would kill the server) and the server ends as at end of input.
   std::signal(SIGPIPE, SIG_IGN);

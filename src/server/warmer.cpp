@@ -7,7 +7,7 @@
 
 namespace repoctx {
 
-IndexWarmer::IndexWarmer(std::vector<std::pair<std::string, const api::Index*>> indexes)
+IndexWarmer::IndexWarmer(std::vector<Source> indexes)
     : indexes_(std::move(indexes)), warmed_(new std::atomic<int64_t>[indexes_.size()]) {
   for (size_t i = 0; i < indexes_.size(); ++i) warmed_[i] = 0;
   thread_ = std::thread([this] { run(); });
@@ -19,7 +19,9 @@ IndexWarmer::~IndexWarmer() {
 }
 
 bool IndexWarmer::warm(size_t i) const {
-  return i < indexes_.size() && warmed_[i].load() == indexes_[i].second->info().generation;
+  if (i >= indexes_.size()) return false;
+  const api::Index* index = indexes_[i].get();
+  return index && warmed_[i].load() == index->info().generation;
 }
 
 void IndexWarmer::run() {
@@ -27,7 +29,9 @@ void IndexWarmer::run() {
   std::vector<int64_t> tried(indexes_.size(), 0);  // a snapshot whose warming failed is not tried again
   while (!stop()) {
     for (size_t i = 0; i < indexes_.size() && !stop(); ++i) {
-      const auto& [name, index] = indexes_[i];
+      const std::string& name = indexes_[i].name;
+      const api::Index* index = indexes_[i].get();
+      if (!index) continue;
       int64_t gen = index->info().generation;
       if (gen == tried[i]) continue;
       tried[i] = gen;

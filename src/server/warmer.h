@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,8 +18,13 @@ namespace repoctx {
 
 class IndexWarmer {
  public:
-  // `indexes` (with the names the log uses) must outlive the warmer.
-  explicit IndexWarmer(std::vector<std::pair<std::string, const api::Index*>> indexes);
+  // An index by the name the log uses; `get` answers null while it is not loaded yet (it is warmed once it
+  // has). What `get` returns must outlive the warmer.
+  struct Source {
+    std::string name;
+    std::function<const api::Index*()> get;
+  };
+  explicit IndexWarmer(std::vector<Source> indexes);
   ~IndexWarmer();  // stops (between files) and joins
   IndexWarmer(const IndexWarmer&) = delete;
   IndexWarmer& operator=(const IndexWarmer&) = delete;
@@ -28,7 +34,7 @@ class IndexWarmer {
 
  private:
   void run();
-  std::vector<std::pair<std::string, const api::Index*>> indexes_;
+  std::vector<Source> indexes_;
   std::unique_ptr<std::atomic<int64_t>[]> warmed_;  // per index: the generation last warmed (0: none)
   std::atomic<bool> stop_{false};
   std::thread thread_;

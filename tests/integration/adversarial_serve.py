@@ -92,6 +92,18 @@ class Server:
                 raise Failure("serve did not listen within 300 s")
             time.sleep(0.05)
         self.port = json.load(open(self.ready))["port"]
+        # The server listens before its repository has loaded (health: "state"): the attacks start once it has.
+        token = self.extra[self.extra.index("--token") + 1] if "--token" in self.extra else None
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        while True:
+            req = urllib.request.Request(f"http://127.0.0.1:{self.port}/v1/health", headers=headers)
+            with urllib.request.urlopen(req, timeout=60) as r:
+                states = [x["state"] for x in json.load(r)["repos"]]
+            if "loading" not in states:
+                break
+            if time.time() > deadline:
+                raise Failure(f"serve's repository did not load within 300 s: {states}")
+            time.sleep(0.05)
         self.base_rss = rss_mb(self.proc.pid)
 
     def alive(self):

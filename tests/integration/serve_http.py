@@ -20,23 +20,24 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import urllib.error
 import urllib.request
 
-from _util import Checker, Failure, TempDir, main_wrapper, run_json, tail
+from _util import Checker, Failure, TempDir, main_wrapper, run, run_json, run_ok, tail
 
 PROBE = "repoctx_watch_probe_function"
 
 
 class Server:
-    def __init__(self, binary, repos, work, extra=(), name="server"):
+    def __init__(self, binary, repos, work, extra=(), name="server", env=None, wait_loaded=True):
         self.ready = os.path.join(work, f"{name}.ready.json")
         self.log_path = os.path.join(work, f"{name}.log")
         self.log = open(self.log_path, "w")
         args = [binary, "serve", *repos, "--port", "0", "--ready-file", self.ready, *extra]
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=self.log, env=env)
         deadline = time.time() + 300
         while not os.path.exists(self.ready):
             if self.proc.poll() is not None:
@@ -46,6 +47,23 @@ class Server:
             time.sleep(0.05)
         self.port = json.load(open(self.ready))["port"]
         self.base = f"http://127.0.0.1:{self.port}"
+        extra = list(extra)
+        self.auth = {"Authorization": f"Bearer {extra[extra.index('--token') + 1]}"} if "--token" in extra else {}
+        if wait_loaded:
+            self.wait_loaded(deadline)
+
+    def states(self):
+        st, h, _ = self.request("GET", "/v1/health", headers=self.auth)
+        if st != 200:
+            raise Failure(f"health answered {st}: {json.dumps(h)[:300]}")
+        return {r["name"]: r["state"] for r in h["repos"]}
+
+    def wait_loaded(self, deadline):
+        """The server listens before its repositories have loaded (each on its own thread): wait for them."""
+        while "loading" in self.states().values():
+            if time.time() > deadline:
+                raise Failure(f"serve's repositories did not load within 300 s: {self.states()}")
+            time.sleep(0.05)
 
     def request(self, method, path, body=None, headers=None, raw=None, timeout=120):
         data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
@@ -294,6 +312,62 @@ def check_repo_deleted(ck, srv, copy):
     is_error(ck, srv.post("/v1/refresh", {}), 404, "not_found", "refresh of a deleted repository", "gone")
 
 
+def check_background_loading(ck, binary, repo, work):
+    """Each repository loads on its own thread after the server listens: a small one answers while a large one
+    is still being indexed (503 "loading", Retry-After), one that cannot load answers 503 "load_failed" and
+    leaves the others serving, and a server none of whose repositories loads exits with the load's error."""
+    env = dict(os.environ, REPOCTX_INDEX_DIR=os.path.join(work, "indexes"))
+    small = os.path.join(work, "flask-small")
+    shutil.copytree(repo, small, ignore=shutil.ignore_patterns("__pycache__"))
+    run_ok(binary, ["index", small, "-q"], env=env)
+    broken = os.path.join(work, "flask-broken")
+    shutil.copytree(repo, broken, ignore=shutil.ignore_patterns("__pycache__"))
+    os.makedirs(os.path.join(broken, ".repoctx"))
+    with open(os.path.join(broken, ".repoctx", "index.db"), "w") as f:
+        f.write("this is not a SQLite database\n" * 100)
+    # A large repository indexed for the first time (Python's standard library: seconds to index).
+    large = sysconfig.get_paths()["stdlib"]
+    srv = Server(binary, [f"small={small}", f"large={large}", f"broken={broken}"], work, ["--no-watch", "--no-warm"],
+                 "loading", env=env, wait_loaded=False)
+    try:
+        seen = [srv.states()]
+        deadline = time.time() + 120
+        while seen[-1]["small"] == "loading" and time.time() < deadline:
+            time.sleep(0.02)
+            seen.append(srv.states())
+        ck.check(seen[-1]["small"] == "ready" and seen[-1]["large"] == "loading",
+                 "the small repository is ready while the large one is still indexing", str(seen[-3:]))
+        st, r, _ = srv.post("/v1/retrieve", {"repo": "small", "query": "url rule", "k": 3})
+        ck.check(st == 200 and len(r.get("results", [])) == 3, "the small repository answers meanwhile",
+                 json.dumps(r)[:300])
+        got = srv.post("/v1/retrieve", {"repo": "large", "query": "parse a file", "k": 3})
+        is_error(ck, got, 503, "loading", "a request to the repository still loading", "still loading")
+        ck.check(got[2].get("Retry-After") == "1", "... with Retry-After: 1", str(got[2]))
+        while "loading" in srv.states().values() and time.time() < deadline + 300:
+            time.sleep(0.1)
+        states = srv.states()
+        ck.check(states == {"small": "ready", "large": "ready", "broken": "failed"},
+                 "health: the large repository ready once indexed, the broken one failed", str(states))
+        st, h, _ = srv.request("GET", "/v1/health")
+        broken_health = [x for x in h["repos"] if x["name"] == "broken"][0]
+        ck.check("SQLite" in broken_health.get("error", "") and broken_health.get("ready_after_s", -1) >= 0,
+                 "health gives the broken repository's load error", json.dumps(broken_health)[:300])
+        st, r, _ = srv.post("/v1/retrieve", {"repo": "large", "query": "parse a file", "k": 3})
+        ck.check(st == 200 and len(r.get("results", [])) == 3, "the large repository answers once loaded",
+                 json.dumps(r)[:300])
+        is_error(ck, srv.post("/v1/retrieve", {"repo": "broken", "query": "url rule"}), 503, "load_failed",
+                 "a request to the repository that could not be loaded", "not a SQLite")
+        ck.check(srv.proc.poll() is None, "the server serves on beside a repository that failed to load")
+    finally:
+        srv.stop()
+    expected = run(binary, ["index", broken, "-q"], env=env).returncode
+    p = subprocess.run([binary, "serve", broken, "--port", "0", "--no-watch"], capture_output=True, text=True,
+                       timeout=120, env=env)
+    ck.check(p.returncode == expected == 4 and "not a SQLite" in p.stderr,
+             "a server whose only repository cannot load exits with the load's error (4, as `index` does)",
+             f"exit {p.returncode} (index: {expected}): {tail(p.stderr)}")
+
+
 def check_sigterm(ck, binary, repo, db, work):
     srv = Server(binary, [repo], work, ["--db", db, "--no-refresh", "--no-watch"], "sigterm")
     results = []
@@ -350,6 +424,7 @@ def main():
         db2 = os.path.join(work, "index2.db")
         run_json(a.repoctx, ["index", copy2, "--db", db2, "--json", "-q"])
         check_token(ck, a.repoctx, copy2, db2, work)
+        check_background_loading(ck, a.repoctx, a.repo, work)
         check_sigterm(ck, a.repoctx, copy2, db2, work)
     return ck.finish("serve_http")
 
