@@ -45,6 +45,12 @@ IndexOptions index_options_of(const IndexParams& p) {
   io.walk.skip_vendored = !p.keep_vendored;
   io.walk.skip_generated = !p.keep_generated;
   io.progress = false;
+  // The refreshes of an open index are automatic: they keep the index's own settings unless the caller
+  // chose other ones.
+  const IndexParams d;
+  io.keep_stored_settings = p.max_file_mb == d.max_file_mb && p.follow_symlinks == d.follow_symlinks &&
+                            p.keep_vendored == d.keep_vendored && p.keep_generated == d.keep_generated &&
+                            p.snippet_lines == d.snippet_lines;
   return io;
 }
 

@@ -102,7 +102,13 @@ std::string db_path_for(const RepoOptions& o) {
 void refresh_index(const RepoOptions& o, const OutputOptions& out) {
   if (!fs::exists(o.repo)) throw Error(ExitCode::not_found, "repository path '" + o.repo + "' does not exist");
   if (o.no_refresh) return;
-  IndexStats st = build_index(o.repo, index_options(o, !out.quiet));
+  IndexOptions io = index_options(o, !out.quiet);
+  // A query's refresh keeps the index's own settings unless the command was given other ones.
+  const RepoOptions d;
+  io.keep_stored_settings = o.max_file_mb == d.max_file_mb && o.follow_symlinks == d.follow_symlinks &&
+                            o.keep_vendored == d.keep_vendored && o.keep_generated == d.keep_generated &&
+                            o.snippet_lines == d.snippet_lines;
+  IndexStats st = build_index(o.repo, io);
   warn_if_empty(st, o.repo);
   if (st.parsed > 0 && !out.quiet) log_info("index refreshed: {} files re-parsed", st.parsed);
 }

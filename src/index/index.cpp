@@ -169,6 +169,71 @@ struct RunPlan {
 };
 
 // Settings recorded in the index that, changed, make every file stale.
+// The settings a user chooses for an index (which files are sources, the snippet length), as stored in its
+// meta table.
+nlohmann::json settings_json(const IndexOptions& o) {
+  return {{"max_file_bytes", o.walk.max_file_bytes},
+          {"follow_symlinks", o.walk.follow_symlinks},
+          {"skip_vendored", o.walk.skip_vendored},
+          {"skip_generated", o.walk.skip_generated},
+          {"snippet_lines", o.snippet_lines}};
+}
+
+// "--keep-vendored yes -> no, --snippet-lines 20 -> 15": the settings that differ, as the flags that set them.
+std::string settings_change(const nlohmann::json& from, const nlohmann::json& to) {
+  struct Flag {
+    const char* key;
+    const char* flag;
+    bool inverted;  // the flag sets the opposite of the stored value
+  };
+  std::string out;
+  for (const Flag& f :
+       {Flag{"follow_symlinks", "--follow-symlinks", false}, Flag{"skip_vendored", "--keep-vendored", true},
+        Flag{"skip_generated", "--keep-generated", true}, Flag{"max_file_bytes", "--max-file-mb", false},
+        Flag{"snippet_lines", "--snippet-lines", false}}) {
+    const nlohmann::json a = from.value(f.key, nlohmann::json()), b = to.value(f.key, nlohmann::json());
+    if (a == b) continue;
+    auto shown = [&](const nlohmann::json& v) -> std::string {
+      if (v.is_boolean()) return v.get<bool>() != f.inverted ? "yes" : "no";
+      if (std::string_view(f.key) == "max_file_bytes" && v.is_number())
+        return fmt::format("{:g}", v.get<double>() / 1048576.0);
+      return v.dump();
+    };
+    out += fmt::format("{}{} {} -> {}", out.empty() ? "" : ", ", f.flag, shown(a), shown(b));
+  }
+  return out;
+}
+
+// The options this run applies. An automatic refresh (keep_stored_settings) of an index keeps the settings
+// it was built with: a query must not drop the files an `index --follow-symlinks` or `--keep-vendored`
+// added, nor re-index everything for another snippet length. An explicit run applies what it was given, and
+// says so when that changes the index's settings.
+IndexOptions effective_settings(sql::Db& db, const IndexOptions& requested) {
+  const std::string text = meta_get(db, "settings");
+  const nlohmann::json stored = nlohmann::json::parse(text, nullptr, false);
+  if (text.empty() || !stored.is_object()) return requested;
+  const nlohmann::json wanted = settings_json(requested);
+  if (stored == wanted) return requested;
+  if (!requested.keep_stored_settings) {
+    log_info("this run changes the index's settings ({}); the refreshes before queries keep them from now on",
+             settings_change(stored, wanted));
+    return requested;
+  }
+  IndexOptions o = requested;
+  try {
+    o.walk.max_file_bytes = stored.value("max_file_bytes", o.walk.max_file_bytes);
+    o.walk.follow_symlinks = stored.value("follow_symlinks", o.walk.follow_symlinks);
+    o.walk.skip_vendored = stored.value("skip_vendored", o.walk.skip_vendored);
+    o.walk.skip_generated = stored.value("skip_generated", o.walk.skip_generated);
+    o.snippet_lines = stored.value("snippet_lines", o.snippet_lines);
+  } catch (const nlohmann::json::exception&) {  // a damaged value: the settings as requested
+    return requested;
+  }
+  if (o.snippet_lines <= 0) o.snippet_lines = requested.snippet_lines;
+  log_debug("refresh with the index's settings {}", stored.dump());
+  return o;
+}
+
 bool settings_changed(sql::Db& db, const IndexOptions& opt) {
   std::string stored_L = meta_get(db, "snippet_lines");
   if (!stored_L.empty() && stored_L != std::to_string(opt.snippet_lines)) {
@@ -255,6 +320,7 @@ RunPlan plan_run(sql::Db& db, const std::string& repo, const IndexOptions& opt, 
 // The walk's facts and the removals, before any file is parsed.
 void record_walk(sql::Db& db, const RunPlan& plan, const IndexOptions& opt, IndexStats& st) {
   meta_set(db, "root", plan.root.string());
+  meta_set(db, "settings", settings_json(opt).dump());
   nlohmann::json sk = nlohmann::json::array();
   for (const auto& f : plan.walk.skipped) sk.push_back({f.rel, f.reason});
   meta_set(db, "skipped", sk.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
@@ -668,7 +734,7 @@ void publish_image(sql::Db& db, const std::string& db_path, std::optional<std::v
 
 }  // namespace
 
-IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
+IndexStats build_index(const std::string& repo, const IndexOptions& requested) {
   auto t0 = std::chrono::steady_clock::now();
   IndexStats st;
   std::error_code ec;
@@ -676,10 +742,11 @@ IndexStats build_index(const std::string& repo, const IndexOptions& opt) {
     throw Error(
         ExitCode::not_found,
         "repository path '" + repo + "' does not exist or is not a directory; pass the folder that holds the sources");
-  st.db_path = opt.db_path.empty() ? default_index_path(repo) : opt.db_path;
+  st.db_path = requested.db_path.empty() ? default_index_path(repo) : requested.db_path;
   // Checked for damage unless stamped (index/store.h): the stamp written after a complete run below
   // always follows a check that passed.
-  auto db = open_index_for_writing(st.db_path, IndexOpenOptions{opt.rebuild});
+  auto db = open_index_for_writing(st.db_path, IndexOpenOptions{requested.rebuild});
+  const IndexOptions opt = effective_settings(*db, requested);
   RunPlan plan = plan_run(*db, repo, opt, st);
   log_debug("walk: {} files in {:.3f}s", plan.walk.files.size(), since(t0));
   // The query image stops matching before the first change (index/query_image.h).

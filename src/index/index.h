@@ -30,6 +30,9 @@ struct IndexOptions {
   bool progress = true;
   bool force = false;    // re-parse every file
   bool rebuild = false;  // delete the index (damaged, or of a newer repoctx) and build it anew
+  // An automatic refresh (before a query): an existing index keeps the walk rules and snippet length it was
+  // built with (stored in its meta table) instead of `walk`'s and `snippet_lines`' values.
+  bool keep_stored_settings = false;
   // Test hook: behave as if interrupted (Ctrl-C) once this many files are committed; 0 = never.
   // (REPOCTX_DEBUG_KILL_AFTER_FILES=N makes the process SIGKILL itself instead, for crash tests.)
   size_t interrupt_after_files = 0;

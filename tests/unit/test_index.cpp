@@ -9,6 +9,7 @@
 #include "helpers.h"
 #include "index/index.h"
 #include "index/repo_view.h"
+#include "index/schema.h"
 #include "index/store.h"
 #include "repoctx/repoctx.h"
 #include "util/error.h"
@@ -18,12 +19,15 @@ using namespace repoctx;
 using repoctx::testing::TempDir;
 
 namespace {
-IndexStats index(const TempDir& repo, const std::string& db) {
+IndexOptions options_for(const std::string& db) {
   IndexOptions o;
   o.db_path = db;
   o.progress = false;
   o.threads = 2;
-  return build_index(repo.str(), o);
+  return o;
+}
+IndexStats index(const TempDir& repo, const std::string& db) {
+  return build_index(repo.str(), options_for(db));
 }
 }  // namespace
 
@@ -60,6 +64,49 @@ TEST(Index, IncrementalReparsesOnlyChangedFilesAndRemovesDeletedOnes) {
   EXPECT_EQ(v->files().size(), 3u);
   ASSERT_TRUE(v->file_by_module("pkg.b"));
   EXPECT_EQ(v->content(*v->file_by_module("pkg.b")), "def g2():\n    return 22\n");
+}
+
+// An automatic refresh (a query's) keeps the settings the index was built with; an explicit run applies
+// its own.
+TEST(Index, AnAutomaticRefreshKeepsTheIndexsSettings) {
+  TempDir repo, tmp;
+  std::string db = tmp.str() + "/index.db";
+  repo.write("pkg/__init__.py", "");
+  repo.write("pkg/a.py", "def f():\n    return 1\n");
+  repo.write("vendor/lib.py", "def v():\n    return 2\n");
+  const IndexOptions o = options_for(db);
+  IndexOptions built = o;
+  built.walk.skip_vendored = false;
+  built.snippet_lines = 20;
+  EXPECT_EQ(build_index(repo.str(), built).files_seen, 3u);
+
+  IndexOptions refresh = o;  // defaults: vendored trees skipped, L = 15
+  refresh.keep_stored_settings = true;
+  IndexStats kept = build_index(repo.str(), refresh);
+  EXPECT_EQ(kept.files_seen, 3u);  // vendor/lib.py stays
+  EXPECT_EQ(kept.removed, 0u);
+  EXPECT_EQ(kept.parsed, 0u);  // the snippet length too: no re-index of every file
+  {
+    sql::Db d(db, true);
+    EXPECT_EQ(meta_get(d, "snippet_lines"), "20");
+  }
+
+  // The public API's refreshes (serve, mcp, Python) with default parameters are automatic ones.
+  api::OpenParams defaults;
+  defaults.index.db = db;
+  api::Index opened(repo.str(), defaults);
+  EXPECT_EQ(opened.info().files, 3);
+  EXPECT_EQ(opened.refresh(false).removed, 0);
+  EXPECT_EQ(opened.info().files, 3);
+
+  IndexStats applied = build_index(repo.str(), o);  // explicit: the given settings
+  EXPECT_EQ(applied.files_seen, 2u);
+  EXPECT_EQ(applied.removed, 1u);
+  EXPECT_EQ(applied.parsed, 2u);  // L changed to 15: every file again
+  {
+    sql::Db d(db, true);
+    EXPECT_EQ(meta_get(d, "snippet_lines"), "15");
+  }
 }
 
 TEST(Index, ModuleNamesFollowNewPackages) {
