@@ -270,6 +270,13 @@ class HttpServer {
     add_routes();
   }
 
+  ~HttpServer() {  // loaders still running when run() ended by an exception
+    for (auto& t : loaders_)
+      if (t.joinable()) t.join();
+  }
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
   int run();
   HttpHandlers handlers();
   std::optional<HttpResponse> admit(const HttpHead& head) const;
