@@ -35,7 +35,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   op.index.db = (root / "index.db").string();
   op.index.threads = 1;
   std::vector<ServedRepo> repos;
-  repos.push_back({"repo", std::make_unique<api::Index>((root / "repo").string(), op)});
+  repos.push_back(
+      {"repo", (root / "repo").string(), std::make_unique<api::Index>((root / "repo").string(), op), nullptr});
   ServeOptions opt;
   opt.watch = false;
   opt.warm = false;
