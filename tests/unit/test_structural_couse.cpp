@@ -176,6 +176,36 @@ TEST(StructuralLocalVotes, SimilarFunctionsOfTheFileVoteForWhatTheyUseAndTheHidd
   EXPECT_EQ(f, features_of(copy, t2, "pkg/t.py::load_config", {"local_vote"}));
 }
 
+// What the target's file uses outside the hidden body is a candidate even when no import names it: in C a
+// header's definitions reach the file through includes of includes, and another file's functions through
+// the one global namespace. `ping` shares no word with the query
+// (no BM25 tier, no vote brings them), so only the file's own use does; `secret` is used only by the hidden
+// body and stays out, and the copy without the body has the same pool.
+TEST(StructuralTiers, WhatTheFileUsesOutsideTheHiddenBodyJoinsThePool) {
+  TempDir repo, copy, t1, t2;
+  for (TempDir* d : {&repo, &copy}) {
+    d->write("deep.h", "#define WIDGET_LIMIT 4\n");
+    d->write("gadget.c", "long gadget_count(void)\n{\n\treturn 1;\n}\n\nlong secret_total(void)\n{\n\treturn 2;\n}\n");
+    d->write("mid.h", "#include \"deep.h\"\n");
+  }
+  const std::string head =
+      "#include \"mid.h\"\n\n"
+      "static long ping(void)\n{\n\treturn WIDGET_LIMIT + gadget_count();\n}\n\n"
+      "/* Combine the parts. */\nint combine_parts(int parts)\n{\n";
+  repo.write("t.c", head + "\treturn secret_total() + parts;\n}\n");
+  copy.write("t.c", head + "\treturn parts;\n}\n");
+  auto f = features_of(repo, t1, "t.c::combine_parts", {"file_usage", "neighbour", "local_vote", "accessible"});
+  for (const char* used : {"deep.h::WIDGET_LIMIT", "gadget.c::gadget_count"}) {
+    ASSERT_TRUE(f.count(used)) << used << " is not a candidate";
+    EXPECT_GT(f[used]["file_usage"], 0.0) << used;
+    EXPECT_EQ(f[used]["neighbour"], 0.0) << used;
+    EXPECT_EQ(f[used]["local_vote"], 0.0) << used;
+    EXPECT_EQ(f[used]["accessible"], 0.0) << used;
+  }
+  EXPECT_FALSE(f.count("gadget.c::secret_total"));
+  EXPECT_EQ(f, features_of(copy, t2, "t.c::combine_parts", {"file_usage", "neighbour", "local_vote", "accessible"}));
+}
+
 // Same-file votes add up: `shared` is referenced by both similar functions, so its vote is the sum of their
 // relative similarities (the most similar weighs 1, the other less but more than 0).
 TEST(StructuralLocalVotes, VotesOfSeveralFunctionsAddUp) {

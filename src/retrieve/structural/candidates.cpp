@@ -115,6 +115,13 @@ void CandidatePool::count_file_usage() {
   }
 }
 
+// What the target's file uses outside the hidden body joins the pool: in C and C++ most of a function's
+// dependencies reach it through headers that the file includes transitively, which no import binding names,
+// and the file's other functions use the same API.
+void CandidatePool::usage_tier() {
+  for (int entity : used_entities) row_of(entity);
+}
+
 // BM25 over entities (statistics of the repository without the hidden body): the global top and the top
 // among the transitively importable files' top-level entities.
 void CandidatePool::bm25_tiers(const Bm25Index& entity_index, const QueryTerms& query_terms,
@@ -142,6 +149,7 @@ StructuralCandidates build_candidates(RepositoryFacts& facts, const TargetContex
   CandidatePool pool(facts, context, params);
   pool.scope_tiers();
   pool.count_file_usage();
+  pool.usage_tier();
   auto terms = query_terms(query);
   Bm25Overrides overrides = context.entity_overrides();
   const Engine& engine = facts.engine();

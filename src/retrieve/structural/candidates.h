@@ -2,7 +2,8 @@
 // reads the repository with the target's body hidden (the TargetContext).
 //
 //   candidates.cpp       which entities enter the pool: scope tiers (class, module, imports, members of
-//                        visible classes) and the BM25 tiers; how the target's file uses them
+//                        visible classes), what the target's file uses elsewhere, the BM25 tiers; how the
+//                        target's file uses them
 //   neighbour_votes.cpp  the most similar functions (repository-wide and in the target's file) vote for
 //                        what they reference
 //   features.cpp         per-candidate features: kind, naming, BM25, votes, usage, popularity, ranks
@@ -79,6 +80,7 @@ struct CandidatePool {
   void bind(int candidate, int32_t binding);
   void scope_tiers();
   void count_file_usage();
+  void usage_tier();
   void bm25_tiers(const Bm25Index& entity_index, const QueryTerms& query_terms, const Bm25Overrides& overrides);
 
   // ---- neighbour votes (neighbour_votes.cpp)
