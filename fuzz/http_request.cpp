@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   op.index.threads = 1;
   std::vector<ServedRepo> repos;
   repos.push_back(
-      {"repo", (root / "repo").string(), std::make_unique<api::Index>((root / "repo").string(), op), nullptr});
+      {"repo", (root / "repo").string(), std::make_unique<api::Index>((root / "repo").string(), op), nullptr, false});
   ServeOptions opt;
   opt.watch = false;
   opt.warm = false;

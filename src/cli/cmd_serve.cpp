@@ -10,6 +10,7 @@
 #include "bench/serve.h"
 #include "cli/commands.h"
 #include "cli/common.h"
+#include "index/index.h"
 #include "server/http_server.h"
 #include "server/mcp_server.h"
 #include "server/report.h"
@@ -113,9 +114,11 @@ struct ServeCmd {
         throw Error(ExitCode::not_found, "repository path '" + path + "' does not exist or is not a directory");
       // Loaded by the server once it listens (each on its own thread), so that one large repository does not
       // keep the others from answering.
-      served.push_back(ServedRepo{name, path, nullptr, [path, params = open_params(repo, models)] {
-                                    return std::make_unique<api::Index>(path, params);
-                                  }});
+      const std::string db = repo.db.empty() ? default_index_path(path) : repo.db;
+      served.push_back(
+          ServedRepo{name, path, nullptr,
+                     [path, params = open_params(repo, models)] { return std::make_unique<api::Index>(path, params); },
+                     !fs::exists(db, ec)});
     }
     return serve_http(std::move(served), opt);
   }

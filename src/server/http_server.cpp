@@ -151,6 +151,7 @@ struct Served {
   enum class State { loading, ready, failed };
   std::string name, root;
   std::function<std::unique_ptr<api::Index>()> load;  // run once by the server's loader thread
+  bool first_build = false;                           // load builds the index from scratch
   std::atomic<State> state{State::loading};
   std::unique_ptr<api::Index> index;  // set before `state` becomes ready, never changed after
   std::unique_ptr<RepoWatcher> watcher;
@@ -158,6 +159,8 @@ struct Served {
   std::string last_error;  // empty when the last refresh succeeded
   double last_refresh_s = 0;
   double ready_after_s = 0;  // seconds from listening until the load ended (ready or failed)
+  bool queued = false;       // a first build waiting for another repository's to end
+  double build_wait_s = 0;   // how long the first build waited for its turn
   int64_t refreshes = 0;
   Error load_error{ExitCode::failure, ""};  // when state is failed
 
@@ -204,6 +207,10 @@ struct Served {
     std::lock_guard lk(mu);
     if (st == State::failed) j["error"] = load_error.what();
     if (st != State::loading) j["ready_after_s"] = ready_after_s;
+    if (first_build) {
+      if (st == State::loading) j["queued"] = queued;
+      j["build_wait_s"] = build_wait_s;
+    }
     if (st != State::ready) return j;
     j["fresh"] = last_error.empty();
     if (!last_error.empty()) j["last_error"] = last_error;
@@ -256,6 +263,7 @@ class HttpServer {
         s->state = Served::State::ready;
       } else if (r.load) {
         s->load = std::move(r.load);
+        s->first_build = r.first_build;
       } else {
         throw Error(ExitCode::failure, "repository '" + r.name + "' has neither an index nor a way to load one");
       }
@@ -295,6 +303,7 @@ class HttpServer {
   void add_routes();
   void add_watcher(Served& s);
   void start_loading(std::chrono::steady_clock::time_point listening);
+  std::unique_ptr<api::Index> build_in_turn(Served& s);
   bool all_failed() const {
     return !served_.empty() && std::all_of(served_.begin(), served_.end(),
                                            [](const auto& s) { return s->state.load() == Served::State::failed; });
@@ -318,6 +327,7 @@ class HttpServer {
   mutable std::atomic<int64_t> requests_{0}, errors_{0};  // counted by const admit() too
   std::unique_ptr<IndexWarmer> warmer_;                   // null with --no-warm
   std::vector<std::thread> loaders_;                      // one per repository loading, joined at the end
+  std::mutex build_turn_;                                 // held by the one first build running
 };
 
 Served& HttpServer::pick(const json& body, const HttpRequest& req) {
@@ -522,7 +532,7 @@ void HttpServer::start_loading(std::chrono::steady_clock::time_point listening) 
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - listening).count();
       };
       try {
-        s->index = s->load();
+        s->index = s->first_build ? build_in_turn(*s) : s->load();
         {
           std::lock_guard lk(s->mu);
           s->ready_after_s = since();
@@ -542,6 +552,23 @@ void HttpServer::start_loading(std::chrono::steady_clock::time_point listening) 
       }
     });
   }
+}
+
+// A first build waits for the one running to end; shown in health as "queued" meanwhile.
+std::unique_ptr<api::Index> HttpServer::build_in_turn(Served& s) {
+  const auto asked = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lk(s.mu);
+    s.queued = true;
+  }
+  std::lock_guard turn(build_turn_);
+  {
+    std::lock_guard lk(s.mu);
+    s.queued = false;
+    s.build_wait_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+  }
+  throw_if_interrupted("the server stopped before this repository's index was built");
+  return s.load();
 }
 
 void HttpServer::announce(int port) {

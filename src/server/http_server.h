@@ -60,9 +60,11 @@ struct ServedRepo {
   std::string root;                                   // its path (what health shows while it loads)
   std::unique_ptr<api::Index> index;                  // loaded already, or null and:
   std::function<std::unique_ptr<api::Index>()> load;  // run on its own thread once the server listens
+  bool first_build = false;  // `load` builds the index from scratch: one such load runs at a time
 };
 
-// Listens first, then loads each repository that is not loaded yet on its own thread: until it has, its
+// Listens first, then loads each repository that is not loaded yet on its own thread (first builds one at a
+// time: each parses on every core, so side by side they would only add their peak memory): until it has, its
 // requests answer 503 "loading" (Retry-After: 1) and health says "state": "loading", then "ready" (or
 // "failed" with the error, and its requests 503 "load_failed"). Serves until SIGINT/SIGTERM (util/cancel.h),
 // then finishes the requests in flight and returns 0. Throws Error(usage) when the address cannot be bound,

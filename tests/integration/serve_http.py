@@ -52,11 +52,14 @@ class Server:
         if wait_loaded:
             self.wait_loaded(deadline)
 
-    def states(self):
+    def health(self):
         st, h, _ = self.request("GET", "/v1/health", headers=self.auth)
         if st != 200:
             raise Failure(f"health answered {st}: {json.dumps(h)[:300]}")
-        return {r["name"]: r["state"] for r in h["repos"]}
+        return {r["name"]: r for r in h["repos"]}
+
+    def states(self):
+        return {name: r["state"] for name, r in self.health().items()}
 
     def wait_loaded(self, deadline):
         """The server listens before its repositories have loaded (each on its own thread): wait for them."""
@@ -315,7 +318,8 @@ def check_repo_deleted(ck, srv, copy):
 def check_background_loading(ck, binary, repo, work):
     """Each repository loads on its own thread after the server listens: a small one answers while a large one
     is still being indexed (503 "loading", Retry-After), one that cannot load answers 503 "load_failed" and
-    leaves the others serving, and a server none of whose repositories loads exits with the load's error."""
+    leaves the others serving, first builds run one at a time (the other "queued"), and a server none of whose
+    repositories loads exits with the load's error."""
     env = dict(os.environ, REPOCTX_INDEX_DIR=os.path.join(work, "indexes"))
     small = os.path.join(work, "flask-small")
     shutil.copytree(repo, small, ignore=shutil.ignore_patterns("__pycache__"))
@@ -325,16 +329,28 @@ def check_background_loading(ck, binary, repo, work):
     os.makedirs(os.path.join(broken, ".repoctx"))
     with open(os.path.join(broken, ".repoctx", "index.db"), "w") as f:
         f.write("this is not a SQLite database\n" * 100)
-    # A large repository indexed for the first time (Python's standard library: seconds to index).
+    # A large repository indexed for the first time (Python's standard library: seconds to index), and a second
+    # first build (another copy of the small one, never indexed).
     large = sysconfig.get_paths()["stdlib"]
-    srv = Server(binary, [f"small={small}", f"large={large}", f"broken={broken}"], work, ["--no-watch", "--no-warm"],
-                 "loading", env=env, wait_loaded=False)
+    fresh = os.path.join(work, "flask-fresh")
+    shutil.copytree(repo, fresh, ignore=shutil.ignore_patterns("__pycache__"))
+    srv = Server(binary, [f"small={small}", f"large={large}", f"broken={broken}", f"fresh={fresh}"], work,
+                 ["--no-watch", "--no-warm"], "loading", env=env, wait_loaded=False)
+    building_together = []
+
+    def poll():
+        h = srv.health()
+        building = [n for n in ("large", "fresh") if h[n]["state"] == "loading" and not h[n].get("queued")]
+        if len(building) > 1:
+            building_together.append(h)
+        return {n: r["state"] for n, r in h.items()}
+
     try:
-        seen = [srv.states()]
+        seen = [poll()]
         deadline = time.time() + 120
         while seen[-1]["small"] == "loading" and time.time() < deadline:
             time.sleep(0.02)
-            seen.append(srv.states())
+            seen.append(poll())
         ck.check(seen[-1]["small"] == "ready" and seen[-1]["large"] == "loading",
                  "the small repository is ready while the large one is still indexing", str(seen[-3:]))
         st, r, _ = srv.post("/v1/retrieve", {"repo": "small", "query": "url rule", "k": 3})
@@ -343,11 +359,21 @@ def check_background_loading(ck, binary, repo, work):
         got = srv.post("/v1/retrieve", {"repo": "large", "query": "parse a file", "k": 3})
         is_error(ck, got, 503, "loading", "a request to the repository still loading", "still loading")
         ck.check(got[2].get("Retry-After") == "1", "... with Retry-After: 1", str(got[2]))
-        while "loading" in srv.states().values() and time.time() < deadline + 300:
-            time.sleep(0.1)
+        while "loading" in poll().values() and time.time() < deadline + 300:
+            time.sleep(0.05)
         states = srv.states()
-        ck.check(states == {"small": "ready", "large": "ready", "broken": "failed"},
+        ck.check(states == {"small": "ready", "large": "ready", "broken": "failed", "fresh": "ready"},
                  "health: the large repository ready once indexed, the broken one failed", str(states))
+        h = srv.health()
+        ck.check(not building_together, "two first builds never ran at the same time",
+                 json.dumps(building_together[:1])[:400])
+        first, second = sorted(("large", "fresh"), key=lambda n: h[n]["build_wait_s"])
+        ck.check(h[first]["build_wait_s"] < 0.5 and
+                 h[second]["build_wait_s"] >= h[first]["ready_after_s"] - 0.5,
+                 "the second first build waited for the first to end (health: build_wait_s)",
+                 json.dumps({n: {k: h[n].get(k) for k in ("build_wait_s", "ready_after_s")} for n in h})[:400])
+        ck.check("build_wait_s" not in h["small"], "a repository with an index does not wait for a build turn",
+                 json.dumps(h["small"])[:300])
         st, h, _ = srv.request("GET", "/v1/health")
         broken_health = [x for x in h["repos"] if x["name"] == "broken"][0]
         ck.check("SQLite" in broken_health.get("error", "") and broken_health.get("ready_after_s", -1) >= 0,

@@ -47,7 +47,7 @@ class ServeGuard : public ::testing::Test {
     api::OpenParams op;
     op.index.db = dir_->str() + "/flask.db";
     std::vector<ServedRepo> repos;
-    repos.push_back({"flask", kFlask, std::make_unique<api::Index>(kFlask, op), nullptr});
+    repos.push_back({"flask", kFlask, std::make_unique<api::Index>(kFlask, op), nullptr, false});
     ServeOptions opt;
     opt.watch = false;
     opt.warm = false;
